@@ -1,1 +1,49 @@
-//! lifeline-core
+//! lifeline-core: MCP client connections that never hang and never lose an answer
+//! silently. `protocol` is the wire format, `transport` moves messages (stdio, Streamable
+//! HTTP), `session` is one live connection (handshake, requests, timeouts, cancellation).
+//! No Tauri, no UI, no CLI dependencies: any Rust program can embed it.
+
+pub mod diagnostics;
+pub mod error;
+pub mod protocol;
+pub mod session;
+pub mod transport;
+
+pub use error::{Error, ErrorKind, Phase, Result, Stage};
+pub use session::{Session, SessionOptions};
+
+use std::time::Duration;
+
+/// A duration the way a person reads it: "250 ms", "1.5 s", "5 min", "1 d".
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        let s = ms as f64 / 1000.0;
+        if ms % 1000 == 0 { format!("{} s", ms / 1000) } else { format!("{s:.1} s") }
+    } else if ms < 3_600_000 {
+        format!("{} min", ms / 60_000)
+    } else if ms < 86_400_000 {
+        format!("{} h", ms / 3_600_000)
+    } else {
+        format!("{} d", ms / 86_400_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        let check = |ms: u64, s: &str| assert_eq!(fmt_duration(Duration::from_millis(ms)), s);
+        check(0, "0 ms");
+        check(250, "250 ms");
+        check(1000, "1 s");
+        check(1500, "1.5 s");
+        check(300_000, "5 min");
+        check(7_200_000, "2 h");
+        check(86_400_000, "1 d");
+    }
+}

@@ -1,0 +1,3 @@
+//! Everything that prepares data to leave the process: redaction first.
+
+pub mod redact;

@@ -1,0 +1,318 @@
+//! The one error type that leaves the core: a kind a program can branch on, the context a
+//! person needs (HTTP status, Retry-After, method, URL path, exit status, stage), and a
+//! sentence that says what happened and what to do. Errors never carry header values, query
+//! strings or environment values; the transports build them from allow-listed parts only.
+
+use std::fmt;
+use std::time::Duration;
+
+/// What kind of failure this is. The set is closed per release and named in the CLI's JSON
+/// output, the events and the UI, so the spelling (`as_str`) is part of the product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// 401: the credentials are missing or wrong. Waiting does not fix it.
+    Auth,
+    /// 403: the credentials are valid but not allowed to do this.
+    Permission,
+    /// 429, or a server that asked for time with Retry-After.
+    RateLimited,
+    /// 5xx, or a JSON-RPC error the server reported for its own failure.
+    Server,
+    /// The peer broke the protocol: garbage, an oversized line, an unsupported version,
+    /// an unexpected status or content type.
+    Protocol,
+    /// A deadline passed: request timeout, SSE idle read, the resumption budget.
+    Timeout,
+    /// The connection itself: refused, reset, DNS, TLS, I/O.
+    Transport,
+    /// The server forgot the session (404 to a request that carried `Mcp-Session-Id`).
+    SessionExpired,
+    /// A response stream ended and could not be resumed; the request was not retried.
+    StreamLost,
+    /// The stdio server process exited.
+    ProcessExit,
+    /// The stdio server could not be started (command not found, not executable, bad cwd).
+    Spawn,
+    /// The configuration or the command line is invalid.
+    Config,
+    /// The caller cancelled the request, or the connection was closed on purpose.
+    Cancelled,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Auth => "auth",
+            ErrorKind::Permission => "permission",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Server => "server",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Transport => "transport",
+            ErrorKind::SessionExpired => "session_expired",
+            ErrorKind::StreamLost => "stream_lost",
+            ErrorKind::ProcessExit => "process_exit",
+            ErrorKind::Spawn => "spawn",
+            ErrorKind::Config => "config",
+            ErrorKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether the failure happened while establishing the connection or while using it. The
+/// same HTTP status means different things in each (DESIGN.md, the connect/call table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    Connect,
+    Call,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Connect => "connect",
+            Phase::Call => "call",
+        }
+    }
+}
+
+/// The establishment stage an error belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    Spawn,
+    Connect,
+    Discover,
+    Initialize,
+    ListTools,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Spawn => "spawn",
+            Stage::Connect => "connect",
+            Stage::Discover => "discover",
+            Stage::Initialize => "initialize",
+            Stage::ListTools => "list_tools",
+        }
+    }
+}
+
+/// The lowest-level cause of a transport failure, found by walking the source chain
+/// (reqwest's `is_connect`, `io::Error` kinds, hyper's errors), never by parsing messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Connect,
+    Dns,
+    Tls,
+    Timeout,
+    Io,
+    Decode,
+}
+
+impl IoKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoKind::Connect => "connect",
+            IoKind::Dns => "dns",
+            IoKind::Tls => "tls",
+            IoKind::Timeout => "timeout",
+            IoKind::Io => "io",
+            IoKind::Decode => "decode",
+        }
+    }
+}
+
+/// How a stdio server process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+impl fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitStatus::Code(c) => write!(f, "exit code {c}"),
+            ExitStatus::Signal(s) => write!(f, "signal {s}"),
+        }
+    }
+}
+
+/// Allow-listed context of a failure. Every field is safe to show and to export.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Context {
+    pub phase: Option<Phase>,
+    pub stage: Option<Stage>,
+    /// HTTP status code.
+    pub status: Option<u16>,
+    /// HTTP reason phrase for `status` ("Too Many Requests").
+    pub reason: Option<String>,
+    /// Retry-After, or an SSE `retry:` the server asked for, already resolved to a delay.
+    pub retry_after: Option<Duration>,
+    /// HTTP method, or the JSON-RPC method for stdio.
+    pub method: Option<String>,
+    /// The URL path only: no scheme, host, userinfo or query.
+    pub url_path: Option<String>,
+    pub io: Option<IoKind>,
+    pub exit: Option<ExitStatus>,
+    /// JSON-RPC error code when the server answered with an error object.
+    pub rpc_code: Option<i64>,
+}
+
+/// A failure that leaves the core. Display is the sentence for a person; Debug shows the
+/// same allow-listed fields and nothing else, so neither can leak a secret.
+#[derive(Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    context: Box<Context>,
+    /// Set when the transport refused the request because it had already closed.
+    transport_closed: bool,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            context: Box::default(),
+            transport_closed: false,
+        }
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    pub fn context_mut(&mut self) -> &mut Context {
+        &mut self.context
+    }
+
+    /// True when a request was refused at once because its connection had already ended.
+    pub fn is_transport_closed(&self) -> bool {
+        self.transport_closed
+    }
+
+    pub fn is_timeout(&self) -> bool {
+        self.kind == ErrorKind::Timeout
+    }
+
+    pub fn with(mut self, edit: impl FnOnce(&mut Context)) -> Self {
+        edit(&mut self.context);
+        self
+    }
+
+    /// Stamps the phase and stage unless an inner layer already knew better.
+    pub fn in_stage(mut self, phase: Phase, stage: Option<Stage>) -> Self {
+        self.context.phase.get_or_insert(phase);
+        if self.context.stage.is_none() {
+            self.context.stage = stage;
+        }
+        self
+    }
+
+    /// The error a closed transport gives every later request: same kind and context as
+    /// the cause, so callers still see why, flagged as refused-because-closed.
+    pub fn closed_because(cause: &Error) -> Self {
+        let mut e = cause.clone();
+        e.transport_closed = true;
+        e.message = format!("the connection is closed, so the request was not sent: {}", cause.message);
+        e
+    }
+
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Protocol, message)
+    }
+
+    pub fn transport(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Transport, message)
+    }
+
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Timeout, message)
+    }
+
+    pub fn config(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Config, message)
+    }
+
+    pub fn cancelled(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Cancelled, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("context", &self.context)
+            .field("transport_closed", &self.transport_closed)
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Walks a source chain for the most specific transport cause. Order matters: a TLS
+/// failure is also an I/O failure, a DNS failure is also a connect failure.
+pub fn io_kind_of(err: &(dyn std::error::Error + 'static)) -> IoKind {
+    let mut kind = IoKind::Io;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+            if r.is_timeout() {
+                return IoKind::Timeout;
+            }
+            if r.is_decode() || r.is_body() && kind == IoKind::Io {
+                kind = IoKind::Decode;
+            }
+            if r.is_connect() {
+                kind = IoKind::Connect;
+            }
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            match io.kind() {
+                K::TimedOut => return IoKind::Timeout,
+                K::ConnectionRefused | K::AddrNotAvailable | K::HostUnreachable
+                | K::NetworkUnreachable => kind = IoKind::Connect,
+                _ => {}
+            }
+        }
+        if e.downcast_ref::<rustls::Error>().is_some() {
+            return IoKind::Tls;
+        }
+        // hyper-util's resolver wraps getaddrinfo failures in a type named for DNS; the
+        // type is private, so its Debug name is the only stable handle on it.
+        if format!("{e:?}").starts_with("ConnectError(\"dns error\"") {
+            return IoKind::Dns;
+        }
+        cur = e.source();
+    }
+    kind
+}

@@ -1,0 +1,182 @@
+//! MCP's client-side messages: the initialize handshake with version negotiation, tools,
+//! progress, and the server-to-client requests a client must answer.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The revision we offer in `initialize`.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every revision we can speak, newest first. A server may answer `initialize` with any of
+/// these; anything else is refused with a clear error.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+pub const CLIENT_NAME: &str = "lifeline";
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Checks the version a server answered with. The message names both sides' versions and
+/// what to do, because "unsupported version" alone leaves the user nowhere.
+pub fn negotiate(server_version: &str) -> Result<&'static str, String> {
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == server_version)
+        .copied()
+        .ok_or_else(|| {
+            format!(
+                "the server chose MCP protocol version {server_version:?}, which Lifeline does not speak \
+                 (it speaks {}); update the server or Lifeline",
+                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            )
+        })
+}
+
+/// What the embedder lets a server ask of this client. Each capability is declared in
+/// `initialize` only when it is turned on; requests for the others are answered
+/// method-not-found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientCapabilities {
+    pub roots: bool,
+    pub sampling: bool,
+    /// Form elicitation; `apply_defaults` tells the server we fill schema defaults.
+    pub elicitation: bool,
+}
+
+impl ClientCapabilities {
+    pub fn to_value(&self) -> Value {
+        let mut caps = serde_json::Map::new();
+        if self.roots {
+            caps.insert("roots".into(), json!({ "listChanged": false }));
+        }
+        if self.sampling {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if self.elicitation {
+            caps.insert("elicitation".into(), json!({ "form": { "applyDefaults": true } }));
+        }
+        Value::Object(caps)
+    }
+}
+
+pub fn initialize_params(caps: &ClientCapabilities) -> Value {
+    json!({
+        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "capabilities": caps.to_value(),
+        "clientInfo": { "name": CLIENT_NAME, "version": CLIENT_VERSION, "title": "Lifeline" },
+    })
+}
+
+/// The parts of the `initialize` result a client acts on.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub protocol_version: String,
+    #[serde(default)]
+    pub capabilities: Value,
+    #[serde(default)]
+    pub server_info: Option<Implementation>,
+    #[serde(default)]
+    pub instructions: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+/// A tool as listed by the server. The schema and annotations are kept as JSON: Lifeline
+/// shows and checks them but never needs their fields as Rust types.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default = "empty_object_schema")]
+    pub input_schema: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+fn empty_object_schema() -> Value {
+    json!({ "type": "object" })
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsPage {
+    pub tools: Vec<Tool>,
+    #[serde(default)]
+    pub next_cursor: Option<String>,
+}
+
+/// A `notifications/progress` payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub progress: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Fills an elicitation form from the defaults in its `requestedSchema` (SEP-1034). Fields
+/// without a default are left out, which a form with only optional fields accepts.
+pub fn elicitation_defaults(requested_schema: &Value) -> Value {
+    let mut content = serde_json::Map::new();
+    if let Some(props) = requested_schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            if let Some(default) = prop.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    Value::Object(content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negotiation_accepts_the_three_revisions_and_names_them_when_refusing() {
+        for v in SUPPORTED_PROTOCOL_VERSIONS {
+            assert_eq!(negotiate(v), Ok(v));
+        }
+        let err = negotiate("2024-11-05").unwrap_err();
+        assert!(err.contains("\"2024-11-05\"") && err.contains("2025-03-26"), "{err}");
+        assert!(negotiate("").is_err());
+    }
+
+    #[test]
+    fn initialize_offers_the_latest_revision_and_only_enabled_capabilities() {
+        let p = initialize_params(&ClientCapabilities::default());
+        assert_eq!(p["protocolVersion"], "2025-11-25");
+        assert_eq!(p["capabilities"], json!({}));
+        assert_eq!(p["clientInfo"]["name"], "lifeline");
+        let p = initialize_params(&ClientCapabilities { elicitation: true, ..Default::default() });
+        assert_eq!(p["capabilities"]["elicitation"]["form"]["applyDefaults"], true);
+    }
+
+    #[test]
+    fn elicitation_defaults_fill_every_defaulted_field() {
+        let schema = json!({"type":"object","properties":{
+            "name":{"type":"string","default":"John Doe"},
+            "age":{"type":"integer","default":30},
+            "note":{"type":"string"}}});
+        assert_eq!(elicitation_defaults(&schema), json!({"name":"John Doe","age":30}));
+    }
+
+    #[test]
+    fn tools_keep_schema_and_annotations() {
+        let page: ListToolsPage = serde_json::from_value(json!({"tools":[
+            {"name":"a","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}},
+            {"name":"b"}], "nextCursor":"c2"})).unwrap();
+        assert_eq!(page.tools[0].annotations, Some(json!({"readOnlyHint":true})));
+        assert_eq!(page.tools[1].input_schema, json!({"type":"object"}));
+        assert_eq!(page.next_cursor.as_deref(), Some("c2"));
+    }
+}

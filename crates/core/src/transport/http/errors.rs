@@ -1,0 +1,180 @@
+//! Turning HTTP outcomes into typed errors: status → kind, Retry-After in both forms, the
+//! transport cause found by walking the source chain, and sentences that say what to do.
+//! Only allow-listed parts reach an error: status, reason phrase, Retry-After, method and
+//! URL path. Server bodies contribute only a JSON-RPC error message, scrubbed and capped.
+
+use crate::diagnostics::redact::{Redactor, cap};
+use crate::error::{Error, ErrorKind, IoKind, io_kind_of};
+use crate::protocol::Message;
+use std::time::{Duration, SystemTime};
+
+/// Parses a Retry-After value: delay-seconds or an HTTP-date; a date in the past means now.
+/// Anything else is ignored (None), as RFC 9110 asks of an invalid field.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Where an HTTP request went, in the allow-listed form errors may carry.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub method: &'static str,
+    pub url_path: String,
+    /// `host:port`, for messages about reaching the server.
+    pub authority: String,
+}
+
+/// An error for a non-success status.
+pub fn status_error(
+    target: &Target,
+    status: reqwest::StatusCode,
+    retry_after: Option<Duration>,
+    body: &[u8],
+    sent_session: bool,
+    redactor: &Redactor,
+) -> Error {
+    let code = status.as_u16();
+    let reason = status.canonical_reason().unwrap_or("");
+    let said = server_said(body, redactor);
+    let (kind, advice) = match code {
+        401 => (ErrorKind::Auth, "the server needs valid credentials: check the Authorization header (or token) in the config".to_owned()),
+        403 => (ErrorKind::Permission, "the credentials were accepted but are not allowed to do this: check the token's scopes or the server's access rules".to_owned()),
+        404 if sent_session => (ErrorKind::SessionExpired, "the server no longer knows this session (it may have restarted); a new session is needed".to_owned()),
+        404 => (ErrorKind::Protocol, "nothing answers MCP at this URL: check the path (often /mcp)".to_owned()),
+        429 => (ErrorKind::RateLimited, wait_advice("the server is rate limiting", retry_after)),
+        503 if retry_after.is_some() => (ErrorKind::Server, wait_advice("the server is unavailable", retry_after)),
+        500..=599 => (ErrorKind::Server, "the server failed to handle the request; it may be restarting".to_owned()),
+        _ => (ErrorKind::Protocol, "the server refused the request".to_owned()),
+    };
+    let message = format!(
+        "{} {} answered {code} {reason}: {advice}{said}",
+        target.method, target.url_path
+    );
+    Error::new(kind, message).with(|c| {
+        c.status = Some(code);
+        c.reason = (!reason.is_empty()).then(|| reason.to_owned());
+        c.retry_after = retry_after;
+        c.method = Some(target.method.to_owned());
+        c.url_path = Some(target.url_path.clone());
+    })
+}
+
+fn wait_advice(what: &str, retry_after: Option<Duration>) -> String {
+    match retry_after {
+        Some(d) => format!("{what} and asked to wait {}", crate::fmt_duration(d)),
+        None => format!("{what}; wait before retrying"),
+    }
+}
+
+/// "; the server said: …" when the body is a JSON-RPC error, scrubbed and capped.
+fn server_said(body: &[u8], redactor: &Redactor) -> String {
+    let Ok(messages) = Message::parse_many(body) else {
+        return String::new();
+    };
+    messages
+        .iter()
+        .find_map(|m| match m {
+            Message::Response(r) => r.outcome.as_ref().err(),
+            _ => None,
+        })
+        .map(|e| format!("; the server said: {}", cap(&redactor.scrub(&e.message), 300)))
+        .unwrap_or_default()
+}
+
+/// An error for a request that got no HTTP response at all.
+pub fn request_error(target: &Target, err: &reqwest::Error) -> Error {
+    let io = io_kind_of(err);
+    let what = match io {
+        IoKind::Connect => format!("could not connect to {}: is the server running?", target.authority),
+        IoKind::Dns => format!("could not resolve {}: check the host name", target.authority),
+        IoKind::Tls => format!("the TLS handshake with {} failed: check the certificate and the URL scheme", target.authority),
+        IoKind::Timeout => format!("{} timed out", target.authority),
+        IoKind::Decode => format!("the response from {} could not be decoded", target.authority),
+        IoKind::Io => format!("the connection to {} failed", target.authority),
+    };
+    let kind = if io == IoKind::Timeout { ErrorKind::Timeout } else { ErrorKind::Transport };
+    with_target(Error::new(kind, format!("{} {}: {what}", target.method, target.url_path)), target)
+        .with(|c| c.io = Some(io))
+}
+
+/// The request or SSE read timed out on our side.
+pub fn timeout_error(target: &Target, what: &str, limit: Duration) -> Error {
+    with_target(
+        Error::timeout(format!(
+            "{} {}: {what} within {}",
+            target.method,
+            target.url_path,
+            crate::fmt_duration(limit)
+        )),
+        target,
+    )
+    .with(|c| c.io = Some(IoKind::Timeout))
+}
+
+pub fn with_target(e: Error, target: &Target) -> Error {
+    e.with(|c| {
+        c.method.get_or_insert_with(|| target.method.to_owned());
+        c.url_path.get_or_insert_with(|| target.url_path.clone());
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_both_forms() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
+        let check = |v: &str, expect: Option<u64>| {
+            assert_eq!(parse_retry_after(v, now), expect.map(Duration::from_secs), "{v}");
+        };
+        check("120", Some(120));
+        check("0", Some(0));
+        check(" 5 ", Some(5));
+        check("Sun, 06 Nov 1994 08:49:47 GMT", Some(10));
+        check("Sunday, 06-Nov-94 08:49:57 GMT", Some(20));
+        check("Sun Nov  6 08:50:37 1994", Some(60));
+        check("Sun, 06 Nov 1994 08:00:00 GMT", Some(0));
+        check("-1", None);
+        check("1.5", None);
+        check("soon", None);
+        check("", None);
+    }
+
+    fn target() -> Target {
+        Target { method: "POST", url_path: "/mcp".into(), authority: "127.0.0.1:9".into() }
+    }
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        let r = Redactor::default();
+        let check = |code: u16, session: bool, kind: ErrorKind| {
+            let e = status_error(&target(), reqwest::StatusCode::from_u16(code).unwrap(), None, b"", session, &r);
+            assert_eq!(e.kind(), kind, "{code}");
+            assert_eq!(e.context().status, Some(code));
+            assert_eq!(e.context().url_path.as_deref(), Some("/mcp"));
+        };
+        check(401, false, ErrorKind::Auth);
+        check(403, true, ErrorKind::Permission);
+        check(404, true, ErrorKind::SessionExpired);
+        check(404, false, ErrorKind::Protocol);
+        check(429, false, ErrorKind::RateLimited);
+        check(500, false, ErrorKind::Server);
+        check(503, false, ErrorKind::Server);
+        check(400, true, ErrorKind::Protocol);
+    }
+
+    #[test]
+    fn server_error_messages_are_scrubbed() {
+        let r = Redactor::new(["CANARY-HEADER-VALUE"]);
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad token CANARY-HEADER-VALUE"}}"#;
+        let e = status_error(&target(), reqwest::StatusCode::BAD_REQUEST, None, body, false, &r);
+        assert!(e.message().contains("the server said: bad token ***"), "{e}");
+        let e = status_error(&target(), reqwest::StatusCode::UNAUTHORIZED, None, b"raw CANARY-HEADER-VALUE", false, &r);
+        assert!(!e.message().contains("CANARY"), "{e}");
+    }
+}

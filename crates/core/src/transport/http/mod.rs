@@ -1,0 +1,341 @@
+//! Streamable HTTP (MCP 2025-11-25): every message is a POST; a request is answered with
+//! JSON or an SSE stream; the session id from `initialize` is echoed; `MCP-Protocol-Version`
+//! goes on every request after the handshake; a standalone GET stream carries server
+//! messages (405 = none) and its failures never tear down the POST path; DELETE on close.
+//!
+//! Architecture invariant: a request is only accepted while an answer can still arrive.
+//! Once a response stream is lost beyond resumption, or the session is gone, the transport
+//! is closed with that cause and every later send fails at once with it.
+
+mod errors;
+mod stream;
+
+pub use errors::parse_retry_after;
+use errors::{Target, request_error, status_error, timeout_error, with_target};
+
+use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
+use crate::diagnostics::redact::Redactor;
+use crate::error::{Error, ErrorKind, IoKind};
+use crate::protocol::Message;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+pub const SESSION_HEADER: &str = "mcp-session-id";
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub url: String,
+    /// Sent on every request. Values are secrets: never shown, scrubbed from server text.
+    pub headers: Vec<(String, String)>,
+    /// From sending a request to its response headers (and a JSON body).
+    pub request_timeout: Duration,
+    /// The longest silence tolerated on an SSE stream.
+    pub sse_idle_timeout: Duration,
+    /// The whole resumption of one stream, all waits and attempts together.
+    pub max_reconnection_wait: Duration,
+    /// Resumption attempts (GETs) that deliver nothing before giving up.
+    pub max_resume_attempts: u32,
+    /// The largest JSON body or SSE event accepted.
+    pub max_message_bytes: usize,
+}
+
+impl HttpConfig {
+    pub fn new(url: impl Into<String>) -> Self {
+        HttpConfig {
+            url: url.into(),
+            headers: Vec::new(),
+            request_timeout: Duration::from_secs(30),
+            sse_idle_timeout: Duration::from_secs(300),
+            max_reconnection_wait: Duration::from_secs(300),
+            max_resume_attempts: 10,
+            max_message_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+pub struct HttpTransport {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    headers: HeaderMap,
+    config: HttpConfig,
+    authority: String,
+    redactor: Redactor,
+    session_id: Mutex<Option<String>>,
+    protocol_version: Mutex<Option<String>>,
+    closed: Mutex<Option<Error>>,
+    tx: mpsc::Sender<Incoming>,
+    /// Stream readers and the GET listener, aborted on close.
+    tasks: Mutex<Vec<AbortHandle>>,
+    /// Why the standalone GET stream is not running, if it stopped (never fatal).
+    listen_status: Mutex<Option<String>>,
+}
+
+/// Validates the config and builds the transport. Nothing is sent until the first message.
+pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
+    let url = reqwest::Url::parse(&config.url).map_err(|e| {
+        Error::config(format!("the server URL is not valid ({e}): it must look like http://host:port/path"))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Error::config(format!(
+            "the server URL's scheme is {:?}; use http:// or https://",
+            url.scheme()
+        )));
+    }
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let n = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Error::config(format!("the header name {name:?} is not a valid HTTP header name")))?;
+        let mut v = HeaderValue::from_str(value).map_err(|_| {
+            Error::config(format!("the value of header {name:?} contains characters HTTP does not allow (such as a newline)"))
+        })?;
+        v.set_sensitive(true);
+        headers.insert(n, v);
+    }
+    // Installing the process-wide provider twice is harmless; the first one wins.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|_| Error::config("could not set up the HTTP client (TLS roots unavailable)"))?;
+    let authority = format!(
+        "{}:{}",
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    );
+    let redactor = Redactor::new(config.headers.iter().map(|(_, v)| v.clone()).chain(
+        [url.password().map(str::to_owned), (!url.username().is_empty()).then(|| url.username().to_owned())]
+            .into_iter()
+            .flatten(),
+    ));
+    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let inner = Arc::new(Inner {
+        client,
+        url,
+        headers,
+        config: config.clone(),
+        authority,
+        redactor: redactor.clone(),
+        session_id: Mutex::new(None),
+        protocol_version: Mutex::new(None),
+        closed: Mutex::new(None),
+        tx,
+        tasks: Mutex::new(Vec::new()),
+        listen_status: Mutex::new(None),
+    });
+    Ok(Connection { transport: Transport::Http(HttpTransport { inner }), incoming: rx, redactor })
+}
+
+impl HttpTransport {
+    pub async fn send(&self, msg: &Message) -> Result<(), Error> {
+        self.inner.send(msg).await
+    }
+
+    pub fn set_protocol_version(&self, version: &str) {
+        *self.inner.protocol_version.lock().expect("lock") = Some(version.to_owned());
+    }
+
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session_id.lock().expect("lock").clone()
+    }
+
+    /// Why the standalone GET stream is not running, if it stopped.
+    pub fn listen_status(&self) -> Option<String> {
+        self.inner.listen_status.lock().expect("lock").clone()
+    }
+
+    pub fn start_listening(&self) {
+        let inner = self.inner.clone();
+        self.inner.spawn(stream::listen(inner));
+    }
+
+    /// Stops every stream, then DELETEs the session (405 tolerated), bounded by the
+    /// request timeout.
+    pub async fn close(&self) {
+        let inner = &self.inner;
+        inner
+            .closed
+            .lock()
+            .expect("lock")
+            .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
+        inner.abort_tasks();
+        let Some(session) = inner.session_id.lock().expect("lock").take() else {
+            return;
+        };
+        let req = inner
+            .request(reqwest::Method::DELETE)
+            .header(SESSION_HEADER, session);
+        let _ = tokio::time::timeout(inner.config.request_timeout, req.send()).await;
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.inner.abort_tasks();
+    }
+}
+
+impl Inner {
+    fn target(&self, method: &'static str) -> Target {
+        Target { method, url_path: self.url.path().to_owned(), authority: self.authority.clone() }
+    }
+
+    fn spawn<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let handle = tokio::spawn(fut).abort_handle();
+        let mut tasks = self.tasks.lock().expect("lock");
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle);
+    }
+
+    fn abort_tasks(&self) {
+        for t in self.tasks.lock().expect("lock").drain(..) {
+            t.abort();
+        }
+    }
+
+    /// A request with the configured headers, the session id and the protocol version.
+    fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
+        let mut req = self.client.request(method, self.url.clone()).headers(self.headers.clone());
+        if let Some(s) = self.session_id.lock().expect("lock").as_deref() {
+            req = req.header(SESSION_HEADER, s);
+        }
+        if let Some(v) = self.protocol_version.lock().expect("lock").as_deref() {
+            req = req.header(PROTOCOL_VERSION_HEADER, v);
+        }
+        req
+    }
+
+    /// Ends the transport with `cause`: later sends fail at once, the session fails every
+    /// pending request. Only the first cause is kept.
+    async fn fail(&self, cause: Error) {
+        let first = {
+            let mut closed = self.closed.lock().expect("lock");
+            if closed.is_some() {
+                false
+            } else {
+                *closed = Some(cause.clone());
+                true
+            }
+        };
+        if first {
+            let _ = self.tx.send(Incoming::Closed(cause)).await;
+        }
+    }
+
+    async fn send(self: &Arc<Self>, msg: &Message) -> Result<(), Error> {
+        if let Some(cause) = self.closed.lock().expect("lock").as_ref() {
+            return Err(Error::closed_because(cause));
+        }
+        let target = self.target("POST");
+        let sent_session = self.session_id.lock().expect("lock").is_some();
+        let req = self
+            .request(reqwest::Method::POST)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(msg.to_json());
+        let limit = self.config.request_timeout;
+        let resp = match tokio::time::timeout(limit, req.send()).await {
+            Err(_) => return Err(timeout_error(&target, "no response headers", limit)),
+            Ok(Err(e)) => return Err(request_error(&target, &e)),
+            Ok(Ok(r)) => r,
+        };
+        if let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+            // Only the handshake may set the session; later ids are ignored rather than
+            // letting a confused server switch us to another session mid-way.
+            let mut session = self.session_id.lock().expect("lock");
+            if session.is_none() {
+                *session = Some(id.to_owned());
+            }
+        }
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let body = read_capped(resp, 64 * 1024, limit).await.unwrap_or_default();
+            let err = status_error(&target, status, retry_after, &body, sent_session, &self.redactor);
+            if err.kind() == ErrorKind::SessionExpired {
+                self.fail(err.clone()).await;
+            }
+            return Err(err);
+        }
+        let Message::Request(request) = msg else {
+            // Notifications and responses are answered 202 Accepted; nothing to read.
+            return Ok(());
+        };
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/event-stream") {
+            let inner = self.clone();
+            let id = request.id.clone();
+            self.spawn(async move { stream::post_stream(inner, id, resp).await });
+            return Ok(());
+        }
+        if !content_type.starts_with("application/json") {
+            let what = if status.as_u16() == 202 || content_type.is_empty() {
+                format!("answered {} with no JSON-RPC response", status.as_u16())
+            } else {
+                format!("answered with content type {content_type:?}, not JSON or an event stream")
+            };
+            return Err(with_target(
+                Error::protocol(format!("POST {}: the server {what}", target.url_path)),
+                &target,
+            ));
+        }
+        let body = read_capped(resp, self.config.max_message_bytes, limit)
+            .await
+            .map_err(|e| with_target(e, &target))?;
+        let messages = Message::parse_many(&body).map_err(|e| {
+            with_target(
+                Error::protocol(format!("POST {}: the server's JSON response is not JSON-RPC: {e}", target.url_path)),
+                &target,
+            )
+        })?;
+        for m in messages {
+            let _ = self.tx.send(Incoming::Message(m)).await;
+        }
+        Ok(())
+    }
+}
+
+/// Reads a whole body, refusing more than `max` bytes or taking longer than `limit`.
+async fn read_capped(mut resp: reqwest::Response, max: usize, limit: Duration) -> Result<Vec<u8>, Error> {
+    let read = async {
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| {
+            Error::transport("the response body could not be read").with(|c| c.io = Some(crate::error::io_kind_of(&e)))
+        })? {
+            if body.len() + chunk.len() > max {
+                return Err(Error::protocol(format!(
+                    "the response body is larger than {} bytes",
+                    max
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    };
+    match tokio::time::timeout(limit, read).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::timeout(format!(
+            "the response body did not arrive within {}",
+            crate::fmt_duration(limit)
+        ))
+        .with(|c| c.io = Some(IoKind::Timeout))),
+    }
+}

@@ -1,0 +1,83 @@
+//! Transports move JSON-RPC messages to and from one server and report typed errors. They
+//! never sleep on their own policy and never decide to reconnect: the only waits here are
+//! the ones a peer or the spec imposes (SSE `retry:`, the stdio shutdown sequence).
+
+pub mod http;
+pub mod sse;
+pub mod stdio;
+
+use crate::diagnostics::redact::Redactor;
+use crate::error::{Error, Result};
+use crate::protocol::{Message, RequestId};
+use tokio::sync::mpsc;
+
+/// What a transport hands its session.
+#[derive(Debug)]
+pub enum Incoming {
+    Message(Message),
+    /// The answer to this request cannot arrive (its POST failed, or its response stream
+    /// was lost and could not be resumed).
+    RequestFailed { id: RequestId, error: Error },
+    /// The transport ended; every pending request fails with this cause and the transport
+    /// refuses every later send.
+    Closed(Error),
+}
+
+/// Capacity of the channel from a transport to its session: enough to absorb a burst of
+/// notifications without letting a flooding server grow memory without bound.
+pub(crate) const INCOMING_CAPACITY: usize = 256;
+
+pub enum Transport {
+    Stdio(stdio::StdioTransport),
+    Http(http::HttpTransport),
+}
+
+impl Transport {
+    /// Sends one message. For a request over HTTP this returns once the server accepted
+    /// the POST; the answer arrives as `Incoming`.
+    pub async fn send(&self, msg: &Message) -> Result<()> {
+        match self {
+            Transport::Stdio(t) => t.send(msg).await,
+            Transport::Http(t) => t.send(msg).await,
+        }
+    }
+
+    /// Called once the handshake is done with the negotiated revision.
+    pub fn set_protocol_version(&self, version: &str) {
+        if let Transport::Http(t) = self {
+            t.set_protocol_version(version);
+        }
+    }
+
+    /// Called after `notifications/initialized`: opens the HTTP GET stream.
+    pub fn start_listening(&self) {
+        if let Transport::Http(t) = self {
+            t.start_listening();
+        }
+    }
+
+    /// Ends the connection the polite way (stdio: close stdin, SIGTERM, SIGKILL; HTTP:
+    /// DELETE the session). Bounded; idempotent.
+    pub async fn close(&self) {
+        match self {
+            Transport::Stdio(t) => t.close().await,
+            Transport::Http(t) => t.close().await,
+        }
+    }
+
+    /// The bounded stderr tail of a stdio server; empty for HTTP.
+    pub fn stderr_tail(&self) -> String {
+        match self {
+            Transport::Stdio(t) => t.stderr_tail(),
+            Transport::Http(_) => String::new(),
+        }
+    }
+}
+
+/// A transport and the stream of what it receives.
+pub struct Connection {
+    pub transport: Transport,
+    pub incoming: mpsc::Receiver<Incoming>,
+    /// Scrubs this connection's configured secrets from text a peer wrote.
+    pub redactor: Redactor,
+}

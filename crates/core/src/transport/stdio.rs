@@ -1,0 +1,453 @@
+//! A server run as a child process speaking newline-delimited JSON-RPC on stdin/stdout.
+//!
+//! The child leads its own process group so that shutdown reaches everything it started:
+//! close stdin → wait → SIGTERM to the group → wait → SIGKILL to the group. A dropped
+//! transport kills the group at once. The process is always reaped by the task that owns
+//! the `Child`, so no zombie outlives it. Lines longer than the cap are a protocol error,
+//! not unbounded memory; stderr is kept as a bounded tail.
+
+use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
+use crate::diagnostics::redact::{Redactor, cap};
+use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::protocol::Message;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdin, Command};
+use tokio::sync::{mpsc, watch};
+
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to the inherited environment. Values are secrets: never shown.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    /// A line on stdout longer than this is a protocol error.
+    pub max_line_bytes: usize,
+    /// How much of stderr to keep, from the end.
+    pub stderr_tail_bytes: usize,
+    /// Each of the two waits in the shutdown sequence.
+    pub shutdown_grace: Duration,
+}
+
+impl StdioConfig {
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        StdioConfig {
+            command: command.into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+            max_line_bytes: 16 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+
+    fn redactor(&self) -> Redactor {
+        Redactor::new(self.env.iter().map(|(_, v)| v.clone()))
+    }
+}
+
+pub struct StdioTransport {
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pid: i32,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    closed: Arc<Mutex<Option<Error>>>,
+    stderr: Arc<Mutex<Tail>>,
+    grace: Duration,
+    redactor: Redactor,
+}
+
+/// Starts the server process. Failing to start is a `spawn` error naming the command,
+/// what went wrong and the PATH that was searched.
+pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
+    if let Some(cwd) = &config.cwd
+        && !cwd.is_dir()
+    {
+        return Err(spawn_error(format!(
+            "could not start `{}`: its working directory {} does not exist; fix `cwd` in the config",
+            config.command,
+            cwd.display()
+        )));
+    }
+    let mut cmd = Command::new(&config.command);
+    cmd.args(&config.args)
+        .envs(config.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &config.cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = cmd.spawn().map_err(|e| spawn_failure(config, &e))?;
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr_pipe = child.stderr.take().expect("stderr is piped");
+
+    let (exit_tx, exit_rx) = watch::channel(None);
+    tokio::spawn(async move {
+        // This task owns the child, so it is always reaped.
+        let status = match child.wait().await {
+            Ok(s) => exit_status(s),
+            Err(_) => ExitStatus::Signal(libc::SIGKILL),
+        };
+        let _ = exit_tx.send(Some(status));
+    });
+
+    let stderr = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes)));
+    tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
+
+    let closed = Arc::new(Mutex::new(None));
+    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let redactor = config.redactor();
+    tokio::spawn(read_stdout(StdoutReader {
+        stdout: BufReader::with_capacity(64 * 1024, stdout),
+        max_line: config.max_line_bytes,
+        tx,
+        exit: exit_rx.clone(),
+        closed: closed.clone(),
+        stderr: stderr.clone(),
+        grace: config.shutdown_grace,
+        redactor: redactor.clone(),
+        pid,
+    }));
+
+    let transport = StdioTransport {
+        stdin: tokio::sync::Mutex::new(stdin),
+        pid,
+        exit: exit_rx,
+        closed,
+        stderr,
+        grace: config.shutdown_grace,
+        redactor: redactor.clone(),
+    };
+    Ok(Connection { transport: Transport::Stdio(transport), incoming: rx, redactor })
+}
+
+impl StdioTransport {
+    pub async fn send(&self, msg: &Message) -> Result<(), Error> {
+        if let Some(cause) = self.closed.lock().expect("closed lock").as_ref() {
+            return Err(Error::closed_because(cause));
+        }
+        let mut line = msg.to_json();
+        line.push('\n');
+        let mut stdin = self.stdin.lock().await;
+        let Some(pipe) = stdin.as_mut() else {
+            return Err(Error::cancelled("the connection is being closed, so the message was not sent"));
+        };
+        let write = async {
+            pipe.write_all(line.as_bytes()).await?;
+            pipe.flush().await
+        };
+        write.await.map_err(|e| {
+            Error::transport(format!(
+                "could not write to the server's stdin ({}); the process has probably exited",
+                io_reason(&e)
+            ))
+            .with(|c| c.method = msg.method().map(str::to_owned))
+        })
+    }
+
+    /// The last lines the server wrote to stderr, scrubbed of configured secrets.
+    pub fn stderr_tail(&self) -> String {
+        self.redactor.scrub(&self.stderr.lock().expect("stderr lock").text())
+    }
+
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        *self.exit.borrow()
+    }
+
+    /// close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
+    pub async fn close(&self) {
+        self.closed
+            .lock()
+            .expect("closed lock")
+            .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
+        drop(self.stdin.lock().await.take());
+        let mut exit = self.exit.clone();
+        if wait_exit(&mut exit, Some(self.grace)).await {
+            return;
+        }
+        signal_group(self.pid, libc::SIGTERM);
+        if wait_exit(&mut exit, Some(self.grace)).await {
+            return;
+        }
+        signal_group(self.pid, libc::SIGKILL);
+        // SIGKILL cannot be ignored; the owning task reaps the child promptly.
+        wait_exit(&mut exit, None).await;
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        if self.exit.borrow().is_none() {
+            signal_group(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Sends a signal to the child's process group. Only called while the leader has not been
+/// reaped (its pid, and so the group id, cannot have been reused).
+fn signal_group(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
+        unsafe {
+            libc::killpg(pid, signal);
+        }
+    }
+}
+
+/// Waits for the exit status, up to `limit`. True when the process has exited.
+async fn wait_exit(exit: &mut watch::Receiver<Option<ExitStatus>>, limit: Option<Duration>) -> bool {
+    let wait = exit.wait_for(Option::is_some);
+    match limit {
+        Some(limit) => matches!(tokio::time::timeout(limit, wait).await, Ok(Ok(_))),
+        None => wait.await.is_ok(),
+    }
+}
+
+fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => ExitStatus::Code(c),
+        (None, Some(sig)) => ExitStatus::Signal(sig),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}
+
+/// A plain-language gloss for exit codes and signals people meet with MCP servers.
+pub fn exit_gloss(status: ExitStatus) -> Option<&'static str> {
+    match status {
+        ExitStatus::Code(127) => Some("command not found"),
+        ExitStatus::Code(126) => Some("not executable"),
+        ExitStatus::Code(137) | ExitStatus::Signal(9) => Some("killed"),
+        ExitStatus::Code(143) | ExitStatus::Signal(15) => Some("terminated"),
+        ExitStatus::Code(139) | ExitStatus::Signal(11) => Some("crashed (segmentation fault)"),
+        ExitStatus::Code(134) | ExitStatus::Signal(6) => Some("aborted"),
+        _ => None,
+    }
+}
+
+fn spawn_error(message: String) -> Error {
+    Error::new(ErrorKind::Spawn, message).in_stage(Phase::Connect, Some(Stage::Spawn))
+}
+
+fn spawn_failure(config: &StdioConfig, e: &std::io::Error) -> Error {
+    let path = config
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let what = match e.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "command not found (searched PATH={path}); install it or give an absolute path in the config"
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied: the file is not executable (chmod +x it) or a directory on the way is not readable".into()
+        }
+        _ => io_reason(e),
+    };
+    spawn_error(format!("could not start `{}`: {what}", config.command))
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => format!("{} (os error {code})", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+struct StdoutReader {
+    stdout: BufReader<tokio::process::ChildStdout>,
+    max_line: usize,
+    tx: mpsc::Sender<Incoming>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    closed: Arc<Mutex<Option<Error>>>,
+    stderr: Arc<Mutex<Tail>>,
+    grace: Duration,
+    redactor: Redactor,
+    pid: i32,
+}
+
+async fn read_stdout(mut r: StdoutReader) {
+    let mut line = Vec::new();
+    let cause = loop {
+        line.clear();
+        match read_line_capped(&mut r.stdout, &mut line, r.max_line).await {
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::Eof) => break ended(&mut r).await,
+            Ok(LineRead::TooLong) => {
+                // The rest of the stream cannot be framed reliably; end the connection.
+                signal_group(r.pid, libc::SIGKILL);
+                break Error::protocol(format!(
+                    "the server wrote a line longer than {} MiB on stdout; the connection was closed",
+                    r.max_line / (1024 * 1024)
+                ));
+            }
+            Err(e) => break Error::transport(format!("reading the server's stdout failed: {}", io_reason(&e))),
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match Message::parse_many(&line) {
+            Ok(messages) => {
+                for m in messages {
+                    if r.tx.send(Incoming::Message(m)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            // stdout is the protocol channel, but servers do print stray logs there. Skip
+            // the line and keep the connection: dropping it would lose every answer.
+            Err(e) => tracing::warn!(bytes = line.len(), error = %e, "skipped a stdout line that is not JSON-RPC"),
+        }
+    };
+    *r.closed.lock().expect("closed lock") = Some(cause.clone());
+    let _ = r.tx.send(Incoming::Closed(cause)).await;
+}
+
+/// stdout reached EOF: report how the process ended, with the tail of its stderr.
+async fn ended(r: &mut StdoutReader) -> Error {
+    if !wait_exit(&mut r.exit, Some(r.grace)).await {
+        return Error::transport("the server closed its stdout but kept running; the connection was closed");
+    }
+    let status = r.exit.borrow().expect("exited");
+    let gloss = exit_gloss(status).map(|g| format!(" ({g})")).unwrap_or_default();
+    let last = r
+        .stderr
+        .lock()
+        .expect("stderr lock")
+        .text()
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!("; its last stderr line: {}", cap(&r.redactor.scrub(l.trim()), 300)))
+        .unwrap_or_default();
+    Error::new(ErrorKind::ProcessExit, format!("the server process exited with {status}{gloss}{last}"))
+        .with(|c| c.exit = Some(status))
+}
+
+enum LineRead {
+    Line,
+    Eof,
+    TooLong,
+}
+
+/// Reads up to and without the next `\n`, refusing to buffer more than `max` bytes.
+async fn read_line_capped<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    loop {
+        let avail = r.fill_buf().await?;
+        if avail.is_empty() {
+            return Ok(if buf.is_empty() { LineRead::Eof } else { LineRead::Line });
+        }
+        let (take, found) = match avail.iter().position(|b| *b == b'\n') {
+            Some(i) => (i, true),
+            None => (avail.len(), false),
+        };
+        if buf.len() + take > max {
+            return Ok(LineRead::TooLong);
+        }
+        buf.extend_from_slice(&avail[..take]);
+        r.consume(if found { take + 1 } else { take });
+        if found {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+async fn read_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Tail>>) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        tail.lock().expect("stderr lock").push(&buf[..n]);
+    }
+}
+
+/// The last `cap` bytes of a byte stream.
+#[derive(Debug)]
+struct Tail {
+    bytes: VecDeque<u8>,
+    cap: usize,
+}
+
+impl Tail {
+    fn new(cap: usize) -> Self {
+        Tail { bytes: VecDeque::with_capacity(cap.min(8192)), cap }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        let data = &data[data.len().saturating_sub(self.cap)..];
+        let overflow = (self.bytes.len() + data.len()).saturating_sub(self.cap);
+        self.bytes.drain(..overflow);
+        self.bytes.extend(data);
+    }
+
+    fn text(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let mut v = a.to_vec();
+        v.extend_from_slice(b);
+        String::from_utf8_lossy(&v).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_keeps_the_last_bytes() {
+        let mut t = Tail::new(5);
+        t.push(b"abc");
+        t.push(b"defg");
+        assert_eq!(t.text(), "cdefg");
+        t.push(b"0123456789");
+        assert_eq!(t.text(), "56789");
+    }
+
+    #[tokio::test]
+    async fn line_reader_caps_and_frames() {
+        async fn lines(input: &[u8], max: usize) -> Vec<String> {
+            let mut r = BufReader::with_capacity(4, input);
+            let mut out = Vec::new();
+            loop {
+                let mut buf = Vec::new();
+                match read_line_capped(&mut r, &mut buf, max).await.unwrap() {
+                    LineRead::Line => out.push(String::from_utf8(buf).unwrap()),
+                    LineRead::Eof => return out,
+                    LineRead::TooLong => {
+                        out.push("<too long>".into());
+                        return out;
+                    }
+                }
+            }
+        }
+        assert_eq!(lines(b"ab\ncdefgh\n\nlast", 10).await, ["ab", "cdefgh", "", "last"]);
+        assert_eq!(lines(b"ab\n0123456789abc\nx\n", 10).await, ["ab", "<too long>"]);
+        assert_eq!(lines(b"0123456789\n", 10).await, ["0123456789"]);
+    }
+
+    #[test]
+    fn glosses_for_common_exits() {
+        assert_eq!(exit_gloss(ExitStatus::Code(127)), Some("command not found"));
+        assert_eq!(exit_gloss(ExitStatus::Signal(9)), Some("killed"));
+        assert_eq!(exit_gloss(ExitStatus::Code(1)), None);
+    }
+}
