@@ -1,1 +1,212 @@
-fn main() {}
+//! `lifeline`: call and list tools on any MCP server from a terminal, and act as the client
+//! the official conformance suite drives. Thin: every decision lives in lifeline-core.
+
+mod conformance;
+mod output;
+mod target;
+
+use clap::{Parser, Subcommand};
+use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::session::RequestOptions;
+use lifeline_core::{Error, Session, SessionOptions};
+use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
+use serde_json::{Value, json};
+use std::time::Duration;
+use target::Target;
+
+#[derive(Parser)]
+#[command(name = "lifeline", version, about = "Supervised MCP connections: call tools, list tools, run conformance")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args)]
+struct TargetArgs {
+    /// An http(s):// URL, or stdio:"COMMAND ARGS..."
+    target: String,
+    /// An HTTP header for every request, 'Name: value' (repeatable; values are kept secret)
+    #[arg(long = "header", short = 'H')]
+    headers: Vec<String>,
+    /// An environment variable for a stdio server, NAME=VALUE (repeatable; values are kept secret)
+    #[arg(long = "env", short = 'e')]
+    env: Vec<String>,
+    /// Print one JSON object per line; the last line is the outcome
+    #[arg(long)]
+    json: bool,
+    /// Per-request timeout, e.g. 30s, 2m, 500ms (progress restarts it; 10 min at most)
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
+    timeout: Duration,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Call one tool and print its result
+    Call {
+        #[command(flatten)]
+        target: TargetArgs,
+        /// The tool's name
+        tool: String,
+        /// The tool's arguments as a JSON object
+        #[arg(default_value = "{}")]
+        args: String,
+    },
+    /// List the server's tools
+    Tools {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
+    Conformance {
+        /// The scenario server's URL (appended by the runner)
+        url: String,
+    },
+}
+
+fn main() {
+    init_logging();
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let code = runtime.block_on(run(cli));
+    // Do not wait for detached tasks (a hung GET listener) on the way out.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    std::process::exit(code);
+}
+
+/// Logs go to stderr, off unless LIFELINE_LOG is set (e.g. LIFELINE_LOG=debug).
+fn init_logging() {
+    if let Ok(filter) = std::env::var("LIFELINE_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
+async fn run(cli: Cli) -> i32 {
+    match cli.command {
+        Command::Call { target, tool, args } => call(target, tool, args).await,
+        Command::Tools { target } => tools(target).await,
+        Command::Conformance { url } => conformance::run(&url).await,
+    }
+}
+
+/// Parses the target and opens a session; on failure reports and returns the exit code.
+async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
+    let mut out = Out { json: args.json, redactor: Redactor::default() };
+    let mut target = match Target::parse(&args.target, &args.headers, &args.env) {
+        Ok(t) => t,
+        Err(e) => return Err(out.error(&e)),
+    };
+    out.redactor = Redactor::new(target.secrets());
+    target.set_http_request_timeout(args.timeout);
+    let options = SessionOptions { request_timeout: args.timeout, ..SessionOptions::default() };
+    let conn = match target.open() {
+        Ok(c) => c,
+        Err(e) => return Err(out.error(&e)),
+    };
+    match interruptible(Session::connect(conn, options)).await {
+        Some(Ok(session)) => Ok((session, out)),
+        Some(Err(e)) => Err(out.error(&e)),
+        None => Err(EXIT_INTERRUPTED),
+    }
+}
+
+/// Runs `fut` unless Ctrl-C comes first (then the future is dropped, which cancels it).
+async fn interruptible<T>(fut: impl std::future::Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        v = fut => Some(v),
+        _ = tokio::signal::ctrl_c() => None,
+    }
+}
+
+async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
+    let arguments: Value = match serde_json::from_str(&raw_args) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => {
+            let out = Out { json: args.json, redactor: Redactor::default() };
+            return out.error(&Error::config(format!(
+                "ARGS_JSON must be a JSON object, like '{{\"text\":\"hi\"}}'; got {}",
+                lifeline_core::diagnostics::redact::cap(&raw_args, 80)
+            )));
+        }
+    };
+    let (session, out) = match open(&args).await {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
+    let opts = RequestOptions { timeout: Some(args.timeout), progress: Some(progress_tx) };
+    let call = session.call_tool(&tool, arguments, opts);
+    tokio::pin!(call);
+    let outcome = loop {
+        tokio::select! {
+            r = &mut call => break Some(r),
+            Some(p) = progress_rx.recv() => {
+                if out.json {
+                    out.json_line(&json!({ "progress": p }));
+                } else {
+                    let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+                    let msg = p.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default();
+                    out.note(&format!("progress {}{total}{msg}", p.progress));
+                }
+            }
+            _ = tokio::signal::ctrl_c() => break None,
+        }
+    };
+    drop(call);
+    let code = match outcome {
+        None => {
+            out.note("interrupted: the call was cancelled (notifications/cancelled sent)");
+            EXIT_INTERRUPTED
+        }
+        Some(Err(e)) => out.error(&e),
+        Some(Ok(result)) => {
+            let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            if out.json {
+                out.json_line(&json!({ "ok": true, "result": result }));
+            } else if is_error {
+                out.note(&format!("the tool reported an error:\n{}", content_text(&result)));
+            } else {
+                out.line(&content_text(&result));
+            }
+            if is_error { EXIT_TOOL_ERROR } else { EXIT_OK }
+        }
+    };
+    session.close().await;
+    code
+}
+
+async fn tools(args: TargetArgs) -> i32 {
+    let (session, out) = match open(&args).await {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let code = match interruptible(session.list_tools()).await {
+        None => EXIT_INTERRUPTED,
+        Some(Err(e)) => out.error(&e),
+        Some(Ok(tools)) => {
+            if out.json {
+                out.json_line(&json!({ "ok": true, "result": { "tools": tools } }));
+            } else {
+                let server = session.server().and_then(|s| s.server_info.as_ref());
+                if let (Some(info), Some(init)) = (server, session.server()) {
+                    out.note(&format!("{} {} · protocol {}", info.name, info.version, init.protocol_version));
+                }
+                let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+                for t in &tools {
+                    let desc = t.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+                    out.line(&format!("{:width$}  {desc}", t.name).trim_end().to_owned());
+                }
+                out.note(&format!("{} tool{}", tools.len(), if tools.len() == 1 { "" } else { "s" }));
+            }
+            EXIT_OK
+        }
+    };
+    session.close().await;
+    code
+}

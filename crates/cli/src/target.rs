@@ -1,0 +1,108 @@
+//! TARGET on the command line: an `http(s)://` URL, or `stdio:COMMAND ARGS...` (one
+//! argument, split like a shell would, quotes included).
+
+use lifeline_core::Error;
+use lifeline_core::transport::http::HttpConfig;
+use lifeline_core::transport::stdio::StdioConfig;
+use lifeline_core::transport::{self, Connection};
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub enum Target {
+    Http(HttpConfig),
+    Stdio(StdioConfig),
+}
+
+impl Target {
+    /// Parses TARGET with the `--header` and `--env` options that go with it.
+    pub fn parse(target: &str, headers: &[String], env: &[String]) -> Result<Target, Error> {
+        if let Some(command_line) = target.strip_prefix("stdio:") {
+            if !headers.is_empty() {
+                return Err(Error::config("--header applies to http(s) targets only; use --env to pass secrets to a stdio server"));
+            }
+            let words = shlex::split(command_line).ok_or_else(|| {
+                Error::config("the stdio command line has an unclosed quote; check TARGET")
+            })?;
+            let Some((command, args)) = words.split_first() else {
+                return Err(Error::config("TARGET is `stdio:` without a command; write stdio:COMMAND ARGS..."));
+            };
+            let mut config = StdioConfig::new(command.clone(), args.to_vec());
+            for e in env {
+                let (k, v) = e.split_once('=').ok_or_else(|| {
+                    Error::config("--env must be NAME=VALUE (the value is kept secret)")
+                })?;
+                config.env.push((k.to_owned(), v.to_owned()));
+            }
+            return Ok(Target::Stdio(config));
+        }
+        if target.starts_with("http://") || target.starts_with("https://") {
+            if !env.is_empty() {
+                return Err(Error::config("--env applies to stdio targets only; use --header for http(s)"));
+            }
+            let mut config = HttpConfig::new(target);
+            for h in headers {
+                let (name, value) = h.split_once(':').ok_or_else(|| {
+                    Error::config("--header must be 'Name: value' (the value is kept secret)")
+                })?;
+                config.headers.push((name.trim().to_owned(), value.trim().to_owned()));
+            }
+            return Ok(Target::Http(config));
+        }
+        Err(Error::config(
+            "TARGET must be an http(s):// URL or stdio:COMMAND ARGS... (for example stdio:\"npx -y @modelcontextprotocol/server-everything\")",
+        ))
+    }
+
+    pub fn set_http_request_timeout(&mut self, limit: Duration) {
+        if let Target::Http(c) = self {
+            c.request_timeout = c.request_timeout.min(limit);
+        }
+    }
+
+    /// Every secret value this target was given, for scrubbing output.
+    pub fn secrets(&self) -> Vec<String> {
+        match self {
+            Target::Http(c) => c.headers.iter().map(|(_, v)| v.clone()).collect(),
+            Target::Stdio(c) => c.env.iter().map(|(_, v)| v.clone()).collect(),
+        }
+    }
+
+    pub fn open(&self) -> Result<Connection, Error> {
+        match self {
+            Target::Http(c) => transport::http::connect(c),
+            Target::Stdio(c) => transport::stdio::spawn(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_targets() {
+        let t = Target::parse("stdio:node 'my server.js' --x", &[], &["TOKEN=s3cret".into()]).unwrap();
+        let Target::Stdio(c) = t else { panic!() };
+        assert_eq!(c.command, "node");
+        assert_eq!(c.args, ["my server.js", "--x"]);
+        assert_eq!(c.env, [("TOKEN".to_owned(), "s3cret".to_owned())]);
+
+        let t = Target::parse("http://127.0.0.1:1/mcp", &["Authorization: Bearer x y".into()], &[]).unwrap();
+        let Target::Http(c) = t else { panic!() };
+        assert_eq!(c.headers, [("Authorization".to_owned(), "Bearer x y".to_owned())]);
+    }
+
+    #[test]
+    fn bad_targets_say_what_to_write() {
+        let check = |target: &str, headers: &[String], env: &[String], expect: &str| {
+            let e = Target::parse(target, headers, env).unwrap_err();
+            assert!(e.message().contains(expect), "{target}: {e}");
+        };
+        check("ftp://x", &[], &[], "http(s):// URL or stdio:");
+        check("stdio:", &[], &[], "without a command");
+        check("stdio:node 'x", &[], &[], "unclosed quote");
+        check("http://x", &["NoColon".into()], &[], "'Name: value'");
+        check("stdio:x", &["A: b".into()], &[], "--header applies to http(s)");
+        check("http://x", &[], &["A=b".into()], "--env applies to stdio");
+    }
+}
