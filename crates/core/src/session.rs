@@ -145,7 +145,7 @@ impl Session {
         self.shared.transport.set_protocol_version(version);
         let _ = self.shared.server.set(result);
         self.notify("notifications/initialized", None).await.map_err(stage)?;
-        self.shared.transport.start_listening();
+        self.shared.transport.start_listening().await;
         Ok(())
     }
 
@@ -346,6 +346,9 @@ fn close_with(shared: &Shared, cause: Error) {
 
 async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Incoming>) {
     while let Some(item) = incoming.recv().await {
+        if let Incoming::Message(m) = &item {
+            tracing::trace!(method = m.method(), "received a message");
+        }
         match item {
             Incoming::Message(Message::Response(r)) => answer(&shared, r),
             Incoming::Message(Message::Notification(n)) => notification(&shared, &n.method, n.params),

@@ -49,10 +49,11 @@ impl Transport {
         }
     }
 
-    /// Called after `notifications/initialized`: opens the HTTP GET stream.
-    pub fn start_listening(&self) {
+    /// Called after `notifications/initialized`: opens the HTTP GET stream and returns once
+    /// the server answered it (bounded by the HTTP request timeout).
+    pub async fn start_listening(&self) {
         if let Transport::Http(t) = self {
-            t.start_listening();
+            t.start_listening().await;
         }
     }
 

@@ -41,6 +41,8 @@ pub struct HttpConfig {
     pub max_resume_attempts: u32,
     /// The largest JSON body or SSE event accepted.
     pub max_message_bytes: usize,
+    /// How long the handshake waits for the server to answer the standalone GET.
+    pub listen_open_wait: Duration,
 }
 
 impl HttpConfig {
@@ -53,6 +55,7 @@ impl HttpConfig {
             max_reconnection_wait: Duration::from_secs(300),
             max_resume_attempts: 10,
             max_message_bytes: 16 * 1024 * 1024,
+            listen_open_wait: Duration::from_secs(5),
         }
     }
 }
@@ -150,9 +153,14 @@ impl HttpTransport {
         self.inner.listen_status.lock().expect("lock").clone()
     }
 
-    pub fn start_listening(&self) {
+    /// Opens the standalone GET stream and waits until the server answered it, at most
+    /// `listen_open_wait`: a server that never answers the GET delays nothing further (the
+    /// GET goes on in the background until the request timeout).
+    pub async fn start_listening(&self) {
         let inner = self.inner.clone();
-        self.inner.spawn(stream::listen(inner));
+        let (opened, answered) = tokio::sync::oneshot::channel();
+        self.inner.spawn(stream::listen(inner, opened));
+        let _ = tokio::time::timeout(self.inner.config.listen_open_wait, answered).await;
     }
 
     /// Stops every stream, then DELETEs the session (405 tolerated), bounded by the

@@ -55,11 +55,15 @@ pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest:
 }
 
 /// The standalone GET stream: server requests and notifications. Its failures are
-/// recorded and logged, never fatal to the POST path.
-pub(super) async fn listen(inner: Arc<Inner>) {
+/// recorded and logged, never fatal to the POST path. `opened` fires once the GET has its
+/// answer (a stream, 405 or an error), so that the handshake can wait for it: a server that
+/// asks us something right after `initialized` must find the stream open.
+pub(super) async fn listen(inner: Arc<Inner>, opened: tokio::sync::oneshot::Sender<()>) {
     let target = inner.target("GET");
     let result = async {
-        let resp = get(&inner, None, inner.config.request_timeout).await?;
+        let resp = get(&inner, None, inner.config.request_timeout).await;
+        let _ = opened.send(());
+        let resp = resp?;
         let mut dec = Decoder::new(inner.config.max_message_bytes);
         match pump(&inner, resp, &mut dec, None, inner.config.sse_idle_timeout).await {
             Pumped::Garbage(e) => Err(e),
