@@ -3,6 +3,7 @@
 //! the ones a peer or the spec imposes (SSE `retry:`, the stdio shutdown sequence).
 
 pub mod http;
+pub mod memory;
 pub mod sse;
 pub mod stdio;
 
@@ -30,6 +31,7 @@ pub(crate) const INCOMING_CAPACITY: usize = 256;
 pub enum Transport {
     Stdio(stdio::StdioTransport),
     Http(http::HttpTransport),
+    Memory(memory::MemoryTransport),
 }
 
 impl Transport {
@@ -39,6 +41,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.send(msg).await,
             Transport::Http(t) => t.send(msg).await,
+            Transport::Memory(t) => t.send(msg),
         }
     }
 
@@ -63,6 +66,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.close().await,
             Transport::Http(t) => t.close().await,
+            Transport::Memory(t) => t.close(),
         }
     }
 
@@ -70,7 +74,7 @@ impl Transport {
     pub fn stderr_tail(&self) -> String {
         match self {
             Transport::Stdio(t) => t.stderr_tail(),
-            Transport::Http(_) => String::new(),
+            Transport::Http(_) | Transport::Memory(_) => String::new(),
         }
     }
 }

@@ -449,3 +449,6 @@ async fn server_request(options: &SessionOptions, method: &str, params: Option<V
         _ => Err(RpcError::method_not_found(method)),
     }
 }
+
+#[cfg(test)]
+mod tests;
