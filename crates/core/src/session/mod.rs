@@ -240,6 +240,12 @@ impl Session {
                 }
                 r = &mut answer => {
                     guard.id = None;
+                    // Progress that arrived before the answer reaches the caller first.
+                    while let Ok(p) = progress.try_recv() {
+                        if let Some(user) = &opts.progress {
+                            let _ = user.send(p);
+                        }
+                    }
                     return r.unwrap_or_else(|_| Err(Error::cancelled("the session ended before the answer")));
                 }
                 Some(p) = progress.recv() => {
