@@ -13,7 +13,10 @@ use std::sync::Arc;
 
 pub async fn run(url: &str) -> i32 {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let out = Out { json: false, redactor: Redactor::default() };
+    let out = Out {
+        json: false,
+        redactor: Redactor::default(),
+    };
     let mut options = SessionOptions::default();
     if scenario.starts_with("elicitation") {
         options.elicitation = Some(accept_with_defaults());
@@ -39,8 +42,12 @@ pub async fn run(url: &str) -> i32 {
 /// Ok(false) when a tool answered with `isError`.
 async fn scenario_steps(session: &Session, scenario: &str) -> Result<bool, lifeline_core::Error> {
     let call = |name: &'static str, args: Value| async move {
-        let r = session.call_tool(name, args, RequestOptions::default()).await?;
-        Ok::<bool, lifeline_core::Error>(!r.get("isError").and_then(Value::as_bool).unwrap_or(false))
+        let r = session
+            .call_tool(name, args, RequestOptions::default())
+            .await?;
+        Ok::<bool, lifeline_core::Error>(
+            !r.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        )
     };
     match scenario {
         "tools_call" => {
@@ -48,7 +55,9 @@ async fn scenario_steps(session: &Session, scenario: &str) -> Result<bool, lifel
             call("add_numbers", json!({ "a": 5, "b": 3 })).await
         }
         "sse-retry" => call("test_reconnection", json!({})).await,
-        s if s.starts_with("elicitation") => call("test_client_elicitation_defaults", json!({})).await,
+        s if s.starts_with("elicitation") => {
+            call("test_client_elicitation_defaults", json!({})).await
+        }
         // "initialize" and anything unknown: the handshake and a listing are the test.
         _ => session.list_tools().await.map(|_| true),
     }

@@ -15,7 +15,11 @@ use std::time::Duration;
 use target::Target;
 
 #[derive(Parser)]
-#[command(name = "lifeline", version, about = "Supervised MCP connections: call tools, list tools, run conformance")]
+#[command(
+    name = "lifeline",
+    version,
+    about = "Supervised MCP connections: call tools, list tools, run conformance"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -97,14 +101,20 @@ async fn run(cli: Cli) -> i32 {
 
 /// Parses the target and opens a session; on failure reports and returns the exit code.
 async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
-    let mut out = Out { json: args.json, redactor: Redactor::default() };
+    let mut out = Out {
+        json: args.json,
+        redactor: Redactor::default(),
+    };
     let mut target = match Target::parse(&args.target, &args.headers, &args.env) {
         Ok(t) => t,
         Err(e) => return Err(out.error(&e)),
     };
     out.redactor = Redactor::new(target.secrets());
     target.set_http_request_timeout(args.timeout);
-    let options = SessionOptions { request_timeout: args.timeout, ..SessionOptions::default() };
+    let options = SessionOptions {
+        request_timeout: args.timeout,
+        ..SessionOptions::default()
+    };
     let conn = match target.open() {
         Ok(c) => c,
         Err(e) => return Err(out.error(&e)),
@@ -128,7 +138,10 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
     let arguments: Value = match serde_json::from_str(&raw_args) {
         Ok(v @ Value::Object(_)) => v,
         _ => {
-            let out = Out { json: args.json, redactor: Redactor::default() };
+            let out = Out {
+                json: args.json,
+                redactor: Redactor::default(),
+            };
             return out.error(&Error::config(format!(
                 "ARGS_JSON must be a JSON object, like '{{\"text\":\"hi\"}}'; got {}",
                 lifeline_core::diagnostics::redact::cap(&raw_args, 80)
@@ -140,9 +153,12 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
         Err(code) => return code,
     };
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel();
-    let opts = RequestOptions { timeout: Some(args.timeout), progress: Some(progress_tx) };
-    let call = session.call_tool(&tool, arguments, opts);
-    tokio::pin!(call);
+    let opts = RequestOptions {
+        timeout: Some(args.timeout),
+        progress: Some(progress_tx),
+    };
+    // Boxed so that it can be dropped (which cancels it) before the session closes.
+    let mut call = Box::pin(session.call_tool(&tool, arguments, opts));
     let outcome = loop {
         tokio::select! {
             r = &mut call => break Some(r),
@@ -166,11 +182,17 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
         }
         Some(Err(e)) => out.error(&e),
         Some(Ok(result)) => {
-            let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+            let is_error = result
+                .get("isError")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if out.json {
                 out.json_line(&json!({ "ok": true, "result": result }));
             } else if is_error {
-                out.note(&format!("the tool reported an error:\n{}", content_text(&result)));
+                out.note(&format!(
+                    "the tool reported an error:\n{}",
+                    content_text(&result)
+                ));
             } else {
                 out.line(&content_text(&result));
             }
@@ -195,14 +217,27 @@ async fn tools(args: TargetArgs) -> i32 {
             } else {
                 let server = session.server().and_then(|s| s.server_info.as_ref());
                 if let (Some(info), Some(init)) = (server, session.server()) {
-                    out.note(&format!("{} {} · protocol {}", info.name, info.version, init.protocol_version));
+                    out.note(&format!(
+                        "{} {} · protocol {}",
+                        info.name, info.version, init.protocol_version
+                    ));
                 }
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
                 for t in &tools {
-                    let desc = t.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
-                    out.line(&format!("{:width$}  {desc}", t.name).trim_end().to_owned());
+                    let desc = t
+                        .description
+                        .as_deref()
+                        .unwrap_or("")
+                        .lines()
+                        .next()
+                        .unwrap_or("");
+                    out.line(format!("{:width$}  {desc}", t.name).trim_end());
                 }
-                out.note(&format!("{} tool{}", tools.len(), if tools.len() == 1 { "" } else { "s" }));
+                out.note(&format!(
+                    "{} tool{}",
+                    tools.len(),
+                    if tools.len() == 1 { "" } else { "s" }
+                ));
             }
             EXIT_OK
         }

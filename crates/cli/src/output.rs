@@ -83,7 +83,11 @@ fn details(e: &Error) -> String {
         parts.push(format!("stage {}", s.as_str()));
     }
     if let Some(status) = c.status {
-        parts.push(format!("HTTP {status} {}", c.reason.as_deref().unwrap_or("")).trim_end().to_owned());
+        parts.push(
+            format!("HTTP {status} {}", c.reason.as_deref().unwrap_or(""))
+                .trim_end()
+                .to_owned(),
+        );
     }
     if let (Some(m), Some(p)) = (&c.method, &c.url_path) {
         parts.push(format!("{m} {p}"));
@@ -119,8 +123,15 @@ mod tests {
         assert_eq!(exit_code(ErrorKind::Permission), 3);
         assert_eq!(exit_code(ErrorKind::RateLimited), 4);
         assert_eq!(exit_code(ErrorKind::Config), 2);
-        for k in [ErrorKind::Transport, ErrorKind::Timeout, ErrorKind::Server, ErrorKind::Protocol,
-                  ErrorKind::SessionExpired, ErrorKind::StreamLost, ErrorKind::ProcessExit] {
+        for k in [
+            ErrorKind::Transport,
+            ErrorKind::Timeout,
+            ErrorKind::Server,
+            ErrorKind::Protocol,
+            ErrorKind::SessionExpired,
+            ErrorKind::StreamLost,
+            ErrorKind::ProcessExit,
+        ] {
             assert_eq!(exit_code(k), 5, "{k}");
         }
     }

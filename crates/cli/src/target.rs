@@ -18,13 +18,17 @@ impl Target {
     pub fn parse(target: &str, headers: &[String], env: &[String]) -> Result<Target, Error> {
         if let Some(command_line) = target.strip_prefix("stdio:") {
             if !headers.is_empty() {
-                return Err(Error::config("--header applies to http(s) targets only; use --env to pass secrets to a stdio server"));
+                return Err(Error::config(
+                    "--header applies to http(s) targets only; use --env to pass secrets to a stdio server",
+                ));
             }
             let words = shlex::split(command_line).ok_or_else(|| {
                 Error::config("the stdio command line has an unclosed quote; check TARGET")
             })?;
             let Some((command, args)) = words.split_first() else {
-                return Err(Error::config("TARGET is `stdio:` without a command; write stdio:COMMAND ARGS..."));
+                return Err(Error::config(
+                    "TARGET is `stdio:` without a command; write stdio:COMMAND ARGS...",
+                ));
             };
             let mut config = StdioConfig::new(command.clone(), args.to_vec());
             for e in env {
@@ -37,14 +41,18 @@ impl Target {
         }
         if target.starts_with("http://") || target.starts_with("https://") {
             if !env.is_empty() {
-                return Err(Error::config("--env applies to stdio targets only; use --header for http(s)"));
+                return Err(Error::config(
+                    "--env applies to stdio targets only; use --header for http(s)",
+                ));
             }
             let mut config = HttpConfig::new(target);
             for h in headers {
                 let (name, value) = h.split_once(':').ok_or_else(|| {
                     Error::config("--header must be 'Name: value' (the value is kept secret)")
                 })?;
-                config.headers.push((name.trim().to_owned(), value.trim().to_owned()));
+                config
+                    .headers
+                    .push((name.trim().to_owned(), value.trim().to_owned()));
             }
             return Ok(Target::Http(config));
         }
@@ -81,15 +89,28 @@ mod tests {
 
     #[test]
     fn parses_targets() {
-        let t = Target::parse("stdio:node 'my server.js' --x", &[], &["TOKEN=s3cret".into()]).unwrap();
+        let t = Target::parse(
+            "stdio:node 'my server.js' --x",
+            &[],
+            &["TOKEN=s3cret".into()],
+        )
+        .unwrap();
         let Target::Stdio(c) = t else { panic!() };
         assert_eq!(c.command, "node");
         assert_eq!(c.args, ["my server.js", "--x"]);
         assert_eq!(c.env, [("TOKEN".to_owned(), "s3cret".to_owned())]);
 
-        let t = Target::parse("http://127.0.0.1:1/mcp", &["Authorization: Bearer x y".into()], &[]).unwrap();
+        let t = Target::parse(
+            "http://127.0.0.1:1/mcp",
+            &["Authorization: Bearer x y".into()],
+            &[],
+        )
+        .unwrap();
         let Target::Http(c) = t else { panic!() };
-        assert_eq!(c.headers, [("Authorization".to_owned(), "Bearer x y".to_owned())]);
+        assert_eq!(
+            c.headers,
+            [("Authorization".to_owned(), "Bearer x y".to_owned())]
+        );
     }
 
     #[test]
@@ -102,7 +123,12 @@ mod tests {
         check("stdio:", &[], &[], "without a command");
         check("stdio:node 'x", &[], &[], "unclosed quote");
         check("http://x", &["NoColon".into()], &[], "'Name: value'");
-        check("stdio:x", &["A: b".into()], &[], "--header applies to http(s)");
+        check(
+            "stdio:x",
+            &["A: b".into()],
+            &[],
+            "--header applies to http(s)",
+        );
         check("http://x", &[], &["A=b".into()], "--env applies to stdio");
     }
 }

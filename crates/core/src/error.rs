@@ -232,7 +232,10 @@ impl Error {
     pub fn closed_because(cause: &Error) -> Self {
         let mut e = cause.clone();
         e.transport_closed = true;
-        e.message = format!("the connection is closed, so the request was not sent: {}", cause.message);
+        e.message = format!(
+            "the connection is closed, so the request was not sent: {}",
+            cause.message
+        );
         e
     }
 
@@ -299,7 +302,9 @@ pub fn io_kind_of(err: &(dyn std::error::Error + 'static)) -> IoKind {
             use std::io::ErrorKind as K;
             match io.kind() {
                 K::TimedOut => return IoKind::Timeout,
-                K::ConnectionRefused | K::AddrNotAvailable | K::HostUnreachable
+                K::ConnectionRefused
+                | K::AddrNotAvailable
+                | K::HostUnreachable
                 | K::NetworkUnreachable => kind = IoKind::Connect,
                 _ => {}
             }

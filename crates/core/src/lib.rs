@@ -21,7 +21,11 @@ pub fn fmt_duration(d: Duration) -> String {
         format!("{ms} ms")
     } else if ms < 60_000 {
         let s = ms as f64 / 1000.0;
-        if ms % 1000 == 0 { format!("{} s", ms / 1000) } else { format!("{s:.1} s") }
+        if ms.is_multiple_of(1000) {
+            format!("{} s", ms / 1000)
+        } else {
+            format!("{s:.1} s")
+        }
     } else if ms < 3_600_000 {
         format!("{} min", ms / 60_000)
     } else if ms < 86_400_000 {

@@ -17,8 +17,18 @@ pub const MASK: &str = "***";
 const MIN_SECRET_LEN: usize = 4;
 
 const KEY_PREFIXES: [&str; 12] = [
-    "sk-", "sk_live_", "sk_test_", "pk_live_", "ghp_", "gho_", "ghs_", "github_pat_", "xoxb-",
-    "xoxp-", "glpat-", "AKIA",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "pk_live_",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "glpat-",
+    "AKIA",
 ];
 
 impl Redactor {
@@ -116,25 +126,49 @@ mod tests {
     use super::*;
 
     fn check(secrets: &[&str], input: &str, expect: &str) {
-        assert_eq!(Redactor::new(secrets.iter().copied()).scrub(input), expect, "{input}");
+        assert_eq!(
+            Redactor::new(secrets.iter().copied()).scrub(input),
+            expect,
+            "{input}"
+        );
     }
 
     #[test]
     fn configured_secrets_and_their_parts() {
-        check(&["CANARY-1234"], "token CANARY-1234 leaked", "token *** leaked");
+        check(
+            &["CANARY-1234"],
+            "token CANARY-1234 leaked",
+            "token *** leaked",
+        );
         check(&["Bearer CANARY-xyz"], "got CANARY-xyz", "got ***");
-        check(&["abc"], "abc is too short to mask", "abc is too short to mask");
+        check(
+            &["abc"],
+            "abc is too short to mask",
+            "abc is too short to mask",
+        );
         check(&["CANARY-12", "CANARY-1234"], "CANARY-1234", "***");
     }
 
     #[test]
     fn token_shapes_without_configuration() {
-        check(&[], "Authorization: Bearer abcdef123456", "Authorization: Bearer ***");
+        check(
+            &[],
+            "Authorization: Bearer abcdef123456",
+            "Authorization: Bearer ***",
+        );
         check(&[], "key sk-abcdefghijklmnop here", "key *** here");
         check(&[], "ghp_0123456789abcdef", "***");
         check(&[], "xoxb-123456789012-abc", "***");
-        check(&[], "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "jwt ***");
-        check(&[], "connection refused (os error 111)", "connection refused (os error 111)");
+        check(
+            &[],
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "jwt ***",
+        );
+        check(
+            &[],
+            "connection refused (os error 111)",
+            "connection refused (os error 111)",
+        );
         check(&[], "sk-short", "sk-short");
     }
 

@@ -87,11 +87,18 @@ impl fmt::Display for ParseError {
 
 impl Message {
     pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
-        Message::Request(Request { id, method: method.into(), params })
+        Message::Request(Request {
+            id,
+            method: method.into(),
+            params,
+        })
     }
 
     pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
-        Message::Notification(Notification { method: method.into(), params })
+        Message::Notification(Notification {
+            method: method.into(),
+            params,
+        })
     }
 
     pub fn method(&self) -> Option<&str> {
@@ -107,7 +114,10 @@ impl Message {
         m.insert("jsonrpc".into(), "2.0".into());
         match self {
             Message::Request(r) => {
-                m.insert("id".into(), serde_json::to_value(&r.id).unwrap_or(Value::Null));
+                m.insert(
+                    "id".into(),
+                    serde_json::to_value(&r.id).unwrap_or(Value::Null),
+                );
                 m.insert("method".into(), r.method.clone().into());
                 if let Some(p) = &r.params {
                     m.insert("params".into(), p.clone());
@@ -120,7 +130,10 @@ impl Message {
                 }
             }
             Message::Response(r) => {
-                m.insert("id".into(), serde_json::to_value(&r.id).unwrap_or(Value::Null));
+                m.insert(
+                    "id".into(),
+                    serde_json::to_value(&r.id).unwrap_or(Value::Null),
+                );
                 match &r.outcome {
                     Ok(v) => m.insert("result".into(), v.clone()),
                     Err(e) => m.insert("error".into(), serde_json::to_value(e).unwrap_or_default()),
@@ -137,22 +150,25 @@ impl Message {
 
     pub fn from_value(v: Value) -> Result<Message, ParseError> {
         let Value::Object(mut m) = v else {
-            return Err(ParseError("a JSON-RPC message must be a JSON object".into()));
+            return Err(ParseError(
+                "a JSON-RPC message must be a JSON object".into(),
+            ));
         };
         if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
             return Err(ParseError("the message lacks \"jsonrpc\": \"2.0\"".into()));
         }
         let id = match m.remove("id") {
             None | Some(Value::Null) => None,
-            Some(v) => Some(
-                serde_json::from_value::<RequestId>(v)
-                    .map_err(|_| ParseError("the message id is neither a string nor an integer".into()))?,
-            ),
+            Some(v) => Some(serde_json::from_value::<RequestId>(v).map_err(|_| {
+                ParseError("the message id is neither a string nor an integer".into())
+            })?),
         };
         let params = m.remove("params");
         if let Some(method) = m.remove("method") {
             let Value::String(method) = method else {
-                return Err(ParseError("the message's \"method\" is not a string".into()));
+                return Err(ParseError(
+                    "the message's \"method\" is not a string".into(),
+                ));
             };
             return Ok(match id {
                 Some(id) => Message::Request(Request { id, method, params }),
@@ -160,12 +176,15 @@ impl Message {
             });
         }
         let Some(id) = id else {
-            return Err(ParseError("the message has neither a method nor an id".into()));
+            return Err(ParseError(
+                "the message has neither a method nor an id".into(),
+            ));
         };
         let outcome = match (m.remove("result"), m.remove("error")) {
             (Some(r), None) => Ok(r),
-            (None, Some(e)) => Err(serde_json::from_value::<RpcError>(e)
-                .map_err(|_| ParseError("the response's \"error\" is not a JSON-RPC error object".into()))?),
+            (None, Some(e)) => Err(serde_json::from_value::<RpcError>(e).map_err(|_| {
+                ParseError("the response's \"error\" is not a JSON-RPC error object".into())
+            })?),
             _ => {
                 return Err(ParseError(
                     "a response must have exactly one of \"result\" and \"error\"".into(),
@@ -177,8 +196,14 @@ impl Message {
 
     /// Parses one message or a batch (servers of the 2025-03-26 revision may batch).
     pub fn parse_many(bytes: &[u8]) -> Result<Vec<Message>, ParseError> {
-        let v: Value = serde_json::from_slice(bytes)
-            .map_err(|e| ParseError(format!("not JSON ({} at line {}, column {})", describe(&e), e.line(), e.column())))?;
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+            ParseError(format!(
+                "not JSON ({} at line {}, column {})",
+                describe(&e),
+                e.line(),
+                e.column()
+            ))
+        })?;
         match v {
             Value::Array(items) => items.into_iter().map(Message::from_value).collect(),
             v => Ok(vec![Message::from_value(v)?]),
@@ -218,34 +243,61 @@ mod tests {
         );
         check(
             json!({"jsonrpc":"2.0","id":"a","method":"roots/list","params":{}}),
-            Ok(Message::request(RequestId::String("a".into()), "roots/list", Some(json!({})))),
+            Ok(Message::request(
+                RequestId::String("a".into()),
+                "roots/list",
+                Some(json!({})),
+            )),
         );
         check(
             json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}),
-            Ok(Message::notification("notifications/progress", Some(json!({"progress":1})))),
+            Ok(Message::notification(
+                "notifications/progress",
+                Some(json!({"progress":1})),
+            )),
         );
         check(
             json!({"jsonrpc":"2.0","id":7,"result":{}}),
-            Ok(Message::Response(Response { id: RequestId::Number(7), outcome: Ok(json!({})) })),
+            Ok(Message::Response(Response {
+                id: RequestId::Number(7),
+                outcome: Ok(json!({})),
+            })),
         );
         check(
             json!({"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"nope"}}),
             Ok(Message::Response(Response {
                 id: RequestId::Number(7),
-                outcome: Err(RpcError { code: -32601, message: "nope".into(), data: None }),
+                outcome: Err(RpcError {
+                    code: -32601,
+                    message: "nope".into(),
+                    data: None,
+                }),
             })),
         );
         check(json!([1]), Err("JSON object"));
         check(json!({"id":1,"method":"x"}), Err("jsonrpc"));
         check(json!({"jsonrpc":"2.0","id":1}), Err("exactly one"));
-        check(json!({"jsonrpc":"2.0","result":1}), Err("neither a method nor an id"));
-        check(json!({"jsonrpc":"2.0","id":1.5,"result":1}), Err("neither a string nor an integer"));
-        check(json!({"jsonrpc":"2.0","id":1,"error":"bad"}), Err("not a JSON-RPC error object"));
+        check(
+            json!({"jsonrpc":"2.0","result":1}),
+            Err("neither a method nor an id"),
+        );
+        check(
+            json!({"jsonrpc":"2.0","id":1.5,"result":1}),
+            Err("neither a string nor an integer"),
+        );
+        check(
+            json!({"jsonrpc":"2.0","id":1,"error":"bad"}),
+            Err("not a JSON-RPC error object"),
+        );
     }
 
     #[test]
     fn round_trips_through_json() {
-        let m = Message::request(RequestId::Number(3), "tools/call", Some(json!({"name":"a\nb"})));
+        let m = Message::request(
+            RequestId::Number(3),
+            "tools/call",
+            Some(json!({"name":"a\nb"})),
+        );
         let line = m.to_json();
         assert!(!line.contains('\n'));
         assert_eq!(Message::parse_many(line.as_bytes()).unwrap(), vec![m]);

@@ -51,7 +51,10 @@ impl ClientCapabilities {
             caps.insert("sampling".into(), json!({}));
         }
         if self.elicitation {
-            caps.insert("elicitation".into(), json!({ "form": { "applyDefaults": true } }));
+            caps.insert(
+                "elicitation".into(),
+                json!({ "form": { "applyDefaults": true } }),
+            );
         }
         Value::Object(caps)
     }
@@ -127,7 +130,10 @@ pub struct Progress {
 /// without a default are left out, which a form with only optional fields accepts.
 pub fn elicitation_defaults(requested_schema: &Value) -> Value {
     let mut content = serde_json::Map::new();
-    if let Some(props) = requested_schema.get("properties").and_then(Value::as_object) {
+    if let Some(props) = requested_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    {
         for (name, prop) in props {
             if let Some(default) = prop.get("default") {
                 content.insert(name.clone(), default.clone());
@@ -147,7 +153,10 @@ mod tests {
             assert_eq!(negotiate(v), Ok(v));
         }
         let err = negotiate("2024-11-05").unwrap_err();
-        assert!(err.contains("\"2024-11-05\"") && err.contains("2025-03-26"), "{err}");
+        assert!(
+            err.contains("\"2024-11-05\"") && err.contains("2025-03-26"),
+            "{err}"
+        );
         assert!(negotiate("").is_err());
     }
 
@@ -157,8 +166,14 @@ mod tests {
         assert_eq!(p["protocolVersion"], "2025-11-25");
         assert_eq!(p["capabilities"], json!({}));
         assert_eq!(p["clientInfo"]["name"], "lifeline");
-        let p = initialize_params(&ClientCapabilities { elicitation: true, ..Default::default() });
-        assert_eq!(p["capabilities"]["elicitation"]["form"]["applyDefaults"], true);
+        let p = initialize_params(&ClientCapabilities {
+            elicitation: true,
+            ..Default::default()
+        });
+        assert_eq!(
+            p["capabilities"]["elicitation"]["form"]["applyDefaults"],
+            true
+        );
     }
 
     #[test]
@@ -167,7 +182,10 @@ mod tests {
             "name":{"type":"string","default":"John Doe"},
             "age":{"type":"integer","default":30},
             "note":{"type":"string"}}});
-        assert_eq!(elicitation_defaults(&schema), json!({"name":"John Doe","age":30}));
+        assert_eq!(
+            elicitation_defaults(&schema),
+            json!({"name":"John Doe","age":30})
+        );
     }
 
     #[test]
@@ -175,7 +193,10 @@ mod tests {
         let page: ListToolsPage = serde_json::from_value(json!({"tools":[
             {"name":"a","inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}},
             {"name":"b"}], "nextCursor":"c2"})).unwrap();
-        assert_eq!(page.tools[0].annotations, Some(json!({"readOnlyHint":true})));
+        assert_eq!(
+            page.tools[0].annotations,
+            Some(json!({"readOnlyHint":true}))
+        );
         assert_eq!(page.tools[1].input_schema, json!({"type":"object"}));
         assert_eq!(page.next_cursor.as_deref(), Some("c2"));
     }

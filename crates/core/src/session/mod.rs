@@ -5,7 +5,9 @@
 
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
-use crate::protocol::mcp::{self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool};
+use crate::protocol::mcp::{
+    self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool,
+};
 use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::transport::{Connection, Incoming, Transport};
 use futures_util::future::BoxFuture;
@@ -58,9 +60,19 @@ impl SessionOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerNotification {
     ToolsListChanged,
-    Log { level: String, logger: Option<String>, data: Value },
-    Progress { request: RequestId, progress: Progress },
-    Other { method: String, params: Option<Value> },
+    Log {
+        level: String,
+        logger: Option<String>,
+        data: Value,
+    },
+    Progress {
+        request: RequestId,
+        progress: Progress,
+    },
+    Other {
+        method: String,
+        params: Option<Value>,
+    },
 }
 
 /// Per-request choices.
@@ -129,22 +141,32 @@ impl Session {
         let params = mcp::initialize_params(&self.shared.options.capabilities());
         let stage = |e: Error| {
             let s = if e.kind() == ErrorKind::Transport
-                && matches!(e.context().io, Some(IoKind::Connect | IoKind::Dns | IoKind::Tls))
-            {
+                && matches!(
+                    e.context().io,
+                    Some(IoKind::Connect | IoKind::Dns | IoKind::Tls)
+                ) {
                 Stage::Connect
             } else {
                 Stage::Initialize
             };
             e.in_stage(Phase::Connect, Some(s))
         };
-        let value = self.request("initialize", Some(params), RequestOptions::default()).await.map_err(stage)?;
+        let value = self
+            .request("initialize", Some(params), RequestOptions::default())
+            .await
+            .map_err(stage)?;
         let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
-            stage(Error::protocol(format!("the server's initialize result is malformed ({e})")))
+            stage(Error::protocol(format!(
+                "the server's initialize result is malformed ({e})"
+            )))
         })?;
-        let version = mcp::negotiate(&result.protocol_version).map_err(|m| stage(Error::protocol(m)))?;
+        let version =
+            mcp::negotiate(&result.protocol_version).map_err(|m| stage(Error::protocol(m)))?;
         self.shared.transport.set_protocol_version(version);
         let _ = self.shared.server.set(result);
-        self.notify("notifications/initialized", None).await.map_err(stage)?;
+        self.notify("notifications/initialized", None)
+            .await
+            .map_err(stage)?;
         self.shared.transport.start_listening().await;
         Ok(())
     }
@@ -169,11 +191,16 @@ impl Session {
 
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         self.check_open()?;
-        self.shared.transport.send(&Message::notification(method, params)).await
+        self.shared
+            .transport
+            .send(&Message::notification(method, params))
+            .await
     }
 
     pub async fn ping(&self) -> Result<(), Error> {
-        self.request("ping", None, RequestOptions::default()).await.map(|_| ())
+        self.request("ping", None, RequestOptions::default())
+            .await
+            .map(|_| ())
     }
 
     /// Every tool, following `nextCursor` until the last page.
@@ -183,9 +210,12 @@ impl Session {
         let mut cursor: Option<String> = None;
         loop {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let value = self.request("tools/list", params, RequestOptions::default()).await?;
-            let page: ListToolsPage = serde_json::from_value(value)
-                .map_err(|e| Error::protocol(format!("the server's tools/list result is malformed ({e})")))?;
+            let value = self
+                .request("tools/list", params, RequestOptions::default())
+                .await?;
+            let page: ListToolsPage = serde_json::from_value(value).map_err(|e| {
+                Error::protocol(format!("the server's tools/list result is malformed ({e})"))
+            })?;
             tools.extend(page.tools);
             match page.next_cursor {
                 None => return Ok(tools),
@@ -201,14 +231,24 @@ impl Session {
 
     /// Calls a tool. A result with `isError: true` is still `Ok`: the tool ran and failed,
     /// which the caller reports; `Err` means the call itself did not complete.
-    pub async fn call_tool(&self, name: &str, arguments: Value, opts: RequestOptions) -> Result<Value, Error> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: RequestOptions,
+    ) -> Result<Value, Error> {
         let params = json!({ "name": name, "arguments": arguments });
         self.request("tools/call", Some(params), opts).await
     }
 
     /// Sends a request and waits for its answer, its timeout, or the end of the session.
     /// Dropping the future cancels the request (`notifications/cancelled` is sent).
-    pub async fn request(&self, method: &str, params: Option<Value>, opts: RequestOptions) -> Result<Value, Error> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: RequestOptions,
+    ) -> Result<Value, Error> {
         self.check_open()?;
         let shared = &self.shared;
         let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
@@ -217,9 +257,17 @@ impl Session {
         let (progress_tx, mut progress) = mpsc::unbounded_channel();
         shared.pending.lock().expect("lock").insert(
             id.clone(),
-            Pending { method: method.to_owned(), answer: answer_tx, progress: progress_tx },
+            Pending {
+                method: method.to_owned(),
+                answer: answer_tx,
+                progress: progress_tx,
+            },
         );
-        let mut guard = CancelOnDrop { shared: shared.clone(), id: Some(id.clone()), initialize: method == "initialize" };
+        let mut guard = CancelOnDrop {
+            shared: shared.clone(),
+            id: Some(id.clone()),
+            initialize: method == "initialize",
+        };
 
         let timeout = opts.timeout.unwrap_or(shared.options.request_timeout);
         let hard = Instant::now() + shared.options.max_request_timeout.max(timeout);
@@ -301,7 +349,9 @@ impl CancelOnDrop {
     /// True when `notifications/cancelled` was sent (never for `initialize`, as the spec
     /// forbids cancelling it).
     fn cancel(&mut self, reason: &str) -> bool {
-        let Some(id) = self.id.take() else { return false };
+        let Some(id) = self.id.take() else {
+            return false;
+        };
         self.shared.pending.lock().expect("lock").remove(&id);
         if self.initialize || self.shared.closed.lock().expect("lock").is_some() {
             return false;
@@ -334,15 +384,28 @@ fn with_progress_token(method: &str, params: Option<Value>, id: &RequestId) -> O
     if let Some(obj) = params.as_object_mut() {
         let meta = obj.entry("_meta").or_insert_with(|| json!({}));
         if let Some(meta) = meta.as_object_mut() {
-            meta.insert("progressToken".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+            meta.insert(
+                "progressToken".into(),
+                serde_json::to_value(id).unwrap_or(Value::Null),
+            );
         }
     }
     Some(params)
 }
 
 fn close_with(shared: &Shared, cause: Error) {
-    shared.closed.lock().expect("lock").get_or_insert(cause.clone());
-    let pending: Vec<Pending> = shared.pending.lock().expect("lock").drain().map(|(_, p)| p).collect();
+    shared
+        .closed
+        .lock()
+        .expect("lock")
+        .get_or_insert(cause.clone());
+    let pending: Vec<Pending> = shared
+        .pending
+        .lock()
+        .expect("lock")
+        .drain()
+        .map(|(_, p)| p)
+        .collect();
     for p in pending {
         let _ = p.answer.send(Err(cause.clone().with(|c| {
             c.method.get_or_insert(p.method.clone());
@@ -357,7 +420,9 @@ async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Incomin
         }
         match item {
             Incoming::Message(Message::Response(r)) => answer(&shared, r),
-            Incoming::Message(Message::Notification(n)) => notification(&shared, &n.method, n.params),
+            Incoming::Message(Message::Notification(n)) => {
+                notification(&shared, &n.method, n.params)
+            }
             Incoming::Message(Message::Request(r)) => {
                 let shared = shared.clone();
                 tokio::spawn(async move {
@@ -389,7 +454,9 @@ fn answer(shared: &Shared, r: Response) {
         tracing::debug!(id = %r.id, "ignored a response to a request no longer waiting");
         return;
     };
-    let outcome = r.outcome.map_err(|e| rpc_error(&shared.redactor, &p.method, &e));
+    let outcome = r
+        .outcome
+        .map_err(|e| rpc_error(&shared.redactor, &p.method, &e));
     let _ = p.answer.send(outcome);
 }
 
@@ -402,7 +469,11 @@ fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
     };
     Error::new(
         kind,
-        format!("the server answered {method} with error {}: {}", e.code, cap(&redactor.scrub(&e.message), 500)),
+        format!(
+            "the server answered {method} with error {}: {}",
+            e.code,
+            cap(&redactor.scrub(&e.message), 500)
+        ),
     )
     .with(|c| {
         c.rpc_code = Some(e.code);
@@ -414,12 +485,19 @@ fn notification(shared: &Shared, method: &str, params: Option<Value>) {
     let event = match method {
         "notifications/progress" => {
             let Some(p) = params.as_ref() else { return };
-            let Ok(token) = serde_json::from_value::<RequestId>(p["progressToken"].clone()) else { return };
-            let Ok(progress) = serde_json::from_value::<Progress>(p.clone()) else { return };
+            let Ok(token) = serde_json::from_value::<RequestId>(p["progressToken"].clone()) else {
+                return;
+            };
+            let Ok(progress) = serde_json::from_value::<Progress>(p.clone()) else {
+                return;
+            };
             if let Some(pending) = shared.pending.lock().expect("lock").get(&token) {
                 let _ = pending.progress.send(progress.clone());
             }
-            ServerNotification::Progress { request: token, progress }
+            ServerNotification::Progress {
+                request: token,
+                progress,
+            }
         }
         "notifications/tools/list_changed" => ServerNotification::ToolsListChanged,
         "notifications/message" => {
@@ -430,13 +508,20 @@ fn notification(shared: &Shared, method: &str, params: Option<Value>) {
                 data: p["data"].clone(),
             }
         }
-        _ => ServerNotification::Other { method: method.to_owned(), params },
+        _ => ServerNotification::Other {
+            method: method.to_owned(),
+            params,
+        },
     };
     let _ = shared.notifications.send(event);
 }
 
 /// Answers a request the server sent us. Only what the embedder opted into is offered.
-async fn server_request(options: &SessionOptions, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+async fn server_request(
+    options: &SessionOptions,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, RpcError> {
     let params = params.unwrap_or_else(|| json!({}));
     match method {
         "ping" => Ok(json!({})),

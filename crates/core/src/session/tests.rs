@@ -14,7 +14,11 @@ fn session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {
 }
 
 async fn next(server: &mut ServerEnd) -> Message {
-    server.from_client.recv().await.expect("the client sent a message")
+    server
+        .from_client
+        .recv()
+        .await
+        .expect("the client sent a message")
 }
 
 fn request_id(m: &Message) -> RequestId {
@@ -25,19 +29,43 @@ fn request_id(m: &Message) -> RequestId {
 }
 
 async fn reply(server: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
-    server.to_client.send(Incoming::Message(Message::Response(Response { id, outcome }))).await.unwrap();
+    server
+        .to_client
+        .send(Incoming::Message(Message::Response(Response {
+            id,
+            outcome,
+        })))
+        .await
+        .unwrap();
 }
 
 async fn progress(server: &ServerEnd, token: &RequestId, n: f64) {
     let params = json!({ "progressToken": token, "progress": n });
-    server.to_client.send(Incoming::Message(Message::notification("notifications/progress", Some(params)))).await.unwrap();
+    server
+        .to_client
+        .send(Incoming::Message(Message::notification(
+            "notifications/progress",
+            Some(params),
+        )))
+        .await
+        .unwrap();
 }
 
 /// Spawns a tools/call and returns its handle with the id the server saw.
-async fn start_call(s: &Arc<Session>, server: &mut ServerEnd) -> (tokio::task::JoinHandle<Result<Value, Error>>, RequestId, Instant) {
+async fn start_call(
+    s: &Arc<Session>,
+    server: &mut ServerEnd,
+) -> (
+    tokio::task::JoinHandle<Result<Value, Error>>,
+    RequestId,
+    Instant,
+) {
     let s2 = s.clone();
     let started = Instant::now();
-    let h = tokio::spawn(async move { s2.call_tool("t", json!({}), RequestOptions::default()).await });
+    let h = tokio::spawn(async move {
+        s2.call_tool("t", json!({}), RequestOptions::default())
+            .await
+    });
     let id = request_id(&next(server).await);
     (h, id, started)
 }
@@ -49,10 +77,18 @@ async fn a_call_never_answered_times_out_at_exactly_the_timeout_and_is_cancelled
     let err = h.await.unwrap().unwrap_err();
     assert_eq!(Instant::now() - started, T);
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    assert!(err.message().contains("sent notifications/cancelled"), "{err}");
-    let Message::Notification(n) = next(&mut server).await else { panic!("expected cancelled") };
+    assert!(
+        err.message().contains("sent notifications/cancelled"),
+        "{err}"
+    );
+    let Message::Notification(n) = next(&mut server).await else {
+        panic!("expected cancelled")
+    };
     assert_eq!(n.method, "notifications/cancelled");
-    assert_eq!(n.params.unwrap()["requestId"], serde_json::to_value(&id).unwrap());
+    assert_eq!(
+        n.params.unwrap()["requestId"],
+        serde_json::to_value(&id).unwrap()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -82,7 +118,10 @@ async fn progress_cannot_extend_past_the_hard_cap() {
 
 #[tokio::test(start_paused = true)]
 async fn late_answers_are_ignored_and_the_session_goes_on() {
-    let (s, mut server) = session(SessionOptions { request_timeout: Duration::from_secs(5), ..Default::default() });
+    let (s, mut server) = session(SessionOptions {
+        request_timeout: Duration::from_secs(5),
+        ..Default::default()
+    });
     let (h, id, _) = start_call(&s, &mut server).await;
     assert!(h.await.unwrap().is_err());
     let _cancelled = next(&mut server).await;
@@ -109,15 +148,29 @@ async fn when_the_connection_ends_waiting_requests_fail_at_once_and_later_ones_a
     let (s, mut server) = session(SessionOptions::default());
     let (h, _, started) = start_call(&s, &mut server).await;
     let cause = Error::new(ErrorKind::StreamLost, "the stream was lost");
-    server.to_client.send(Incoming::Closed(cause)).await.unwrap();
+    server
+        .to_client
+        .send(Incoming::Closed(cause))
+        .await
+        .unwrap();
     let err = h.await.unwrap().unwrap_err();
-    assert_eq!(Instant::now(), started, "failed at once, not at the timeout");
+    assert_eq!(
+        Instant::now(),
+        started,
+        "failed at once, not at the timeout"
+    );
     assert_eq!(err.kind(), ErrorKind::StreamLost);
     assert!(err.message().contains("the stream was lost"));
-    let err = s.call_tool("t", json!({}), RequestOptions::default()).await.unwrap_err();
+    let err = s
+        .call_tool("t", json!({}), RequestOptions::default())
+        .await
+        .unwrap_err();
     assert!(err.is_transport_closed());
     assert_eq!(err.kind(), ErrorKind::StreamLost);
-    assert!(server.from_client.try_recv().is_err(), "nothing was sent after the close");
+    assert!(
+        server.from_client.try_recv().is_err(),
+        "nothing was sent after the close"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -126,8 +179,15 @@ async fn a_failed_request_fails_only_itself() {
     let (h1, id1, _) = start_call(&s, &mut server).await;
     let (h2, id2, _) = start_call(&s, &mut server).await;
     let error = Error::new(ErrorKind::RateLimited, "slow down");
-    server.to_client.send(Incoming::RequestFailed { id: id1, error }).await.unwrap();
-    assert_eq!(h1.await.unwrap().unwrap_err().kind(), ErrorKind::RateLimited);
+    server
+        .to_client
+        .send(Incoming::RequestFailed { id: id1, error })
+        .await
+        .unwrap();
+    assert_eq!(
+        h1.await.unwrap().unwrap_err().kind(),
+        ErrorKind::RateLimited
+    );
     reply(&server, id2, Ok(json!("ok"))).await;
     assert_eq!(h2.await.unwrap().unwrap(), json!("ok"));
 }
@@ -138,11 +198,24 @@ async fn calls_carry_a_progress_token_and_progress_reaches_the_caller() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let s2 = s.clone();
     let h = tokio::spawn(async move {
-        s2.call_tool("t", json!({"x": 1}), RequestOptions { progress: Some(tx), ..Default::default() }).await
+        s2.call_tool(
+            "t",
+            json!({"x": 1}),
+            RequestOptions {
+                progress: Some(tx),
+                ..Default::default()
+            },
+        )
+        .await
     });
-    let Message::Request(r) = next(&mut server).await else { panic!() };
+    let Message::Request(r) = next(&mut server).await else {
+        panic!()
+    };
     let params = r.params.unwrap();
-    assert_eq!(params["_meta"]["progressToken"], serde_json::to_value(&r.id).unwrap());
+    assert_eq!(
+        params["_meta"]["progressToken"],
+        serde_json::to_value(&r.id).unwrap()
+    );
     assert_eq!(params["arguments"], json!({"x": 1}));
     progress(&server, &r.id, 0.5).await;
     assert_eq!(rx.recv().await.unwrap().progress, 0.5);
@@ -154,21 +227,42 @@ async fn calls_carry_a_progress_token_and_progress_reaches_the_caller() {
 async fn json_rpc_errors_are_typed_and_scrubbed() {
     let (s, mut server) = session(SessionOptions::default());
     let (h, id, _) = start_call(&s, &mut server).await;
-    let e = RpcError { code: -32602, message: "bad args Bearer abcdefgh1234".into(), data: None };
+    let e = RpcError {
+        code: -32602,
+        message: "bad args Bearer abcdefgh1234".into(),
+        data: None,
+    };
     reply(&server, id, Err(e)).await;
     let err = h.await.unwrap().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Protocol);
     assert_eq!(err.context().rpc_code, Some(-32602));
     assert!(err.message().contains("bad args Bearer ***"), "{err}");
     let (h, id, _) = start_call(&s, &mut server).await;
-    reply(&server, id, Err(RpcError { code: -32000, message: "db down".into(), data: None })).await;
+    reply(
+        &server,
+        id,
+        Err(RpcError {
+            code: -32000,
+            message: "db down".into(),
+            data: None,
+        }),
+    )
+    .await;
     assert_eq!(h.await.unwrap().unwrap_err().kind(), ErrorKind::Server);
 }
 
 /// Sends a server→client request and returns the client's answer.
 async fn ask(server: &mut ServerEnd, method: &str) -> Result<Value, RpcError> {
     let id = RequestId::String(format!("srv-{method}"));
-    server.to_client.send(Incoming::Message(Message::request(id.clone(), method, Some(json!({}))))).await.unwrap();
+    server
+        .to_client
+        .send(Incoming::Message(Message::request(
+            id.clone(),
+            method,
+            Some(json!({})),
+        )))
+        .await
+        .unwrap();
     match next(server).await {
         Message::Response(r) => {
             assert_eq!(r.id, id);
@@ -182,8 +276,17 @@ async fn ask(server: &mut ServerEnd, method: &str) -> Result<Value, RpcError> {
 async fn server_requests_are_answered_only_when_opted_in() {
     let (_s, mut server) = session(SessionOptions::default());
     assert_eq!(ask(&mut server, "ping").await, Ok(json!({})));
-    for m in ["roots/list", "elicitation/create", "sampling/createMessage", "tasks/whatever"] {
-        assert_eq!(ask(&mut server, m).await.unwrap_err().code, RpcError::METHOD_NOT_FOUND, "{m}");
+    for m in [
+        "roots/list",
+        "elicitation/create",
+        "sampling/createMessage",
+        "tasks/whatever",
+    ] {
+        assert_eq!(
+            ask(&mut server, m).await.unwrap_err().code,
+            RpcError::METHOD_NOT_FOUND,
+            "{m}"
+        );
     }
     let handler: Handler = Arc::new(|_| Box::pin(async { Ok(json!({"action": "decline"})) }));
     let options = SessionOptions {
@@ -192,8 +295,14 @@ async fn server_requests_are_answered_only_when_opted_in() {
         ..Default::default()
     };
     let (_s, mut server) = session(options);
-    assert_eq!(ask(&mut server, "roots/list").await, Ok(json!({"roots": [{"uri": "file:///w"}]})));
-    assert_eq!(ask(&mut server, "elicitation/create").await, Ok(json!({"action": "decline"})));
+    assert_eq!(
+        ask(&mut server, "roots/list").await,
+        Ok(json!({"roots": [{"uri": "file:///w"}]}))
+    );
+    assert_eq!(
+        ask(&mut server, "elicitation/create").await,
+        Ok(json!({"action": "decline"}))
+    );
     assert!(ask(&mut server, "sampling/createMessage").await.is_err());
 }
 
@@ -202,14 +311,23 @@ async fn initialize_is_never_cancelled_and_a_stalled_one_ends_at_the_timeout() {
     let (conn, mut server) = memory::pair();
     let started = Instant::now();
     let connect = tokio::spawn(Session::connect(conn, SessionOptions::default()));
-    let Message::Request(init) = next(&mut server).await else { panic!() };
+    let Message::Request(init) = next(&mut server).await else {
+        panic!()
+    };
     assert_eq!(init.method, "initialize");
-    let err = connect.await.unwrap().err().expect("a stalled initialize fails");
+    let err = connect
+        .await
+        .unwrap()
+        .err()
+        .expect("a stalled initialize fails");
     assert_eq!(Instant::now() - started, T);
     assert_eq!(err.kind(), ErrorKind::Timeout);
     assert_eq!(err.context().stage, Some(Stage::Initialize));
     assert_eq!(err.context().phase, Some(Phase::Connect));
-    assert!(server.from_client.try_recv().is_err(), "no notifications/cancelled for initialize");
+    assert!(
+        server.from_client.try_recv().is_err(),
+        "no notifications/cancelled for initialize"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -236,7 +354,10 @@ async fn handshake_negotiates_and_refuses_unknown_versions() {
     let err = r.err().unwrap();
     assert_eq!(err.kind(), ErrorKind::Protocol);
     assert!(err.message().contains("\"2024-11-05\""), "{err}");
-    assert!(sent.is_empty(), "no initialized after a refused version: {sent:?}");
+    assert!(
+        sent.is_empty(),
+        "no initialized after a refused version: {sent:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,9 +366,14 @@ async fn dropping_a_call_cancels_it() {
     let (h, id, _) = start_call(&s, &mut server).await;
     h.abort();
     let _ = h.await;
-    let Message::Notification(n) = next(&mut server).await else { panic!() };
+    let Message::Notification(n) = next(&mut server).await else {
+        panic!()
+    };
     assert_eq!(n.method, "notifications/cancelled");
-    assert_eq!(n.params.unwrap()["requestId"], serde_json::to_value(&id).unwrap());
+    assert_eq!(
+        n.params.unwrap()["requestId"],
+        serde_json::to_value(&id).unwrap()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -255,13 +381,27 @@ async fn pagination_follows_cursors_and_stops_on_a_loop() {
     let (s, mut server) = session(SessionOptions::default());
     let s2 = s.clone();
     let h = tokio::spawn(async move { s2.list_tools().await });
-    let pages = [json!({"tools":[{"name":"a"}],"nextCursor":"p2"}), json!({"tools":[{"name":"b"}]})];
+    let pages = [
+        json!({"tools":[{"name":"a"}],"nextCursor":"p2"}),
+        json!({"tools":[{"name":"b"}]}),
+    ];
     for (i, page) in pages.into_iter().enumerate() {
-        let Message::Request(r) = next(&mut server).await else { panic!() };
-        assert_eq!(r.params.as_ref().and_then(|p| p.get("cursor")).is_some(), i > 0);
+        let Message::Request(r) = next(&mut server).await else {
+            panic!()
+        };
+        assert_eq!(
+            r.params.as_ref().and_then(|p| p.get("cursor")).is_some(),
+            i > 0
+        );
         reply(&server, r.id, Ok(page)).await;
     }
-    let names: Vec<String> = h.await.unwrap().unwrap().into_iter().map(|t| t.name).collect();
+    let names: Vec<String> = h
+        .await
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
     assert_eq!(names, ["a", "b"]);
 
     let s2 = s.clone();
@@ -270,5 +410,11 @@ async fn pagination_follows_cursors_and_stops_on_a_loop() {
         let id = request_id(&next(&mut server).await);
         reply(&server, id, Ok(json!({"tools":[],"nextCursor":"same"}))).await;
     }
-    assert!(h.await.unwrap().unwrap_err().message().contains("repeats a cursor"));
+    assert!(
+        h.await
+            .unwrap()
+            .unwrap_err()
+            .message()
+            .contains("repeats a cursor")
+    );
 }

@@ -22,10 +22,20 @@ pub struct ServerEnd {
 pub fn pair() -> (Connection, ServerEnd) {
     let (to_server, from_client) = mpsc::unbounded_channel();
     let (to_client, incoming) = mpsc::channel(INCOMING_CAPACITY);
-    let transport = MemoryTransport { to_server, closed: Mutex::new(None) };
+    let transport = MemoryTransport {
+        to_server,
+        closed: Mutex::new(None),
+    };
     (
-        Connection { transport: Transport::Memory(transport), incoming, redactor: Redactor::default() },
-        ServerEnd { from_client, to_client },
+        Connection {
+            transport: Transport::Memory(transport),
+            incoming,
+            redactor: Redactor::default(),
+        },
+        ServerEnd {
+            from_client,
+            to_client,
+        },
     )
 }
 

@@ -18,7 +18,10 @@ pub enum Incoming {
     Message(Message),
     /// The answer to this request cannot arrive (its POST failed, or its response stream
     /// was lost and could not be resumed).
-    RequestFailed { id: RequestId, error: Error },
+    RequestFailed {
+        id: RequestId,
+        error: Error,
+    },
     /// The transport ended; every pending request fails with this cause and the transport
     /// refuses every later send.
     Closed(Error),

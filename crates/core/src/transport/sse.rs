@@ -150,16 +150,10 @@ impl Decoder {
                 self.data.push_str(value);
                 self.data.push('\n');
             }
-            "id" => {
-                if !value.contains('\0') {
-                    self.id_buffer = value.to_owned();
-                }
-            }
-            "retry" => {
-                if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-                    // All digits but too long for u64 is still a valid field: saturate.
-                    self.retry_ms = Some(value.parse().unwrap_or(u64::MAX));
-                }
+            "id" if !value.contains('\0') => self.id_buffer = value.to_owned(),
+            // All digits but too long for u64 is still a valid field: saturate.
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry_ms = Some(value.parse().unwrap_or(u64::MAX));
             }
             _ => {}
         }
@@ -176,7 +170,11 @@ impl Decoder {
         data.pop();
         let event = std::mem::take(&mut self.event);
         out.push(Event {
-            event: if event.is_empty() { "message".into() } else { event },
+            event: if event.is_empty() {
+                "message".into()
+            } else {
+                event
+            },
             data,
             id: self.last_event_id.clone(),
         });
@@ -190,7 +188,11 @@ mod tests {
     const LIMIT: usize = 1024;
 
     fn ev(data: &str, id: &str) -> Event {
-        Event { event: "message".into(), data: data.into(), id: id.into() }
+        Event {
+            event: "message".into(),
+            data: data.into(),
+            id: id.into(),
+        }
     }
 
     /// Feeds `chunks` and compares events, the final last-event-id and the retry value.
@@ -211,7 +213,12 @@ mod tests {
         check(&[b"data: a\r\n\r\n"], vec![ev("a", "")], "", None);
         check(&[b"data: a\r\r"], vec![ev("a", "")], "", None);
         check(&[b"data: a\r", b"\n\r", b"\n"], vec![ev("a", "")], "", None);
-        check(&[b"data: a\n", b"data: b\n\n"], vec![ev("a\nb", "")], "", None);
+        check(
+            &[b"data: a\n", b"data: b\n\n"],
+            vec![ev("a\nb", "")],
+            "",
+            None,
+        );
     }
 
     #[test]
@@ -224,15 +231,30 @@ mod tests {
         check(&[b"retry:\n\n"], vec![], "", None);
         check(&[b"retry:  500\n\n"], vec![], "", None);
         check(&[b"retry: 86400000\n"], vec![], "", Some(86_400_000));
-        check(&[b"retry: 99999999999999999999999\n"], vec![], "", Some(u64::MAX));
+        check(
+            &[b"retry: 99999999999999999999999\n"],
+            vec![],
+            "",
+            Some(u64::MAX),
+        );
         check(&[b"retry: 300\nretry: x\n"], vec![], "", Some(300));
     }
 
     #[test]
     fn comments_bom_and_fields_without_colon() {
-        check(&[b": keepalive\n\n: ping\ndata: x\n\n"], vec![ev("x", "")], "", None);
+        check(
+            &[b": keepalive\n\n: ping\ndata: x\n\n"],
+            vec![ev("x", "")],
+            "",
+            None,
+        );
         check(&[b"\xEF\xBB\xBFdata: x\n\n"], vec![ev("x", "")], "", None);
-        check(&[b"\xEF\xBB", b"\xBFdata: x\n\n"], vec![ev("x", "")], "", None);
+        check(
+            &[b"\xEF\xBB", b"\xBFdata: x\n\n"],
+            vec![ev("x", "")],
+            "",
+            None,
+        );
         check(&[b"data\n\n"], vec![ev("", "")], "", None);
         check(&[b"data:no-space\n\n"], vec![ev("no-space", "")], "", None);
         check(&[b"data:  two\n\n"], vec![ev(" two", "")], "", None);
@@ -243,7 +265,12 @@ mod tests {
         // A priming event: id plus empty data is still dispatched, with empty data.
         check(&[b"id: e1\ndata: \n\n"], vec![ev("", "e1")], "e1", None);
         check(&[b"id: e1\n\n"], vec![], "e1", None);
-        check(&[b"id: e1\n\nid: a\0b\ndata: x\n\n"], vec![ev("x", "e1")], "e1", None);
+        check(
+            &[b"id: e1\n\nid: a\0b\ndata: x\n\n"],
+            vec![ev("x", "e1")],
+            "e1",
+            None,
+        );
         check(&[b"id: e1\n\nid\ndata: x\n\n"], vec![ev("x", "")], "", None);
         // An id without a blank line after it is not yet the last event id.
         check(&[b"id: e1\n\nid: e2\n"], vec![], "e1", None);
@@ -260,8 +287,14 @@ mod tests {
     #[test]
     fn oversized_lines_and_events_are_refused() {
         let mut d = Decoder::new(8);
-        assert_eq!(d.feed(b"data: 0123456789"), Err(DecodeError::TooLarge { limit: 8 }));
+        assert_eq!(
+            d.feed(b"data: 0123456789"),
+            Err(DecodeError::TooLarge { limit: 8 })
+        );
         let mut d = Decoder::new(8);
-        assert_eq!(d.feed(b"data:1234\ndata:5678\n"), Err(DecodeError::TooLarge { limit: 8 }));
+        assert_eq!(
+            d.feed(b"data:1234\ndata:5678\n"),
+            Err(DecodeError::TooLarge { limit: 8 })
+        );
     }
 }

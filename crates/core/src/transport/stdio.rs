@@ -128,7 +128,11 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
         grace: config.shutdown_grace,
         redactor: redactor.clone(),
     };
-    Ok(Connection { transport: Transport::Stdio(transport), incoming: rx, redactor })
+    Ok(Connection {
+        transport: Transport::Stdio(transport),
+        incoming: rx,
+        redactor,
+    })
 }
 
 impl StdioTransport {
@@ -140,7 +144,9 @@ impl StdioTransport {
         line.push('\n');
         let mut stdin = self.stdin.lock().await;
         let Some(pipe) = stdin.as_mut() else {
-            return Err(Error::cancelled("the connection is being closed, so the message was not sent"));
+            return Err(Error::cancelled(
+                "the connection is being closed, so the message was not sent",
+            ));
         };
         let write = async {
             pipe.write_all(line.as_bytes()).await?;
@@ -157,7 +163,8 @@ impl StdioTransport {
 
     /// The last lines the server wrote to stderr, scrubbed of configured secrets.
     pub fn stderr_tail(&self) -> String {
-        self.redactor.scrub(&self.stderr.lock().expect("stderr lock").text())
+        self.redactor
+            .scrub(&self.stderr.lock().expect("stderr lock").text())
     }
 
     pub fn exit_status(&self) -> Option<ExitStatus> {
@@ -205,7 +212,10 @@ fn signal_group(pid: i32, signal: i32) {
 }
 
 /// Waits for the exit status, up to `limit`. True when the process has exited.
-async fn wait_exit(exit: &mut watch::Receiver<Option<ExitStatus>>, limit: Option<Duration>) -> bool {
+async fn wait_exit(
+    exit: &mut watch::Receiver<Option<ExitStatus>>,
+    limit: Option<Duration>,
+) -> bool {
     let wait = exit.wait_for(Option::is_some);
     match limit {
         Some(limit) => matches!(tokio::time::timeout(limit, wait).await, Ok(Ok(_))),
@@ -293,7 +303,12 @@ async fn read_stdout(mut r: StdoutReader) {
                     r.max_line / (1024 * 1024)
                 ));
             }
-            Err(e) => break Error::transport(format!("reading the server's stdout failed: {}", io_reason(&e))),
+            Err(e) => {
+                break Error::transport(format!(
+                    "reading the server's stdout failed: {}",
+                    io_reason(&e)
+                ));
+            }
         }
         if line.last() == Some(&b'\r') {
             line.pop();
@@ -311,7 +326,9 @@ async fn read_stdout(mut r: StdoutReader) {
             }
             // stdout is the protocol channel, but servers do print stray logs there. Skip
             // the line and keep the connection: dropping it would lose every answer.
-            Err(e) => tracing::warn!(bytes = line.len(), error = %e, "skipped a stdout line that is not JSON-RPC"),
+            Err(e) => {
+                tracing::warn!(bytes = line.len(), error = %e, "skipped a stdout line that is not JSON-RPC")
+            }
         }
     };
     *r.closed.lock().expect("closed lock") = Some(cause.clone());
@@ -321,10 +338,14 @@ async fn read_stdout(mut r: StdoutReader) {
 /// stdout reached EOF: report how the process ended, with the tail of its stderr.
 async fn ended(r: &mut StdoutReader) -> Error {
     if !wait_exit(&mut r.exit, Some(r.grace)).await {
-        return Error::transport("the server closed its stdout but kept running; the connection was closed");
+        return Error::transport(
+            "the server closed its stdout but kept running; the connection was closed",
+        );
     }
     let status = r.exit.borrow().expect("exited");
-    let gloss = exit_gloss(status).map(|g| format!(" ({g})")).unwrap_or_default();
+    let gloss = exit_gloss(status)
+        .map(|g| format!(" ({g})"))
+        .unwrap_or_default();
     let last = r
         .stderr
         .lock()
@@ -333,10 +354,18 @@ async fn ended(r: &mut StdoutReader) -> Error {
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .map(|l| format!("; its last stderr line: {}", cap(&r.redactor.scrub(l.trim()), 300)))
+        .map(|l| {
+            format!(
+                "; its last stderr line: {}",
+                cap(&r.redactor.scrub(l.trim()), 300)
+            )
+        })
         .unwrap_or_default();
-    Error::new(ErrorKind::ProcessExit, format!("the server process exited with {status}{gloss}{last}"))
-        .with(|c| c.exit = Some(status))
+    Error::new(
+        ErrorKind::ProcessExit,
+        format!("the server process exited with {status}{gloss}{last}"),
+    )
+    .with(|c| c.exit = Some(status))
 }
 
 enum LineRead {
@@ -354,7 +383,11 @@ async fn read_line_capped<R: AsyncBufRead + Unpin>(
     loop {
         let avail = r.fill_buf().await?;
         if avail.is_empty() {
-            return Ok(if buf.is_empty() { LineRead::Eof } else { LineRead::Line });
+            return Ok(if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
         }
         let (take, found) = match avail.iter().position(|b| *b == b'\n') {
             Some(i) => (i, true),
@@ -390,7 +423,10 @@ struct Tail {
 
 impl Tail {
     fn new(cap: usize) -> Self {
-        Tail { bytes: VecDeque::with_capacity(cap.min(8192)), cap }
+        Tail {
+            bytes: VecDeque::with_capacity(cap.min(8192)),
+            cap,
+        }
     }
 
     fn push(&mut self, data: &[u8]) {
@@ -439,8 +475,14 @@ mod tests {
                 }
             }
         }
-        assert_eq!(lines(b"ab\ncdefgh\n\nlast", 10).await, ["ab", "cdefgh", "", "last"]);
-        assert_eq!(lines(b"ab\n0123456789abc\nx\n", 10).await, ["ab", "<too long>"]);
+        assert_eq!(
+            lines(b"ab\ncdefgh\n\nlast", 10).await,
+            ["ab", "cdefgh", "", "last"]
+        );
+        assert_eq!(
+            lines(b"ab\n0123456789abc\nx\n", 10).await,
+            ["ab", "<too long>"]
+        );
         assert_eq!(lines(b"0123456789\n", 10).await, ["0123456789"]);
     }
 

@@ -81,7 +81,12 @@ fn server_said(body: &[u8], redactor: &Redactor) -> String {
             Message::Response(r) => r.outcome.as_ref().err(),
             _ => None,
         })
-        .map(|e| format!("; the server said: {}", cap(&redactor.scrub(&e.message), 300)))
+        .map(|e| {
+            format!(
+                "; the server said: {}",
+                cap(&redactor.scrub(&e.message), 300)
+            )
+        })
         .unwrap_or_default()
 }
 
@@ -89,16 +94,38 @@ fn server_said(body: &[u8], redactor: &Redactor) -> String {
 pub fn request_error(target: &Target, err: &reqwest::Error) -> Error {
     let io = io_kind_of(err);
     let what = match io {
-        IoKind::Connect => format!("could not connect to {}: is the server running?", target.authority),
-        IoKind::Dns => format!("could not resolve {}: check the host name", target.authority),
-        IoKind::Tls => format!("the TLS handshake with {} failed: check the certificate and the URL scheme", target.authority),
+        IoKind::Connect => format!(
+            "could not connect to {}: is the server running?",
+            target.authority
+        ),
+        IoKind::Dns => format!(
+            "could not resolve {}: check the host name",
+            target.authority
+        ),
+        IoKind::Tls => format!(
+            "the TLS handshake with {} failed: check the certificate and the URL scheme",
+            target.authority
+        ),
         IoKind::Timeout => format!("{} timed out", target.authority),
-        IoKind::Decode => format!("the response from {} could not be decoded", target.authority),
+        IoKind::Decode => format!(
+            "the response from {} could not be decoded",
+            target.authority
+        ),
         IoKind::Io => format!("the connection to {} failed", target.authority),
     };
-    let kind = if io == IoKind::Timeout { ErrorKind::Timeout } else { ErrorKind::Transport };
-    with_target(Error::new(kind, format!("{} {}: {what}", target.method, target.url_path)), target)
-        .with(|c| c.io = Some(io))
+    let kind = if io == IoKind::Timeout {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Transport
+    };
+    with_target(
+        Error::new(
+            kind,
+            format!("{} {}: {what}", target.method, target.url_path),
+        ),
+        target,
+    )
+    .with(|c| c.io = Some(io))
 }
 
 /// The request or SSE read timed out on our side.
@@ -130,7 +157,11 @@ mod tests {
     fn retry_after_in_both_forms() {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
         let check = |v: &str, expect: Option<u64>| {
-            assert_eq!(parse_retry_after(v, now), expect.map(Duration::from_secs), "{v}");
+            assert_eq!(
+                parse_retry_after(v, now),
+                expect.map(Duration::from_secs),
+                "{v}"
+            );
         };
         check("120", Some(120));
         check("0", Some(0));
@@ -146,14 +177,25 @@ mod tests {
     }
 
     fn target() -> Target {
-        Target { method: "POST", url_path: "/mcp".into(), authority: "127.0.0.1:9".into() }
+        Target {
+            method: "POST",
+            url_path: "/mcp".into(),
+            authority: "127.0.0.1:9".into(),
+        }
     }
 
     #[test]
     fn statuses_map_to_kinds() {
         let r = Redactor::default();
         let check = |code: u16, session: bool, kind: ErrorKind| {
-            let e = status_error(&target(), reqwest::StatusCode::from_u16(code).unwrap(), None, b"", session, &r);
+            let e = status_error(
+                &target(),
+                reqwest::StatusCode::from_u16(code).unwrap(),
+                None,
+                b"",
+                session,
+                &r,
+            );
             assert_eq!(e.kind(), kind, "{code}");
             assert_eq!(e.context().status, Some(code));
             assert_eq!(e.context().url_path.as_deref(), Some("/mcp"));
@@ -172,9 +214,26 @@ mod tests {
     fn server_error_messages_are_scrubbed() {
         let r = Redactor::new(["CANARY-HEADER-VALUE"]);
         let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"bad token CANARY-HEADER-VALUE"}}"#;
-        let e = status_error(&target(), reqwest::StatusCode::BAD_REQUEST, None, body, false, &r);
-        assert!(e.message().contains("the server said: bad token ***"), "{e}");
-        let e = status_error(&target(), reqwest::StatusCode::UNAUTHORIZED, None, b"raw CANARY-HEADER-VALUE", false, &r);
+        let e = status_error(
+            &target(),
+            reqwest::StatusCode::BAD_REQUEST,
+            None,
+            body,
+            false,
+            &r,
+        );
+        assert!(
+            e.message().contains("the server said: bad token ***"),
+            "{e}"
+        );
+        let e = status_error(
+            &target(),
+            reqwest::StatusCode::UNAUTHORIZED,
+            None,
+            b"raw CANARY-HEADER-VALUE",
+            false,
+            &r,
+        );
         assert!(!e.message().contains("CANARY"), "{e}");
     }
 }

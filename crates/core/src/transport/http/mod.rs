@@ -84,7 +84,9 @@ struct Inner {
 /// Validates the config and builds the transport. Nothing is sent until the first message.
 pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
     let url = reqwest::Url::parse(&config.url).map_err(|e| {
-        Error::config(format!("the server URL is not valid ({e}): it must look like http://host:port/path"))
+        Error::config(format!(
+            "the server URL is not valid ({e}): it must look like http://host:port/path"
+        ))
     })?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(Error::config(format!(
@@ -94,8 +96,11 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
     }
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
-        let n = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Error::config(format!("the header name {name:?} is not a valid HTTP header name")))?;
+        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            Error::config(format!(
+                "the header name {name:?} is not a valid HTTP header name"
+            ))
+        })?;
         let mut v = HeaderValue::from_str(value).map_err(|_| {
             Error::config(format!("the value of header {name:?} contains characters HTTP does not allow (such as a newline)"))
         })?;
@@ -112,11 +117,16 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         url.host_str().unwrap_or(""),
         url.port_or_known_default().unwrap_or(0)
     );
-    let redactor = Redactor::new(config.headers.iter().map(|(_, v)| v.clone()).chain(
-        [url.password().map(str::to_owned), (!url.username().is_empty()).then(|| url.username().to_owned())]
+    let redactor = Redactor::new(
+        config.headers.iter().map(|(_, v)| v.clone()).chain(
+            [
+                url.password().map(str::to_owned),
+                (!url.username().is_empty()).then(|| url.username().to_owned()),
+            ]
             .into_iter()
             .flatten(),
-    ));
+        ),
+    );
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
     let inner = Arc::new(Inner {
         client,
@@ -132,7 +142,11 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         tasks: Mutex::new(Vec::new()),
         listen_status: Mutex::new(None),
     });
-    Ok(Connection { transport: Transport::Http(HttpTransport { inner }), incoming: rx, redactor })
+    Ok(Connection {
+        transport: Transport::Http(HttpTransport { inner }),
+        incoming: rx,
+        redactor,
+    })
 }
 
 impl HttpTransport {
@@ -191,7 +205,11 @@ impl Drop for HttpTransport {
 
 impl Inner {
     fn target(&self, method: &'static str) -> Target {
-        Target { method, url_path: self.url.path().to_owned(), authority: self.authority.clone() }
+        Target {
+            method,
+            url_path: self.url.path().to_owned(),
+            authority: self.authority.clone(),
+        }
     }
 
     fn spawn<F>(&self, fut: F)
@@ -212,7 +230,10 @@ impl Inner {
 
     /// A request with the configured headers, the session id and the protocol version.
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        let mut req = self.client.request(method, self.url.clone()).headers(self.headers.clone());
+        let mut req = self
+            .client
+            .request(method, self.url.clone())
+            .headers(self.headers.clone());
         if let Some(s) = self.session_id.lock().expect("lock").as_deref() {
             req = req.header(SESSION_HEADER, s);
         }
@@ -256,7 +277,11 @@ impl Inner {
             Ok(Err(e)) => return Err(request_error(&target, &e)),
             Ok(Ok(r)) => r,
         };
-        if let Some(id) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        if let Some(id) = resp
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
             // Only the handshake may set the session; later ids are ignored rather than
             // letting a confused server switch us to another session mid-way.
             let mut session = self.session_id.lock().expect("lock");
@@ -271,8 +296,17 @@ impl Inner {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| parse_retry_after(v, SystemTime::now()));
-            let body = read_capped(resp, 64 * 1024, limit).await.unwrap_or_default();
-            let err = status_error(&target, status, retry_after, &body, sent_session, &self.redactor);
+            let body = read_capped(resp, 64 * 1024, limit)
+                .await
+                .unwrap_or_default();
+            let err = status_error(
+                &target,
+                status,
+                retry_after,
+                &body,
+                sent_session,
+                &self.redactor,
+            );
             if err.kind() == ErrorKind::SessionExpired {
                 self.fail(err.clone()).await;
             }
@@ -310,7 +344,10 @@ impl Inner {
             .map_err(|e| with_target(e, &target))?;
         let messages = Message::parse_many(&body).map_err(|e| {
             with_target(
-                Error::protocol(format!("POST {}: the server's JSON response is not JSON-RPC: {e}", target.url_path)),
+                Error::protocol(format!(
+                    "POST {}: the server's JSON response is not JSON-RPC: {e}",
+                    target.url_path
+                )),
                 &target,
             )
         })?;
@@ -322,11 +359,16 @@ impl Inner {
 }
 
 /// Reads a whole body, refusing more than `max` bytes or taking longer than `limit`.
-async fn read_capped(mut resp: reqwest::Response, max: usize, limit: Duration) -> Result<Vec<u8>, Error> {
+async fn read_capped(
+    mut resp: reqwest::Response,
+    max: usize,
+    limit: Duration,
+) -> Result<Vec<u8>, Error> {
     let read = async {
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| {
-            Error::transport("the response body could not be read").with(|c| c.io = Some(crate::error::io_kind_of(&e)))
+            Error::transport("the response body could not be read")
+                .with(|c| c.io = Some(crate::error::io_kind_of(&e)))
         })? {
             if body.len() + chunk.len() > max {
                 return Err(Error::protocol(format!(

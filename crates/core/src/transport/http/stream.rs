@@ -7,8 +7,8 @@
 //! left. Graceful closes that deliver nothing count as attempts, so a server that keeps
 //! closing cannot make us poll forever.
 
-use super::errors::{request_error, status_error, timeout_error};
 use super::Inner;
+use super::errors::{request_error, status_error, timeout_error};
 use crate::error::{Error, ErrorKind};
 use crate::protocol::{Message, RequestId};
 use crate::transport::Incoming;
@@ -39,7 +39,15 @@ enum Pumped {
 pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest::Response) {
     let target = inner.target("POST");
     let mut dec = Decoder::new(inner.config.max_message_bytes);
-    let why = match pump(&inner, resp, &mut dec, Some(&id), inner.config.sse_idle_timeout).await {
+    let why = match pump(
+        &inner,
+        resp,
+        &mut dec,
+        Some(&id),
+        inner.config.sse_idle_timeout,
+    )
+    .await
+    {
         Pumped::Answered => return,
         Pumped::Garbage(e) => {
             let error = super::with_target(e, &target);
@@ -135,7 +143,10 @@ async fn resume(
             }
         };
         dec.new_stream();
-        let idle = inner.config.sse_idle_timeout.min(deadline.saturating_duration_since(Instant::now()));
+        let idle = inner
+            .config
+            .sse_idle_timeout
+            .min(deadline.saturating_duration_since(Instant::now()));
         match pump(inner, resp, dec, want, idle).await {
             Pumped::Answered => return Ok(()),
             Pumped::Garbage(e) => return Err(e),
@@ -156,15 +167,27 @@ fn lost(message: String) -> Error {
 }
 
 /// Opens a GET event stream, optionally resuming after `last_event_id`.
-async fn get(inner: &Arc<Inner>, last_event_id: Option<&str>, limit: Duration) -> Result<reqwest::Response, Error> {
+async fn get(
+    inner: &Arc<Inner>,
+    last_event_id: Option<&str>,
+    limit: Duration,
+) -> Result<reqwest::Response, Error> {
     let target = inner.target("GET");
     let sent_session = inner.session_id.lock().expect("lock").is_some();
-    let mut req = inner.request(reqwest::Method::GET).header(ACCEPT, "text/event-stream");
+    let mut req = inner
+        .request(reqwest::Method::GET)
+        .header(ACCEPT, "text/event-stream");
     if let Some(id) = last_event_id {
         req = req.header("last-event-id", id);
     }
     let resp = match tokio::time::timeout(limit, req.send()).await {
-        Err(_) => return Err(timeout_error(&target, "the event stream sent no response headers", limit)),
+        Err(_) => {
+            return Err(timeout_error(
+                &target,
+                "the event stream sent no response headers",
+                limit,
+            ));
+        }
         Ok(Err(e)) => return Err(request_error(&target, &e)),
         Ok(Ok(r)) => r,
     };
@@ -175,7 +198,14 @@ async fn get(inner: &Arc<Inner>, last_event_id: Option<&str>, limit: Duration) -
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| super::parse_retry_after(v, std::time::SystemTime::now()));
-        return Err(status_error(&target, status, retry_after, b"", sent_session, &inner.redactor));
+        return Err(status_error(
+            &target,
+            status,
+            retry_after,
+            b"",
+            sent_session,
+            &inner.redactor,
+        ));
     }
     let is_sse = resp
         .headers()
@@ -184,7 +214,10 @@ async fn get(inner: &Arc<Inner>, last_event_id: Option<&str>, limit: Duration) -
         .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
     if !is_sse {
         return Err(super::with_target(
-            Error::protocol(format!("GET {}: the server answered without an event stream", target.url_path)),
+            Error::protocol(format!(
+                "GET {}: the server answered without an event stream",
+                target.url_path
+            )),
             &target,
         ));
     }
@@ -203,9 +236,24 @@ async fn pump(
     let mut delivered = false;
     loop {
         let chunk = match tokio::time::timeout(idle, resp.chunk()).await {
-            Err(_) => return Pumped::Ended { delivered, why: "went silent past the SSE idle timeout" },
-            Ok(Err(_)) => return Pumped::Ended { delivered, why: "broke" },
-            Ok(Ok(None)) => return Pumped::Ended { delivered, why: "was closed by the server" },
+            Err(_) => {
+                return Pumped::Ended {
+                    delivered,
+                    why: "went silent past the SSE idle timeout",
+                };
+            }
+            Ok(Err(_)) => {
+                return Pumped::Ended {
+                    delivered,
+                    why: "broke",
+                };
+            }
+            Ok(Ok(None)) => {
+                return Pumped::Ended {
+                    delivered,
+                    why: "was closed by the server",
+                };
+            }
             Ok(Ok(Some(chunk))) => chunk,
         };
         let events = match dec.feed(&chunk) {
@@ -248,7 +296,9 @@ mod tests {
 
     #[test]
     fn resume_delay_rules() {
-        let check = |retry: Option<u64>, ms: u64| assert_eq!(resume_delay(retry), Duration::from_millis(ms));
+        let check = |retry: Option<u64>, ms: u64| {
+            assert_eq!(resume_delay(retry), Duration::from_millis(ms))
+        };
         check(None, 1000);
         check(Some(0), 100);
         check(Some(50), 100);
