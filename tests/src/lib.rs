@@ -1,1 +1,32 @@
-//! lifeline-it
+//! lifeline-it: a scriptable fixture MCP server (`lifeline-fixture`) that integration tests use
+//! to inject faults into the client under test, independent of lifeline-core.
+//!
+//! `script` says what goes wrong, `faults` decides which request it hits, `mcp` and `tools`
+//! answer like a healthy server, and `stdio`/`http` (with `session`, `sse` and `resume`) put
+//! the answer — or the fault — on the wire. `log` records what the client sent, for tests to
+//! assert on.
+
+pub mod cli;
+pub mod faults;
+pub mod http;
+pub mod log;
+pub mod mcp;
+pub mod process;
+pub mod resume;
+pub mod script;
+pub mod session;
+pub mod sse;
+pub mod stdio;
+pub mod tools;
+
+use cli::{Args, Transport};
+
+/// Runs the fixture until stdin closes (stdio), the process is killed, or a fault exits it.
+pub async fn run(args: Args) -> std::io::Result<()> {
+    let log = log::Log::open(args.log.as_deref())?;
+    let server = mcp::Server::new(args.script, log);
+    match args.transport {
+        Transport::Stdio => stdio::serve(server).await,
+        Transport::Http => http::serve(server, args.port).await,
+    }
+}

@@ -1,1 +1,4 @@
 
+mod fixture_selftest;
+mod support;
+mod peers;

@@ -1,0 +1,104 @@
+//! The fixture's observation log: one JSON object per line, written and flushed as it happens.
+//!
+//! Integration tests read this file to see what the client under test actually sent and when
+//! (`t_ms` counts from fixture start), so every entry is written with a single `write_all` on an
+//! unbuffered file: a test reading concurrently never sees half a line from a finished entry.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+#[derive(Debug)]
+pub struct Log {
+    file: Option<Mutex<File>>,
+    start: Instant,
+}
+
+/// What arrived: an HTTP request (with its JSON-RPC body, if any) or one stdio line.
+#[derive(Debug, Default)]
+pub struct Received<'a> {
+    pub transport: &'static str,
+    pub http_method: Option<&'a str>,
+    pub path: Option<&'a str>,
+    pub session_id: Option<&'a str>,
+    pub protocol_version_header: Option<&'a str>,
+    pub last_event_id: Option<&'a str>,
+    pub accept: Option<&'a str>,
+    pub content_type: Option<&'a str>,
+    pub authorization_present: bool,
+    pub message: Option<&'a Value>,
+    /// A body or line arrived but was not JSON.
+    pub unparsable: bool,
+}
+
+impl Log {
+    /// `None` logs nothing; otherwise appends to `path`, creating it.
+    pub fn open(path: Option<&Path>) -> io::Result<Log> {
+        let file = match path {
+            Some(path) => Some(Mutex::new(
+                OpenOptions::new().create(true).append(true).open(path)?,
+            )),
+            None => None,
+        };
+        Ok(Log {
+            file,
+            start: Instant::now(),
+        })
+    }
+
+    pub fn t_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Logs `{"t_ms", "event": name, ..fields}`; `fields` must be a JSON object.
+    pub fn event(&self, name: &str, fields: Value) {
+        let mut entry = Map::new();
+        entry.insert("t_ms".into(), self.t_ms().into());
+        entry.insert("event".into(), name.into());
+        if let Value::Object(fields) = fields {
+            entry.extend(fields);
+        }
+        self.write(&Value::Object(entry));
+    }
+
+    pub fn received(&self, r: &Received<'_>) {
+        let message = r.message.unwrap_or(&Value::Null);
+        let kind = match r.message {
+            Some(message) => Some(crate::mcp::kind_name(message)),
+            None => r.unparsable.then_some("unparsable"),
+        };
+        self.event(
+            "received",
+            json!({
+                "transport": r.transport,
+                "http_method": r.http_method,
+                "path": r.path,
+                "session_id": r.session_id,
+                "protocol_version_header": r.protocol_version_header,
+                "last_event_id": r.last_event_id,
+                "accept": r.accept,
+                "content_type": r.content_type,
+                "authorization_present": r.authorization_present,
+                "kind": kind,
+                "rpc_method": message.get("method"),
+                "rpc_id": message.get("id"),
+                "params": message.get("params"),
+                "result": message.get("result"),
+                "error": message.get("error"),
+            }),
+        );
+    }
+
+    fn write(&self, entry: &Value) {
+        let Some(file) = &self.file else { return };
+        let mut line = entry.to_string();
+        line.push('\n');
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        // A fixture that cannot log is still a useful peer; the test will notice the gap.
+        let _ = file.write_all(line.as_bytes());
+    }
+}

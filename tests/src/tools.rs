@@ -1,0 +1,268 @@
+//! The fixture's tools: each one exercises a client path (results, errors, progress, crashes,
+//! stderr, list changes, logging, server→client requests).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp::{INVALID_PARAMS, Outbound, RpcError, Server, Sink};
+use crate::process;
+
+/// Name, description, and the properties of the input schema.
+const TOOLS: &[(&str, &str, &str)] = &[
+    ("echo", "Returns `text`.", r#"{"text": {"type": "string"}}"#),
+    (
+        "add",
+        "Returns the sum of `a` and `b`.",
+        r#"{"a": {"type": "number"}, "b": {"type": "number"}}"#,
+    ),
+    (
+        "slow",
+        "Answers after `ms` milliseconds.",
+        r#"{"ms": {"type": "integer"}}"#,
+    ),
+    (
+        "progress",
+        "Sends `steps` progress notifications `interval_ms` apart, then answers.",
+        r#"{"steps": {"type": "integer"}, "interval_ms": {"type": "integer"}}"#,
+    ),
+    ("fail", "Returns a tool error (isError: true).", "{}"),
+    (
+        "crash",
+        "Exits the fixture with `code`.",
+        r#"{"code": {"type": "integer"}}"#,
+    ),
+    (
+        "stderr",
+        "Writes `text` to stderr.",
+        r#"{"text": {"type": "string"}}"#,
+    ),
+    (
+        "list_changed",
+        "Sends notifications/tools/list_changed, then answers.",
+        "{}",
+    ),
+    (
+        "log",
+        "Sends notifications/message with `text`.",
+        r#"{"level": {"type": "string"}, "text": {"type": "string"}}"#,
+    ),
+    (
+        "ask",
+        "Sends the client a `method` request; answers with the client's response as JSON text.",
+        r#"{"method": {"type": "string"}, "params": {"type": "object"}}"#,
+    ),
+];
+
+fn definition(&(name, description, properties): &(&str, &str, &str)) -> Value {
+    let properties: Value = serde_json::from_str(properties).unwrap_or_else(|_| json!({}));
+    json!({
+        "name": name,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties},
+    })
+}
+
+/// One page of `tools/list`; the cursor is the decimal index of the page's first tool.
+pub fn list(page_size: Option<usize>, params: &Value) -> Result<Value, RpcError> {
+    let start = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(cursor) => cursor
+            .as_str()
+            .and_then(|c| c.strip_prefix("after-"))
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|&n| n <= TOOLS.len())
+            .ok_or_else(|| RpcError::new(INVALID_PARAMS, format!("invalid cursor {cursor}")))?,
+    };
+    let end = page_size.map_or(TOOLS.len(), |size| {
+        start.saturating_add(size.max(1)).min(TOOLS.len())
+    });
+    let tools: Vec<Value> = TOOLS[start..end].iter().map(definition).collect();
+    let mut result = json!({"tools": tools});
+    if end < TOOLS.len() {
+        result["nextCursor"] = json!(format!("after-{end}"));
+    }
+    Ok(result)
+}
+
+fn text(text: impl Into<String>) -> Value {
+    json!({"content": [{"type": "text", "text": text.into()}]})
+}
+
+fn number(args: &Value, key: &str) -> Result<f64, RpcError> {
+    args.get(key)
+        .and_then(Value::as_f64)
+        .ok_or_else(|| RpcError::new(INVALID_PARAMS, format!("`{key}` must be a number")))
+}
+
+fn int(args: &Value, key: &str, default: u64) -> u64 {
+    args.get(key).and_then(Value::as_u64).unwrap_or(default)
+}
+
+fn string<'a>(args: &'a Value, key: &str, default: &'a str) -> &'a str {
+    args.get(key).and_then(Value::as_str).unwrap_or(default)
+}
+
+pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value, RpcError> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let args = params
+        .get("arguments")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    match name {
+        "echo" => Ok(text(string(&args, "text", ""))),
+        "add" => Ok(text(
+            (number(&args, "a")? + number(&args, "b")?).to_string(),
+        )),
+        "slow" => {
+            let ms = int(&args, "ms", 1000);
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(text(format!("slept {ms} ms")))
+        }
+        "progress" => {
+            let token = params.get("_meta").and_then(|m| m.get("progressToken"));
+            progress(
+                token,
+                int(&args, "steps", 3),
+                int(&args, "interval_ms", 10),
+                sink,
+            )
+            .await;
+            Ok(text("done"))
+        }
+        "fail" => {
+            Ok(json!({"content": [{"type": "text", "text": "tool failed"}], "isError": true}))
+        }
+        "crash" => {
+            let code = i32::try_from(int(&args, "code", 1)).unwrap_or(1);
+            process::crash(&server.log, code)
+        }
+        "stderr" => {
+            process::write_stderr(string(&args, "text", ""));
+            Ok(text("written"))
+        }
+        "list_changed" => {
+            notify(sink, "notifications/tools/list_changed", None);
+            Ok(text("sent"))
+        }
+        "log" => {
+            let level = string(&args, "level", "info");
+            let data = string(&args, "text", "hello from lifeline-fixture");
+            let params = json!({"level": level, "logger": "lifeline-fixture", "data": data});
+            notify(sink, "notifications/message", Some(params));
+            Ok(text("logged"))
+        }
+        "ask" => {
+            let method = string(&args, "method", "ping");
+            let params = args
+                .get("params")
+                .cloned()
+                .or_else(|| default_ask_params(method));
+            let mut response = server.ask(method, params, sink).await;
+            if let Value::Object(fields) = &mut response {
+                fields.remove("jsonrpc");
+                fields.remove("id");
+            }
+            Ok(text(response.to_string()))
+        }
+        other => Err(RpcError::new(
+            INVALID_PARAMS,
+            format!("Unknown tool: {other}"),
+        )),
+    }
+}
+
+async fn progress(token: Option<&Value>, steps: u64, interval_ms: u64, sink: &Sink) {
+    for step in 1..=steps {
+        tokio::time::sleep(Duration::from_millis(interval_ms)).await;
+        if let Some(token) = token {
+            let params = json!({"progressToken": token, "progress": step, "total": steps});
+            notify(sink, "notifications/progress", Some(params));
+        }
+    }
+}
+
+fn notify(sink: &Sink, method: &str, params: Option<Value>) {
+    let mut message = json!({"jsonrpc": "2.0", "method": method});
+    if let Some(params) = params {
+        message["params"] = params;
+    }
+    let _ = sink.send(Outbound::Related(message));
+}
+
+fn default_ask_params(method: &str) -> Option<Value> {
+    match method {
+        "ping" => None,
+        "elicitation/create" => Some(json!({
+            "mode": "form",
+            "message": "lifeline-fixture asks",
+            "requestedSchema": {"type": "object", "properties": {}},
+        })),
+        "sampling/createMessage" => Some(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}],
+            "maxTokens": 16,
+        })),
+        _ => Some(json!({})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cursor` in, (tool names, nextCursor) or an error code out.
+    fn check(
+        page_size: Option<usize>,
+        cursor: Value,
+        expect: Result<(&[&str], Option<&str>), i64>,
+    ) {
+        let got = list(page_size, &json!({"cursor": cursor})).map(|r| {
+            let names: Vec<String> = r["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect();
+            (
+                names,
+                r.get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            )
+        });
+        let got = got.map_err(|e| e.code);
+        let want = expect.map(|(names, next)| {
+            (
+                names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+                next.map(str::to_owned),
+            )
+        });
+        assert_eq!(got, want, "page_size {page_size:?} cursor {cursor}");
+    }
+
+    #[test]
+    fn pagination() {
+        check(
+            Some(3),
+            Value::Null,
+            Ok((&["echo", "add", "slow"], Some("after-3"))),
+        );
+        check(
+            Some(3),
+            json!("after-3"),
+            Ok((&["progress", "fail", "crash"], Some("after-6"))),
+        );
+        check(Some(4), json!("after-8"), Ok((&["log", "ask"], None)));
+        check(Some(0), Value::Null, Ok((&["echo"], Some("after-1"))));
+        check(Some(3), json!("bogus"), Err(INVALID_PARAMS));
+        check(Some(3), json!("after-99"), Err(INVALID_PARAMS));
+        check(
+            None,
+            Value::Null,
+            Ok((&TOOLS.iter().map(|t| t.0).collect::<Vec<_>>(), None)),
+        );
+    }
+}

@@ -1,0 +1,253 @@
+//! Harness for the integration tests: spawns fixture MCP servers (`lifeline-fixture`), reads
+//! what they logged, and offers a plain HTTP client and SSE parser for driving them directly.
+//!
+//! Helpers panic with a message naming what was expected, since they only run inside tests.
+
+#![allow(dead_code)] // Each test module uses its own subset.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// How long a helper waits for the fixture to do something before failing the test.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+pub fn fixture_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_lifeline-fixture")
+}
+
+/// A fresh directory under the system temp dir, removed (with its contents) on drop.
+#[derive(Debug)]
+pub struct TempDirGuard(PathBuf);
+
+impl TempDirGuard {
+    pub fn new(label: &str) -> TempDirGuard {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("lifeline-it-{}-{n}-{label}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        TempDirGuard(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDirGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `lifeline-fixture http`; killed when dropped.
+#[derive(Debug)]
+pub struct HttpFixture {
+    /// `http://127.0.0.1:PORT/mcp`
+    pub url: String,
+    pub log: PathBuf,
+    child: Child,
+    _dir: TempDirGuard,
+}
+
+impl HttpFixture {
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    pub fn log_entries(&self) -> Vec<Value> {
+        read_log(&self.log)
+    }
+
+    pub async fn wait_for_log(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        wait_for_log(&self.log, what, pred).await
+    }
+}
+
+/// Spawns `lifeline-fixture http` with `script` and waits for its `LISTENING` line.
+pub async fn http_fixture(script: Value) -> HttpFixture {
+    let dir = TempDirGuard::new("http");
+    let log = dir.path().join("fixture.log");
+    let mut child = Command::new(fixture_bin())
+        .args(["http", "--script", &script.to_string(), "--log"])
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawning {}: {e}", fixture_bin()));
+    let stdout = child.stdout.take().expect("fixture stdout is piped");
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(PATIENCE, lines.next_line())
+        .await
+        .unwrap_or_else(|_| panic!("fixture printed no LISTENING line within {PATIENCE:?}"))
+        .unwrap_or_else(|e| panic!("reading fixture stdout: {e}"))
+        .unwrap_or_else(|| panic!("fixture exited before listening; script {script}"));
+    let url = line
+        .strip_prefix("LISTENING ")
+        .unwrap_or_else(|| panic!("expected `LISTENING <url>`, got {line:?}"))
+        .to_owned();
+    HttpFixture {
+        url,
+        log,
+        child,
+        _dir: dir,
+    }
+}
+
+/// How to start `lifeline-fixture stdio` with a script; the client under test spawns it.
+#[derive(Debug)]
+pub struct StdioFixture {
+    pub program: String,
+    pub args: Vec<String>,
+    pub log: PathBuf,
+    _dir: TempDirGuard,
+}
+
+impl StdioFixture {
+    /// A command with piped stdin/stdout and `kill_on_drop`, for tests that drive it directly.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    pub fn log_entries(&self) -> Vec<Value> {
+        read_log(&self.log)
+    }
+
+    pub async fn wait_for_log(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        wait_for_log(&self.log, what, pred).await
+    }
+}
+
+pub fn stdio_fixture(script: &Value) -> StdioFixture {
+    let dir = TempDirGuard::new("stdio");
+    let log = dir.path().join("fixture.log");
+    let args = vec![
+        "stdio".to_owned(),
+        "--script".to_owned(),
+        script.to_string(),
+        "--log".to_owned(),
+        log.display().to_string(),
+    ];
+    StdioFixture {
+        program: fixture_bin().to_owned(),
+        args,
+        log,
+        _dir: dir,
+    }
+}
+
+/// Every entry of a fixture log; a log not yet created reads as empty.
+pub fn read_log(path: &Path) -> Vec<Value> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => panic!("reading fixture log {}: {e}", path.display()),
+    };
+    text.lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("fixture log line is not JSON ({e}): {line}"))
+        })
+        .collect()
+}
+
+/// The first log entry satisfying `pred`, waiting up to `PATIENCE` for the fixture to write
+/// it. The fixture flushes each entry as it happens, so this waits on the event itself.
+pub async fn wait_for_log(path: &Path, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(entry) = read_log(path).into_iter().find(|e| pred(e)) {
+            return entry;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let log = std::fs::read_to_string(path).unwrap_or_default();
+            panic!("fixture never logged {what} within {PATIENCE:?}; log:\n{log}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The `received` entries whose JSON-RPC method is `method`.
+pub fn received(entries: &[Value], method: &str) -> Vec<Value> {
+    entries
+        .iter()
+        .filter(|e| e["event"] == "received" && e["rpc_method"] == method)
+        .cloned()
+        .collect()
+}
+
+/// The entries of one `event` kind (`sse_closed`, `resume`, `sigterm_ignored`, ...).
+pub fn events(entries: &[Value], event: &str) -> Vec<Value> {
+    entries
+        .iter()
+        .filter(|e| e["event"] == event)
+        .cloned()
+        .collect()
+}
+
+/// A plain reqwest client for loopback fixtures; TLS is configured without touching the
+/// process-wide default crypto provider.
+pub fn http_client() -> reqwest::Client {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions")
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .no_proxy()
+        .build()
+        .expect("building reqwest client")
+}
+
+/// One server-sent event as the fixture frames it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub retry: Option<String>,
+    pub data: String,
+}
+
+/// Splits a complete SSE body into events (LF or CRLF); comment lines are dropped.
+pub fn parse_sse(text: &str) -> Vec<SseEvent> {
+    let text = text.replace("\r\n", "\n");
+    let mut events = Vec::new();
+    for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let mut event = SseEvent::default();
+        let mut any_field = false;
+        for line in block.lines().filter(|l| !l.starts_with(':')) {
+            let (field, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value).to_owned();
+            any_field = true;
+            match field {
+                "id" => event.id = Some(value),
+                "event" => event.event = Some(value),
+                "retry" => event.retry = Some(value),
+                "data" if event.data.is_empty() => event.data = value,
+                "data" => event.data = format!("{}\n{value}", event.data),
+                _ => {}
+            }
+        }
+        if any_field {
+            events.push(event);
+        }
+    }
+    events
+}
