@@ -86,7 +86,10 @@ fn close_after_priming(
 ) -> Response<Body> {
     let (writer, response) = http::sse_response(http);
     let event_id = http.register(entry);
-    writer.priming(event_id, retry(http, entry));
+    // `http.sse.priming: false` makes a stream that ends with no event id to resume from.
+    if http.server.script.http.sse.priming {
+        writer.priming(event_id, retry(http, entry));
+    }
     let http = Arc::clone(http);
     let entry = Arc::clone(entry);
     tokio::spawn(async move {

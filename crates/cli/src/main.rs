@@ -7,6 +7,7 @@ mod target;
 
 use clap::{Parser, Subcommand};
 use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::protocol::mcp::Progress;
 use lifeline_core::session::RequestOptions;
 use lifeline_core::{Error, Session, SessionOptions};
 use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
@@ -159,22 +160,31 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
     };
     // Boxed so that it can be dropped (which cancels it) before the session closes.
     let mut call = Box::pin(session.call_tool(&tool, arguments, opts));
+    let show = |p: Progress| {
+        if out.json {
+            out.json_line(&json!({ "progress": p }));
+        } else {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let msg = p
+                .message
+                .as_deref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default();
+            out.note(&format!("progress {}{total}{msg}", p.progress));
+        }
+    };
     let outcome = loop {
         tokio::select! {
             r = &mut call => break Some(r),
-            Some(p) = progress_rx.recv() => {
-                if out.json {
-                    out.json_line(&json!({ "progress": p }));
-                } else {
-                    let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                    let msg = p.message.as_deref().map(|m| format!(" {m}")).unwrap_or_default();
-                    out.note(&format!("progress {}{total}{msg}", p.progress));
-                }
-            }
+            Some(p) = progress_rx.recv() => show(p),
             _ = tokio::signal::ctrl_c() => break None,
         }
     };
     drop(call);
+    // Progress that came with the answer is still shown, before the outcome line.
+    while let Ok(p) = progress_rx.try_recv() {
+        show(p);
+    }
     let code = match outcome {
         None => {
             out.note("interrupted: the call was cancelled (notifications/cancelled sent)");

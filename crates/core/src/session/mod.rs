@@ -238,7 +238,9 @@ impl Session {
         opts: RequestOptions,
     ) -> Result<Value, Error> {
         let params = json!({ "name": name, "arguments": arguments });
-        self.request("tools/call", Some(params), opts).await
+        self.request("tools/call", Some(params), opts)
+            .await
+            .map_err(|e| e.in_stage(Phase::Call, None))
     }
 
     /// Sends a request and waits for its answer, its timeout, or the end of the session.
