@@ -1,4 +1,8 @@
+//! Lifeline's one integration-test binary: real processes, real loopback sockets, the
+//! fixture server and real peers. Modules group tests by what they exercise.
 
+mod cli;
 mod fixture_selftest;
-mod support;
+mod http;
 mod peers;
+mod support;
