@@ -308,6 +308,12 @@ pub fn io_kind_of(err: &(dyn std::error::Error + 'static)) -> IoKind {
                 | K::NetworkUnreachable => kind = IoKind::Connect,
                 _ => {}
             }
+            // An io::Error's `source()` skips the error it wraps (often another io::Error
+            // around a rustls::Error); walk into the wrapped one instead.
+            if let Some(inner) = io.get_ref() {
+                cur = Some(inner);
+                continue;
+            }
         }
         if e.downcast_ref::<rustls::Error>().is_some() {
             return IoKind::Tls;
@@ -320,4 +326,48 @@ pub fn io_kind_of(err: &(dyn std::error::Error + 'static)) -> IoKind {
         cur = e.source();
     }
     kind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    fn check(err: &(dyn std::error::Error + 'static), expect: IoKind) {
+        assert_eq!(io_kind_of(err), expect, "{err:?}");
+    }
+
+    #[test]
+    fn the_chain_is_walked_through_wrapped_io_errors() {
+        let tls = rustls::Error::General("bad record".into());
+        let nested = io::Error::other(io::Error::new(io::ErrorKind::InvalidData, tls));
+        check(&nested, IoKind::Tls);
+        check(
+            &io::Error::from(io::ErrorKind::ConnectionRefused),
+            IoKind::Connect,
+        );
+        check(
+            &io::Error::other(io::Error::from(io::ErrorKind::TimedOut)),
+            IoKind::Timeout,
+        );
+        check(&io::Error::from(io::ErrorKind::BrokenPipe), IoKind::Io);
+    }
+
+    #[test]
+    fn display_and_debug_show_only_the_allow_listed_fields() {
+        let e = Error::new(ErrorKind::RateLimited, "slow down").with(|c| {
+            c.status = Some(429);
+            c.retry_after = Some(Duration::from_secs(2));
+        });
+        assert_eq!(e.to_string(), "slow down");
+        let debug = format!("{e:?}");
+        assert!(
+            debug.contains("RateLimited") && debug.contains("429"),
+            "{debug}"
+        );
+        let closed = Error::closed_because(&e);
+        assert!(closed.is_transport_closed());
+        assert_eq!(closed.kind(), ErrorKind::RateLimited);
+        assert!(closed.message().ends_with("slow down"));
+    }
 }

@@ -562,3 +562,17 @@ async fn secrets_never_appear_in_any_output() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_tls_handshake_failure_is_named_as_such() {
+    let f = http_fixture(json!({})).await;
+    let run = lifeline(&["tools", &f.url.replace("http://", "https://"), "--json"]).await;
+    assert_eq!(run.code, 5, "{run:?}");
+    let e = run.error();
+    assert_eq!(e["kind"], "transport");
+    assert_eq!(e["io"], "tls");
+    assert!(
+        e["message"].as_str().unwrap().contains("TLS handshake"),
+        "{e}"
+    );
+}
