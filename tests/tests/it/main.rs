@@ -6,3 +6,4 @@ mod fixture_selftest;
 mod http;
 mod peers;
 mod support;
+mod stdio;

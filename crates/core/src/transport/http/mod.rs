@@ -26,6 +26,9 @@ use tokio::task::AbortHandle;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
+/// The longest a close waits for the server to acknowledge the DELETE.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
+
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     pub url: String,
@@ -177,8 +180,8 @@ impl HttpTransport {
         let _ = tokio::time::timeout(self.inner.config.listen_open_wait, answered).await;
     }
 
-    /// Stops every stream, then DELETEs the session (405 tolerated), bounded by the
-    /// request timeout.
+    /// Stops every stream, then DELETEs the session (405 tolerated). The DELETE is a
+    /// courtesy, so it is bounded tighter than a request: closing must not hang on it.
     pub async fn close(&self) {
         let inner = &self.inner;
         inner
@@ -193,7 +196,8 @@ impl HttpTransport {
         let req = inner
             .request(reqwest::Method::DELETE)
             .header(SESSION_HEADER, session);
-        let _ = tokio::time::timeout(inner.config.request_timeout, req.send()).await;
+        let limit = inner.config.request_timeout.min(DELETE_TIMEOUT);
+        let _ = tokio::time::timeout(limit, req.send()).await;
     }
 }
 
