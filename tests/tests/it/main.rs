@@ -5,5 +5,5 @@ mod cli;
 mod fixture_selftest;
 mod http;
 mod peers;
-mod support;
 mod stdio;
+mod support;

@@ -14,17 +14,25 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repo root").to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_owned()
 }
 
 pub fn require(path: PathBuf, what: &str) -> PathBuf {
-    assert!(path.exists(), "{what} not found at {}: run `scripts/setup.sh` (or `make setup`)", path.display());
+    assert!(
+        path.exists(),
+        "{what} not found at {}: run `scripts/setup.sh` (or `make setup`)",
+        path.display()
+    );
     path
 }
 
 fn everything_js() -> PathBuf {
     require(
-        repo().join("tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        repo()
+            .join("tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
         "@modelcontextprotocol/server-everything",
     )
 }
@@ -37,8 +45,12 @@ pub struct Peer {
 
 /// Starts `cmd` and waits for its `LISTENING http://…` line on stdout.
 pub async fn listening(mut cmd: Command, what: &str) -> Peer {
-    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {what}: {e}"));
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {what}: {e}"));
     let stdout = child.stdout.take().expect("piped stdout");
     let mut lines = BufReader::new(stdout).lines();
     let read = async {
@@ -60,7 +72,10 @@ pub async fn listening(mut cmd: Command, what: &str) -> Peer {
 async fn everything_http() -> Peer {
     let mut cmd = Command::new("node");
     cmd.arg("--require")
-        .arg(require(repo().join("tests/peers/loopback.cjs"), "the loopback preload"))
+        .arg(require(
+            repo().join("tests/peers/loopback.cjs"),
+            "the loopback preload",
+        ))
         .arg(everything_js())
         .arg("streamableHttp")
         .env("PORT", "0");
@@ -68,13 +83,22 @@ async fn everything_http() -> Peer {
 }
 
 async fn python_peer() -> Peer {
-    let mut cmd = Command::new(require(repo().join(".tools/venv/bin/python"), "the Python venv with mcp"));
-    cmd.arg(require(repo().join("tests/peers/python_server.py"), "the Python peer"));
+    let mut cmd = Command::new(require(
+        repo().join(".tools/venv/bin/python"),
+        "the Python venv with mcp",
+    ));
+    cmd.arg(require(
+        repo().join("tests/peers/python_server.py"),
+        "the Python peer",
+    ));
     listening(cmd, "the Python mcp server").await
 }
 
 fn text_of(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Lists tools, echoes, and runs a long operation with progress on server-everything.
@@ -82,15 +106,31 @@ async fn exercise_everything(session: &Session) {
     let tools = session.list_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     for expected in ["echo", "get-sum", "trigger-long-running-operation"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
-    let r = session.call_tool("echo", json!({"message": "hello"}), RequestOptions::default()).await.expect("echo");
+    let r = session
+        .call_tool(
+            "echo",
+            json!({"message": "hello"}),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("echo");
     assert_eq!(text_of(&r), "Echo: hello");
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let opts = RequestOptions { progress: Some(tx), ..Default::default() };
+    let opts = RequestOptions {
+        progress: Some(tx),
+        ..Default::default()
+    };
     let args = json!({"duration": 1, "steps": 3});
-    let r = session.call_tool("trigger-long-running-operation", args, opts).await.expect("long operation");
+    let r = session
+        .call_tool("trigger-long-running-operation", args, opts)
+        .await
+        .expect("long operation");
     assert!(text_of(&r).contains("completed"), "{r}");
     let mut seen = Vec::new();
     while let Ok(p) = rx.try_recv() {
@@ -101,9 +141,14 @@ async fn exercise_everything(session: &Session) {
 
 #[tokio::test]
 async fn server_everything_over_stdio() {
-    let config = StdioConfig::new("node", vec![everything_js().display().to_string(), "stdio".into()]);
+    let config = StdioConfig::new(
+        "node",
+        vec![everything_js().display().to_string(), "stdio".into()],
+    );
     let conn = stdio::spawn(&config).expect("spawn server-everything");
-    let session = Session::connect(conn, SessionOptions::default()).await.expect("handshake");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("handshake");
     assert_eq!(session.server().unwrap().protocol_version, "2025-11-25");
     exercise_everything(&session).await;
     session.close().await;
@@ -113,9 +158,16 @@ async fn server_everything_over_stdio() {
 async fn server_everything_over_streamable_http() {
     let peer = everything_http().await;
     let conn = http::connect(&HttpConfig::new(&peer.url)).expect("http transport");
-    let session = Session::connect(conn, SessionOptions::default()).await.expect("handshake");
-    let lifeline_core::transport::Transport::Http(t) = session.transport() else { panic!() };
-    assert!(t.session_id().is_some(), "server-everything is stateful: a session id was captured");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("handshake");
+    let lifeline_core::transport::Transport::Http(t) = session.transport() else {
+        panic!()
+    };
+    assert!(
+        t.session_id().is_some(),
+        "server-everything is stateful: a session id was captured"
+    );
     exercise_everything(&session).await;
     session.close().await;
 }
@@ -124,12 +176,29 @@ async fn server_everything_over_streamable_http() {
 async fn python_sdk_server_lists_and_calls() {
     let peer = python_peer().await;
     let conn = http::connect(&HttpConfig::new(&peer.url)).expect("http transport");
-    let session = Session::connect(conn, SessionOptions::default()).await.expect("handshake");
-    let names: Vec<String> = session.list_tools().await.expect("tools/list").into_iter().map(|t| t.name).collect();
-    assert!(names.contains(&"echo".to_owned()) && names.contains(&"add".to_owned()), "{names:?}");
-    let r = session.call_tool("add", json!({"a": 2, "b": 40}), RequestOptions::default()).await.expect("add");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("handshake");
+    let names: Vec<String> = session
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        names.contains(&"echo".to_owned()) && names.contains(&"add".to_owned()),
+        "{names:?}"
+    );
+    let r = session
+        .call_tool("add", json!({"a": 2, "b": 40}), RequestOptions::default())
+        .await
+        .expect("add");
     assert_eq!(text_of(&r), "42");
-    let r = session.call_tool("echo", json!({"text": "hi"}), RequestOptions::default()).await.expect("echo");
+    let r = session
+        .call_tool("echo", json!({"text": "hi"}), RequestOptions::default())
+        .await
+        .expect("echo");
     assert_eq!(text_of(&r), "hi");
     session.close().await;
 }
