@@ -306,7 +306,16 @@ impl Session {
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     let capped = deadline >= hard;
-                    let cancelled = guard.cancel("timed out");
+                    // Sent before returning, so that a caller who closes the session next
+                    // cannot overtake the notification.
+                    let cancelled = match guard.take_cancellation("timed out") {
+                        Some(msg) => {
+                            let limit = shared.options.request_timeout.min(CANCEL_SEND_TIMEOUT);
+                            let sent = tokio::time::timeout(limit, shared.transport.send(&msg)).await;
+                            matches!(sent, Ok(Ok(())))
+                        }
+                        None => false,
+                    };
                     let limit = if capped { shared.options.max_request_timeout.max(timeout) } else { timeout };
                     return Err(Error::timeout(format!(
                         "{method} got no answer within {}{}{}",
@@ -348,35 +357,38 @@ struct CancelOnDrop {
 }
 
 impl CancelOnDrop {
-    /// True when `notifications/cancelled` was sent (never for `initialize`, as the spec
-    /// forbids cancelling it).
-    fn cancel(&mut self, reason: &str) -> bool {
-        let Some(id) = self.id.take() else {
-            return false;
-        };
+    /// Stops waiting for the request and returns the `notifications/cancelled` to send, if
+    /// one should be (never for `initialize`, which the spec forbids cancelling, and not on
+    /// a closed connection).
+    fn take_cancellation(&mut self, reason: &str) -> Option<Message> {
+        let id = self.id.take()?;
         self.shared.pending.lock().expect("lock").remove(&id);
         if self.initialize || self.shared.closed.lock().expect("lock").is_some() {
-            return false;
+            return None;
         }
-        let shared = self.shared.clone();
-        let msg = Message::notification(
+        Some(Message::notification(
             "notifications/cancelled",
             Some(json!({ "requestId": id, "reason": reason })),
-        );
-        tokio::spawn(async move {
-            let _ = shared.transport.send(&msg).await;
-        });
-        true
+        ))
     }
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if self.id.is_some() && tokio::runtime::Handle::try_current().is_ok() {
-            self.cancel("cancelled by the caller");
+        if self.id.is_none() || tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if let Some(msg) = self.take_cancellation("cancelled by the caller") {
+            let shared = self.shared.clone();
+            tokio::spawn(async move {
+                let _ = shared.transport.send(&msg).await;
+            });
         }
     }
 }
+
+/// The longest a timed-out request waits to deliver its `notifications/cancelled`.
+const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn with_progress_token(method: &str, params: Option<Value>, id: &RequestId) -> Option<Value> {
     if method != "tools/call" {

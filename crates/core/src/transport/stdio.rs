@@ -179,16 +179,15 @@ impl StdioTransport {
             .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
         drop(self.stdin.lock().await.take());
         let mut exit = self.exit.clone();
-        if wait_exit(&mut exit, Some(self.grace)).await {
-            return;
+        if !wait_exit(&mut exit, Some(self.grace)).await {
+            signal_group(self.pid, libc::SIGTERM);
+            if !wait_exit(&mut exit, Some(self.grace)).await {
+                signal_group(self.pid, libc::SIGKILL);
+                // SIGKILL cannot be ignored; the owning task reaps the child promptly.
+                wait_exit(&mut exit, None).await;
+            }
         }
-        signal_group(self.pid, libc::SIGTERM);
-        if wait_exit(&mut exit, Some(self.grace)).await {
-            return;
-        }
-        signal_group(self.pid, libc::SIGKILL);
-        // SIGKILL cannot be ignored; the owning task reaps the child promptly.
-        wait_exit(&mut exit, None).await;
+        kill_stragglers(self.pid);
     }
 }
 
@@ -196,7 +195,21 @@ impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.exit.borrow().is_none() {
             signal_group(self.pid, libc::SIGKILL);
+        } else {
+            kill_stragglers(self.pid);
         }
+    }
+}
+
+/// Once the server has exited, whatever it started in its group (a worker, a `sleep`) is
+/// an orphan holding our pipes: kill it. A process group id is not reused while the group
+/// has members (POSIX), so the group is signalled only when `killpg(…, 0)` says it still
+/// has some.
+fn kill_stragglers(pid: i32) {
+    // SAFETY: killpg has no memory-safety preconditions; signal 0 only checks existence.
+    let alive = pid > 0 && unsafe { libc::killpg(pid, 0) } == 0;
+    if alive {
+        signal_group(pid, libc::SIGKILL);
     }
 }
 
@@ -266,7 +279,9 @@ fn spawn_failure(config: &StdioConfig, e: &std::io::Error) -> Error {
         }
         _ => io_reason(e),
     };
-    spawn_error(format!("could not start `{}`: {what}", config.command))
+    // A PATH from the config is an env value like any other: never shown.
+    let message = format!("could not start `{}`: {what}", config.command);
+    spawn_error(config.redactor().scrub(&message))
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -290,17 +305,26 @@ struct StdoutReader {
 
 async fn read_stdout(mut r: StdoutReader) {
     let mut line = Vec::new();
+    // Something the server started can hold stdout open after the server itself exited, so
+    // EOF alone would leave every waiter hanging: once the process has exited, what it wrote
+    // is read for one grace period, then the connection ends with its exit status.
+    let gone = exited_then_grace(r.exit.clone(), r.grace);
+    tokio::pin!(gone);
     let cause = loop {
         line.clear();
-        match read_line_capped(&mut r.stdout, &mut line, r.max_line).await {
+        let read = tokio::select! {
+            read = read_line_capped(&mut r.stdout, &mut line, r.max_line) => read,
+            () = &mut gone => Ok(LineRead::Eof),
+        };
+        match read {
             Ok(LineRead::Line) => {}
             Ok(LineRead::Eof) => break ended(&mut r).await,
             Ok(LineRead::TooLong) => {
                 // The rest of the stream cannot be framed reliably; end the connection.
                 signal_group(r.pid, libc::SIGKILL);
                 break Error::protocol(format!(
-                    "the server wrote a line longer than {} MiB on stdout; the connection was closed",
-                    r.max_line / (1024 * 1024)
+                    "the server wrote a line longer than {} on stdout; the connection was closed",
+                    fmt_bytes(r.max_line)
                 ));
             }
             Err(e) => {
@@ -335,7 +359,17 @@ async fn read_stdout(mut r: StdoutReader) {
     let _ = r.tx.send(Incoming::Closed(cause)).await;
 }
 
-/// stdout reached EOF: report how the process ended, with the tail of its stderr.
+/// Resolves one grace period after the process exited.
+async fn exited_then_grace(mut exit: watch::Receiver<Option<ExitStatus>>, grace: Duration) {
+    if exit.wait_for(Option::is_some).await.is_err() {
+        // The owning task always reports the exit; without it there is nothing to wait for.
+        std::future::pending::<()>().await;
+    }
+    tokio::time::sleep(grace).await;
+}
+
+/// stdout reached EOF (or the process exited and a grace period passed): report how the
+/// process ended, with the tail of its stderr.
 async fn ended(r: &mut StdoutReader) -> Error {
     if !wait_exit(&mut r.exit, Some(r.grace)).await {
         return Error::transport(
@@ -366,6 +400,19 @@ async fn ended(r: &mut StdoutReader) -> Error {
         format!("the server process exited with {status}{gloss}{last}"),
     )
     .with(|c| c.exit = Some(status))
+}
+
+/// A byte count as a cap is usually written: "16 MiB", "64 KiB", "1000 bytes".
+fn fmt_bytes(n: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", n / MIB)
+    } else if n >= KIB && n.is_multiple_of(KIB) {
+        format!("{} KiB", n / KIB)
+    } else {
+        format!("{n} bytes")
+    }
 }
 
 enum LineRead {
