@@ -4,6 +4,7 @@
 //! strings or environment values; the transports build them from allow-listed parts only.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What kind of failure this is. The set is closed per release and named in the CLI's JSON
@@ -176,6 +177,9 @@ pub struct Error {
     context: Box<Context>,
     /// Set when the transport refused the request because it had already closed.
     transport_closed: bool,
+    /// What caused this failure, if another error did: classification walks it
+    /// (`policy::classify`); Display and Debug never show it, since it may hold secrets.
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl Error {
@@ -185,7 +189,15 @@ impl Error {
             message: message.into(),
             context: Box::default(),
             transport_closed: false,
+            source: None,
         }
+    }
+
+    /// Records what caused this failure, so that `std::error::Error::source` (and
+    /// classification, which walks the chain) can see it. The source is never displayed.
+    pub fn caused_by(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     pub fn kind(&self) -> ErrorKind {
@@ -268,16 +280,38 @@ impl fmt::Display for Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Error")
-            .field("kind", &self.kind)
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind)
             .field("message", &self.message)
             .field("context", &self.context)
-            .field("transport_closed", &self.transport_closed)
-            .finish()
+            .field("transport_closed", &self.transport_closed);
+        if let Some(source) = self.source.as_deref() {
+            d.field("source", &SourceKind(source));
+        }
+        d.finish()
     }
 }
 
-impl std::error::Error for Error {}
+/// Debug for a source names only its kind when it is one of ours, else `<source>`: its own
+/// Debug could print a URL, a header or a body.
+struct SourceKind<'a>(&'a (dyn std::error::Error + Send + Sync + 'static));
+
+impl fmt::Debug for SourceKind<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.downcast_ref::<Error>() {
+            Some(e) => write!(f, "{}", e.kind),
+            None => f.write_str("<source>"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -369,5 +403,37 @@ mod tests {
         assert!(closed.is_transport_closed());
         assert_eq!(closed.kind(), ErrorKind::RateLimited);
         assert!(closed.message().ends_with("slow down"));
+    }
+
+    #[test]
+    fn a_source_is_walkable_but_never_printed() {
+        use std::error::Error as _;
+        let canary = io::Error::other("Bearer CANARY_SRC_7f3a");
+        let e = Error::transport("could not connect").caused_by(canary);
+        let source = e.source().expect("a source");
+        assert!(source.downcast_ref::<io::Error>().is_some());
+        let outer = Error::new(ErrorKind::Server, "failed").caused_by(e.clone());
+        assert_eq!(
+            outer
+                .source()
+                .and_then(|s| s.downcast_ref::<Error>())
+                .map(Error::kind),
+            Some(ErrorKind::Transport)
+        );
+        for shown in [
+            format!("{e:?}"),
+            format!("{e}"),
+            format!("{outer:?}"),
+            format!("{outer}"),
+        ] {
+            assert!(!shown.contains("CANARY"), "{shown}");
+        }
+        assert!(format!("{e:?}").contains("source: <source>"), "{e:?}");
+        assert!(
+            format!("{outer:?}").contains("source: transport"),
+            "{outer:?}"
+        );
+        assert!(Error::timeout("t").source().is_none());
+        assert!(!format!("{:?}", Error::timeout("t")).contains("source"));
     }
 }

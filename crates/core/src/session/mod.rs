@@ -96,6 +96,8 @@ struct Shared {
     next_id: AtomicI64,
     pending: Mutex<HashMap<RequestId, Pending>>,
     closed: Mutex<Option<Error>>,
+    /// Flips to the cause once, when the session ends, for whoever waits on `ended`.
+    ended: tokio::sync::watch::Sender<Option<Error>>,
     notifications: broadcast::Sender<ServerNotification>,
     server: OnceLock<InitializeResult>,
 }
@@ -117,6 +119,7 @@ impl Session {
             next_id: AtomicI64::new(1),
             pending: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
+            ended: tokio::sync::watch::channel(None).0,
             notifications,
             server: OnceLock::new(),
         });
@@ -184,6 +187,16 @@ impl Session {
         self.shared.notifications.subscribe()
     }
 
+    /// Resolves when the session ends (the transport closed, or `close` was called), with
+    /// the cause.
+    pub async fn ended(&self) -> Error {
+        let mut rx = self.shared.ended.subscribe();
+        match rx.wait_for(Option::is_some).await {
+            Ok(e) => e.clone().expect("checked is_some"),
+            Err(_) => Error::cancelled("the session was dropped"),
+        }
+    }
+
     /// Why the session ended, if it has.
     pub fn closed(&self) -> Option<Error> {
         self.shared.closed.lock().expect("lock").clone()
@@ -205,14 +218,21 @@ impl Session {
 
     /// Every tool, following `nextCursor` until the last page.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        self.list_tools_with(RequestOptions::default()).await
+    }
+
+    /// `list_tools` with per-page request options (a timeout inside a deadline).
+    pub async fn list_tools_with(&self, opts: RequestOptions) -> Result<Vec<Tool>, Error> {
         let mut tools = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         loop {
             let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let value = self
-                .request("tools/list", params, RequestOptions::default())
-                .await?;
+            let page_opts = RequestOptions {
+                timeout: opts.timeout,
+                progress: None,
+            };
+            let value = self.request("tools/list", params, page_opts).await?;
             let page: ListToolsPage = serde_json::from_value(value).map_err(|e| {
                 Error::protocol(format!("the server's tools/list result is malformed ({e})"))
             })?;
@@ -408,11 +428,17 @@ fn with_progress_token(method: &str, params: Option<Value>, id: &RequestId) -> O
 }
 
 fn close_with(shared: &Shared, cause: Error) {
-    shared
+    let first = shared
         .closed
         .lock()
         .expect("lock")
-        .get_or_insert(cause.clone());
+        .get_or_insert(cause.clone())
+        .clone();
+    shared.ended.send_if_modified(|e| {
+        let changed = e.is_none();
+        e.get_or_insert(first);
+        changed
+    });
     let pending: Vec<Pending> = shared
         .pending
         .lock()

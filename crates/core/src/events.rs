@@ -1,0 +1,234 @@
+//! The closed set of lifecycle events and their schema (docs/events.md). The CLI's
+//! `watch --json`, the desktop UI and the diagnostic bundle all read this one shape.
+//!
+//! Architecture invariant: `seq` is gap-free per process and assigned under the same lock
+//! that publishes, so a consumer that sees a gap knows it lost events and re-snapshots.
+//! Nothing here carries a secret: failures are `FailureInfo`, built from allow-listed
+//! `Error` context and an already-scrubbed message.
+
+use crate::error::{Error, ExitStatus};
+use serde::Serialize;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+use tokio::sync::broadcast;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One event. `at` is RFC 3339 with milliseconds, UTC.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    pub v: u32,
+    pub seq: u64,
+    pub at: String,
+    pub server: String,
+    pub generation: u64,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventBody {
+    /// The supervisor's observable state changed.
+    State(StateInfo),
+    /// An attempt or a connection failed (also carried as `cause` of the state it led to).
+    Failure { failure: FailureInfo },
+    /// The tool list of a generation changed, or was marked stale or dropped.
+    Tools {
+        count: usize,
+        stale: bool,
+        names: Vec<String>,
+    },
+    /// A tool call through the supervisor finished.
+    Call {
+        tool: String,
+        outcome: CallOutcome,
+        duration_ms: u64,
+        error: Option<FailureInfo>,
+    },
+    /// A health ping or a call completed: the last successful round trip.
+    RoundTrip { round_trip_ms: u64 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    Ok,
+    ToolError,
+    Error,
+}
+
+/// The state vocabulary of DESIGN.md, exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateName {
+    Connecting,
+    Ready,
+    Retrying,
+    Reconnecting,
+    Quarantined,
+    GaveUp,
+    Retired,
+    Disabled,
+    Stopping,
+}
+
+impl StateName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateName::Connecting => "connecting",
+            StateName::Ready => "ready",
+            StateName::Retrying => "retrying",
+            StateName::Reconnecting => "reconnecting",
+            StateName::Quarantined => "quarantined",
+            StateName::GaveUp => "gave_up",
+            StateName::Retired => "retired",
+            StateName::Disabled => "disabled",
+            StateName::Stopping => "stopping",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct StateInfo {
+    pub state: Option<StateName>,
+    /// connecting: spawn | connect | discover | initialize | list_tools
+    pub stage: Option<&'static str>,
+    /// The attempt in this outage (1-based) and the round's budget.
+    pub attempt: Option<u32>,
+    pub max_attempts: Option<u32>,
+    /// Retrying, reconnecting, quarantined: the wait and when it ends (absolute, so
+    /// consumers count down locally).
+    pub delay_ms: Option<u64>,
+    pub next_attempt_at: Option<String>,
+    pub quarantine_level: u8,
+    /// retired: auth | permission | config; otherwise a short reason.
+    pub reason: Option<String>,
+    pub cause: Option<FailureInfo>,
+}
+
+/// A failure as it may leave the process: allow-listed fields and a scrubbed message.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct FailureInfo {
+    pub kind: String,
+    pub phase: Option<&'static str>,
+    pub stage: Option<&'static str>,
+    pub status: Option<u16>,
+    pub reason: Option<String>,
+    pub retry_after_ms: Option<u64>,
+    pub method: Option<String>,
+    pub url_path: Option<String>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub attempt: Option<u32>,
+    pub generation: u64,
+    pub message: String,
+}
+
+impl FailureInfo {
+    /// `message` is capped; the error's message is already scrubbed by the layer that made it.
+    pub fn from_error(e: &Error, generation: u64, attempt: Option<u32>) -> Self {
+        let c = e.context();
+        FailureInfo {
+            kind: e.kind().as_str().to_owned(),
+            phase: c.phase.map(|p| p.as_str()),
+            stage: c.stage.map(|s| s.as_str()),
+            status: c.status,
+            reason: c.reason.clone(),
+            retry_after_ms: c.retry_after.map(millis),
+            method: c.method.clone(),
+            url_path: c.url_path.clone(),
+            exit_code: match c.exit {
+                Some(ExitStatus::Code(n)) => Some(n),
+                _ => None,
+            },
+            signal: match c.exit {
+                Some(ExitStatus::Signal(n)) => Some(n),
+                _ => None,
+            },
+            attempt,
+            generation,
+            message: crate::diagnostics::redact::cap(e.message(), 2000),
+        }
+    }
+}
+
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// RFC 3339 with milliseconds, UTC: "2026-11-29T17:05:20.123Z".
+pub fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Assigns `seq` and publishes, under one lock, to every subscriber.
+pub struct EventBus {
+    next_seq: Mutex<u64>,
+    tx: broadcast::Sender<Event>,
+}
+
+impl EventBus {
+    /// `capacity` events are buffered per subscriber; a slower one sees a gap in `seq`.
+    pub fn new(capacity: usize) -> Self {
+        let (tx, _) = broadcast::channel(capacity.max(1));
+        EventBus {
+            next_seq: Mutex::new(1),
+            tx,
+        }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.tx.subscribe()
+    }
+
+    pub fn emit(&self, server: &str, generation: u64, body: EventBody) -> Event {
+        let mut seq = self.next_seq.lock().expect("seq lock");
+        let event = Event {
+            v: SCHEMA_VERSION,
+            seq: *seq,
+            at: rfc3339(SystemTime::now()),
+            server: server.to_owned(),
+            generation,
+            body,
+        };
+        *seq += 1;
+        let _ = self.tx.send(event.clone());
+        event
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn seq_is_gap_free_and_events_serialize_flat() {
+        let bus = EventBus::new(16);
+        let mut rx = bus.subscribe();
+        let info = StateInfo {
+            state: Some(StateName::Ready),
+            ..Default::default()
+        };
+        bus.emit("a", 1, EventBody::State(info));
+        bus.emit("b", 2, EventBody::RoundTrip { round_trip_ms: 3 });
+        let e1 = rx.try_recv().unwrap();
+        let e2 = rx.try_recv().unwrap();
+        assert_eq!((e1.seq, e2.seq), (1, 2));
+        let v = serde_json::to_value(&e1).unwrap();
+        assert_eq!(v["type"], "state");
+        assert_eq!(v["state"], "ready");
+        assert_eq!(v["v"], 1);
+        assert_eq!(v["server"], "a");
+        let v = serde_json::to_value(&e2).unwrap();
+        assert_eq!(v["type"], "round_trip");
+        assert_eq!(v["round_trip_ms"], json!(3));
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_with_milliseconds() {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
+    }
+}

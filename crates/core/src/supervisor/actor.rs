@@ -1,0 +1,760 @@
+//! The supervisor's actor: the only place that sleeps, spawns and owns live connections.
+//! It turns what happens (attempt outcomes, a session ending, timers, pings, calls, user
+//! actions) into `state::Input`s, and performs the `Effect`s `state::step` returns.
+//!
+//! Architecture invariants: one generation holds the process slot at a time (an attempt
+//! waits for the previous generation's close before it spawns anything); a tool call is
+//! never replayed; disposal is bounded.
+
+use super::SupervisorConfig;
+use super::establish::establish;
+use super::state::{Effect, Input, State, Status, step};
+use crate::error::{Error, ErrorKind, Phase, Stage};
+use crate::events::{CallOutcome, EventBody, EventBus, FailureInfo, StateInfo, millis, rfc3339};
+use crate::policy::{Action, SeededRng, classify};
+use crate::protocol::mcp::Tool;
+use crate::session::{RequestOptions, ServerNotification, Session};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+use tokio::sync::{OwnedMutexGuard, Semaphore, mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+/// What a consumer (CLI, UI) needs to draw one server right now.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    pub server: String,
+    pub generation: u64,
+    #[serde(flatten)]
+    pub state: StateInfo,
+    pub tools: Vec<String>,
+    pub tools_stale: bool,
+    pub last_round_trip_ms: Option<u64>,
+    pub last_round_trip_at: Option<String>,
+    pub protocol_version: Option<String>,
+}
+
+enum Command {
+    Input(Input),
+    Call {
+        tool: String,
+        args: Value,
+        reply: oneshot::Sender<Result<Value, Error>>,
+    },
+    Stop {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// A running supervisor. Dropping it without `stop` aborts the actor; prefer `stop`.
+pub struct Supervisor {
+    name: String,
+    tx: mpsc::UnboundedSender<Command>,
+    snapshot: watch::Receiver<Snapshot>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Supervisor {
+    pub fn spawn(cfg: SupervisorConfig, bus: Arc<EventBus>) -> Supervisor {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (snapshot_tx, snapshot) = watch::channel(Snapshot {
+            server: cfg.name.clone(),
+            generation: 0,
+            state: StateInfo::default(),
+            tools: Vec::new(),
+            tools_stale: false,
+            last_round_trip_ms: None,
+            last_round_trip_at: None,
+            protocol_version: None,
+        });
+        let name = cfg.name.clone();
+        let actor = Actor::new(cfg, bus, snapshot_tx);
+        let task = tokio::spawn(actor.run(rx));
+        Supervisor {
+            name,
+            tx,
+            snapshot,
+            task,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
+    pub fn watch(&self) -> watch::Receiver<Snapshot> {
+        self.snapshot.clone()
+    }
+
+    fn input(&self, input: Input) {
+        let _ = self.tx.send(Command::Input(input));
+    }
+
+    /// Skip the wait; from gave_up or retired, start a fresh round.
+    pub fn reconnect(&self) {
+        self.input(Input::ReconnectNow);
+    }
+
+    /// Clear the budget and the quarantine ladder (history is kept), then connect.
+    pub fn reset(&self) {
+        self.input(Input::Reset);
+    }
+
+    pub fn disable(&self) {
+        self.input(Input::Disable);
+    }
+
+    pub fn enable(&self) {
+        self.input(Input::Enable);
+    }
+
+    /// Calls a tool on the current generation. Fails at once, saying the state and when
+    /// the next attempt is, unless the server is ready. Never replayed.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
+        let (reply, rx) = oneshot::channel();
+        let cmd = Command::Call {
+            tool: tool.to_owned(),
+            args,
+            reply,
+        };
+        if self.tx.send(cmd).is_err() {
+            return Err(Error::cancelled(format!(
+                "the supervisor of `{}` has stopped",
+                self.name
+            )));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
+    }
+
+    /// Disposes everything: cancels timers, closes the live generation (the stdio
+    /// shutdown sequence), waits for in-flight work, bounded.
+    pub async fn stop(self) {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Command::Stop { reply }).is_ok() {
+            let _ = rx.await;
+        }
+        let _ = self.task.await;
+    }
+}
+
+enum Internal {
+    Stage {
+        generation: u64,
+        stage: Stage,
+    },
+    Established {
+        generation: u64,
+        session: Arc<Session>,
+        tools: Vec<Tool>,
+        slot: OwnedMutexGuard<()>,
+    },
+    AttemptFailed {
+        generation: u64,
+        error: Error,
+    },
+    Ended {
+        generation: u64,
+        error: Error,
+    },
+    Ping {
+        generation: u64,
+        result: Result<Duration, Error>,
+    },
+    ListChanged {
+        generation: u64,
+    },
+    Synced {
+        generation: u64,
+        result: Result<Vec<Tool>, Error>,
+    },
+    CallDone {
+        generation: u64,
+        tool: String,
+        elapsed: Duration,
+        result: Result<Value, Error>,
+    },
+}
+
+struct Live {
+    generation: u64,
+    session: Arc<Session>,
+    slot: OwnedMutexGuard<()>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// How long disposal waits for closes and in-flight work before giving up on them.
+const DISPOSE_LIMIT: Duration = Duration::from_secs(10);
+
+struct Actor {
+    cfg: SupervisorConfig,
+    bus: Arc<EventBus>,
+    state: State,
+    rng: SeededRng,
+    epoch: Instant,
+    timer: Option<(u64, Instant)>,
+    live: Option<Live>,
+    attempt: Option<(u64, tokio::task::JoinHandle<()>)>,
+    /// Held by a generation from before its process starts until it is closed.
+    slot: Arc<tokio::sync::Mutex<()>>,
+    closing: JoinSet<()>,
+    internal_tx: mpsc::UnboundedSender<Internal>,
+    internal_rx: mpsc::UnboundedReceiver<Internal>,
+    tools: Vec<Tool>,
+    tools_stale: bool,
+    syncing: bool,
+    sync_again: bool,
+    pinging: bool,
+    ping_misses: u32,
+    last_activity: Instant,
+    last_round_trip: Option<(Duration, SystemTime)>,
+    calls: Arc<Semaphore>,
+    queued: Arc<AtomicUsize>,
+    snapshot: watch::Sender<Snapshot>,
+}
+
+impl Actor {
+    fn new(cfg: SupervisorConfig, bus: Arc<EventBus>, snapshot: watch::Sender<Snapshot>) -> Self {
+        let (internal_tx, internal_rx) = mpsc::unbounded_channel();
+        Actor {
+            rng: SeededRng::new(cfg.seed),
+            calls: Arc::new(Semaphore::new(cfg.max_concurrent_calls.max(1))),
+            cfg,
+            bus,
+            state: State::new(),
+            epoch: Instant::now(),
+            timer: None,
+            live: None,
+            attempt: None,
+            slot: Arc::new(tokio::sync::Mutex::new(())),
+            closing: JoinSet::new(),
+            internal_tx,
+            internal_rx,
+            tools: Vec::new(),
+            tools_stale: false,
+            syncing: false,
+            sync_again: false,
+            pinging: false,
+            ping_misses: 0,
+            last_activity: Instant::now(),
+            last_round_trip: None,
+            queued: Arc::new(AtomicUsize::new(0)),
+            snapshot,
+        }
+    }
+
+    fn now(&self) -> Duration {
+        Instant::now() - self.epoch
+    }
+
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        if self.cfg.disabled {
+            self.state.status = Status::Disabled;
+            self.emit_state();
+        } else {
+            self.feed(Input::Start);
+        }
+        loop {
+            let timer_at = self.timer.map(|(_, at)| at);
+            let ping_at = self.next_ping();
+            tokio::select! {
+                cmd = commands.recv() => match cmd {
+                    Some(Command::Input(input)) => self.feed(input),
+                    Some(Command::Call { tool, args, reply }) => self.call(tool, args, reply),
+                    Some(Command::Stop { reply }) => {
+                        self.dispose().await;
+                        let _ = reply.send(());
+                        return;
+                    }
+                    None => {
+                        self.dispose().await;
+                        return;
+                    }
+                },
+                Some(msg) = self.internal_rx.recv() => self.internal(msg),
+                _ = sleep_until(timer_at), if timer_at.is_some() => {
+                    if let Some((token, _)) = self.timer.take() {
+                        self.feed(Input::Timer { token });
+                    }
+                }
+                _ = sleep_until(ping_at), if ping_at.is_some() => self.ping(),
+                Some(_) = self.closing.join_next(), if !self.closing.is_empty() => {}
+            }
+        }
+    }
+
+    fn feed(&mut self, input: Input) {
+        let now = self.now();
+        let effects = step(&mut self.state, input, now, &self.cfg.policy, &mut self.rng);
+        for effect in effects {
+            self.perform(effect);
+        }
+        self.publish_snapshot();
+    }
+
+    fn perform(&mut self, effect: Effect) {
+        match effect {
+            Effect::Attempt { generation } => self.start_attempt(generation),
+            Effect::Close { generation } => self.close(generation),
+            Effect::Arm { token, at } => self.timer = Some((token, self.epoch + at)),
+            Effect::Disarm => self.timer = None,
+            Effect::ToolsStale => {
+                self.tools_stale = true;
+                self.emit_tools();
+            }
+            Effect::DropTools => {
+                if !self.tools.is_empty() {
+                    self.tools.clear();
+                    self.tools_stale = false;
+                    self.emit_tools();
+                }
+            }
+            Effect::EmitState => self.emit_state(),
+            Effect::EmitFailure(failure) => {
+                self.bus.emit(
+                    &self.cfg.name,
+                    self.state.generation,
+                    EventBody::Failure { failure },
+                );
+            }
+        }
+    }
+
+    fn start_attempt(&mut self, generation: u64) {
+        let cfg = self.cfg.clone();
+        let slot = self.slot.clone();
+        let tx = self.internal_tx.clone();
+        let epoch = self.epoch;
+        let task = tokio::spawn(async move {
+            // The previous generation's process must be gone before this one starts.
+            let guard = slot.lock_owned().await;
+            let (stage_tx, mut stage_rx) = mpsc::unbounded_channel();
+            let relay_tx = tx.clone();
+            let relay = tokio::spawn(async move {
+                while let Some(stage) = stage_rx.recv().await {
+                    let _ = relay_tx.send(Internal::Stage { generation, stage });
+                }
+            });
+            let outcome = establish(&cfg, epoch, &stage_tx).await;
+            drop(stage_tx);
+            let _ = relay.await;
+            let _ = match outcome {
+                Ok((session, tools)) => tx.send(Internal::Established {
+                    generation,
+                    session,
+                    tools,
+                    slot: guard,
+                }),
+                Err(error) => {
+                    drop(guard);
+                    tx.send(Internal::AttemptFailed { generation, error })
+                }
+            };
+        });
+        self.attempt = Some((generation, task));
+    }
+
+    /// Disposes a generation: an attempt in flight is aborted (its transport's drop kills
+    /// the process group); a live session is closed in the background, holding the slot
+    /// until its process is gone.
+    fn close(&mut self, generation: u64) {
+        if let Some((g, task)) = &self.attempt
+            && *g == generation
+        {
+            task.abort();
+            self.attempt = None;
+        }
+        if let Some(live) = self.live.take_if(|l| l.generation == generation) {
+            self.closing.spawn(close_live(live));
+        }
+    }
+
+    fn internal(&mut self, msg: Internal) {
+        match msg {
+            Internal::Stage { generation, stage } => self.feed(Input::Stage { generation, stage }),
+            Internal::Established {
+                generation,
+                session,
+                tools,
+                slot,
+            } => {
+                self.attempt = None;
+                let current = generation == self.state.generation
+                    && matches!(self.state.status, Status::Connecting { .. });
+                let live = Live {
+                    generation,
+                    session,
+                    slot,
+                    tasks: Vec::new(),
+                };
+                if !current {
+                    // Cancelled while the handshake finished: dispose the late client.
+                    self.closing.spawn(close_live(live));
+                    return;
+                }
+                self.adopt(live, tools);
+                self.feed(Input::Established { generation });
+            }
+            Internal::AttemptFailed { generation, error } => {
+                if generation == self.state.generation {
+                    self.attempt = None;
+                }
+                let verdict = classify(&error, Phase::Connect, false);
+                let failure =
+                    FailureInfo::from_error(&error, generation, Some(self.state.failures + 1));
+                self.feed(Input::AttemptFailed {
+                    generation,
+                    verdict,
+                    failure,
+                });
+            }
+            Internal::Ended { generation, error } => self.lost(generation, &error),
+            Internal::Ping { generation, result } => {
+                self.pinging = false;
+                if self.live.as_ref().map(|l| l.generation) != Some(generation) {
+                    return;
+                }
+                match result {
+                    Ok(rtt) => {
+                        self.ping_misses = 0;
+                        self.round_trip(rtt);
+                    }
+                    Err(_) => {
+                        self.ping_misses += 1;
+                        self.last_activity = Instant::now();
+                        if self.ping_misses >= 2 {
+                            let error = Error::timeout(format!(
+                                "two health pings in a row got no answer within {}; the connection is treated as lost",
+                                crate::fmt_duration(self.cfg.ping_timeout)
+                            ));
+                            self.lost(generation, &error);
+                        }
+                    }
+                }
+            }
+            Internal::ListChanged { generation } => self.sync_tools(generation),
+            Internal::Synced { generation, result } => {
+                self.syncing = false;
+                if self.live.as_ref().map(|l| l.generation) != Some(generation) {
+                    return;
+                }
+                if let Ok(tools) = result {
+                    self.tools = tools;
+                    self.tools_stale = false;
+                    self.emit_tools();
+                    self.publish_snapshot();
+                }
+                if std::mem::take(&mut self.sync_again) {
+                    self.sync_tools(generation);
+                }
+            }
+            Internal::CallDone {
+                generation,
+                tool,
+                elapsed,
+                result,
+            } => {
+                let (outcome, error) = match &result {
+                    Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
+                        (CallOutcome::ToolError, None)
+                    }
+                    Ok(_) => (CallOutcome::Ok, None),
+                    Err(e) => (
+                        CallOutcome::Error,
+                        Some(FailureInfo::from_error(e, generation, None)),
+                    ),
+                };
+                let body = EventBody::Call {
+                    tool,
+                    outcome,
+                    duration_ms: millis(elapsed),
+                    error,
+                };
+                self.bus.emit(&self.cfg.name, generation, body);
+                match result {
+                    Ok(_) => self.last_activity = Instant::now(),
+                    Err(e) => {
+                        let verdict = classify(&e, Phase::Call, false);
+                        if matches!(
+                            verdict.action,
+                            Action::ReturnAndReconnect | Action::Retire(_)
+                        ) {
+                            self.lost(generation, &e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The established connection of `generation` ended or is suspected dead.
+    fn lost(&mut self, generation: u64, error: &Error) {
+        let verdict = classify(error, Phase::Call, false);
+        let failure = FailureInfo::from_error(error, generation, None);
+        self.feed(Input::Lost {
+            generation,
+            verdict,
+            failure,
+        });
+    }
+
+    /// Takes a freshly established generation: swap the tools atomically, watch for its
+    /// end and for `list_changed`.
+    fn adopt(&mut self, mut live: Live, tools: Vec<Tool>) {
+        let generation = live.generation;
+        let session = live.session.clone();
+        let tx = self.internal_tx.clone();
+        live.tasks.push(tokio::spawn(async move {
+            let error = session.ended().await;
+            let _ = tx.send(Internal::Ended { generation, error });
+        }));
+        let mut notes = live.session.subscribe();
+        let tx = self.internal_tx.clone();
+        live.tasks.push(tokio::spawn(async move {
+            loop {
+                match notes.recv().await {
+                    Ok(ServerNotification::ToolsListChanged) => {
+                        let _ = tx.send(Internal::ListChanged { generation });
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(_) => return,
+                }
+            }
+        }));
+        self.tools = tools;
+        self.tools_stale = false;
+        self.ping_misses = 0;
+        self.pinging = false;
+        self.last_activity = Instant::now();
+        self.live = Some(live);
+        self.emit_tools();
+    }
+
+    /// `list_changed` re-syncs are serialized: one at a time, and one more if another
+    /// notification arrived meanwhile.
+    fn sync_tools(&mut self, generation: u64) {
+        let Some(live) = self.live.as_ref().filter(|l| l.generation == generation) else {
+            return;
+        };
+        if self.syncing {
+            self.sync_again = true;
+            return;
+        }
+        self.syncing = true;
+        let session = live.session.clone();
+        let tx = self.internal_tx.clone();
+        let timeout = self.cfg.request_timeout;
+        tokio::spawn(async move {
+            let result = session
+                .list_tools_with(RequestOptions {
+                    timeout: Some(timeout),
+                    ..Default::default()
+                })
+                .await;
+            let _ = tx.send(Internal::Synced { generation, result });
+        });
+    }
+
+    fn next_ping(&self) -> Option<Instant> {
+        let interval = self.cfg.ping_interval?;
+        (self.live.is_some() && !self.pinging && matches!(self.state.status, Status::Ready { .. }))
+            .then(|| self.last_activity + interval)
+    }
+
+    fn ping(&mut self) {
+        let Some(live) = &self.live else { return };
+        self.pinging = true;
+        let session = live.session.clone();
+        let generation = live.generation;
+        let tx = self.internal_tx.clone();
+        let timeout = self.cfg.ping_timeout;
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let opts = RequestOptions {
+                timeout: Some(timeout),
+                ..Default::default()
+            };
+            let result = session
+                .request("ping", None, opts)
+                .await
+                .map(|_| started.elapsed());
+            let _ = tx.send(Internal::Ping { generation, result });
+        });
+    }
+
+    fn round_trip(&mut self, rtt: Duration) {
+        self.last_activity = Instant::now();
+        self.last_round_trip = Some((rtt, SystemTime::now()));
+        let body = EventBody::RoundTrip {
+            round_trip_ms: millis(rtt),
+        };
+        self.bus.emit(&self.cfg.name, self.state.generation, body);
+        self.publish_snapshot();
+    }
+
+    fn call(&mut self, tool: String, args: Value, reply: oneshot::Sender<Result<Value, Error>>) {
+        let live = match (&self.state.status, &self.live) {
+            (Status::Ready { .. }, Some(live)) => live,
+            _ => {
+                let _ = reply.send(Err(self.not_ready()));
+                return;
+            }
+        };
+        let limit = self.cfg.max_concurrent_calls + self.cfg.max_queued_calls;
+        if self.queued.load(Ordering::Relaxed) >= limit {
+            let _ = reply.send(Err(Error::new(
+                ErrorKind::RateLimited,
+                format!(
+                    "`{}` already has {limit} calls running or queued (maxConcurrentCalls = {}); try again when some finish",
+                    self.cfg.name, self.cfg.max_concurrent_calls
+                ),
+            )));
+            return;
+        }
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        let session = live.session.clone();
+        let generation = live.generation;
+        let permits = self.calls.clone();
+        let queued = self.queued.clone();
+        let tx = self.internal_tx.clone();
+        let timeout = self.cfg.request_timeout;
+        tokio::spawn(async move {
+            let result = match permits.acquire_owned().await {
+                Ok(_permit) => {
+                    let started = Instant::now();
+                    let opts = RequestOptions {
+                        timeout: Some(timeout),
+                        ..Default::default()
+                    };
+                    let result = session.call_tool(&tool, args, opts).await;
+                    let _ = tx.send(Internal::CallDone {
+                        generation,
+                        tool,
+                        elapsed: started.elapsed(),
+                        result: result.clone(),
+                    });
+                    result
+                }
+                Err(_) => Err(Error::cancelled("the supervisor is stopping")),
+            };
+            queued.fetch_sub(1, Ordering::Relaxed);
+            let _ = reply.send(result);
+        });
+    }
+
+    /// The error a call gets when the server is not ready: the state, and when the next
+    /// attempt is, in words.
+    fn not_ready(&self) -> Error {
+        let info = self.state.info(self.now(), &self.cfg.policy);
+        let state = info.state.map(|s| s.as_str()).unwrap_or("starting");
+        let mut what = format!("`{}` is not ready: it is {state}", self.cfg.name);
+        if let Some(stage) = info.stage {
+            what.push_str(&format!(" ({stage})"));
+        }
+        if let (Some(a), Some(m)) = (info.attempt, info.max_attempts) {
+            what.push_str(&format!(", attempt {a}/{m}"));
+        }
+        if let Some(ms) = info.delay_ms {
+            what.push_str(&format!(
+                "; the next attempt is in {}",
+                crate::fmt_duration(Duration::from_millis(ms))
+            ));
+        }
+        if let Some(reason) = &info.reason {
+            what.push_str(&format!(" ({reason})"));
+        }
+        if let Some(cause) = &info.cause {
+            what.push_str(&format!("; last failure: {}", cause.message));
+        }
+        what.push_str(". The call was not sent.");
+        let kind = match self.state.status {
+            Status::Retired(_) | Status::GaveUp | Status::Disabled => ErrorKind::Config,
+            _ => ErrorKind::Transport,
+        };
+        let kind = if kind == ErrorKind::Config {
+            ErrorKind::Transport
+        } else {
+            kind
+        };
+        Error::new(kind, what).with(|c| {
+            c.phase = Some(Phase::Call);
+            c.retry_after = info.delay_ms.map(Duration::from_millis);
+        })
+    }
+
+    fn emit_state(&mut self) {
+        let mut info = self.state.info(self.now(), &self.cfg.policy);
+        if let Some(ms) = info.delay_ms {
+            info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
+        }
+        self.bus.emit(
+            &self.cfg.name,
+            self.state.generation,
+            EventBody::State(info),
+        );
+    }
+
+    fn emit_tools(&self) {
+        let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        let body = EventBody::Tools {
+            count: names.len(),
+            stale: self.tools_stale,
+            names,
+        };
+        self.bus.emit(&self.cfg.name, self.state.generation, body);
+    }
+
+    fn publish_snapshot(&self) {
+        let mut info = self.state.info(self.now(), &self.cfg.policy);
+        if let Some(ms) = info.delay_ms {
+            info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
+        }
+        let protocol_version = self
+            .live
+            .as_ref()
+            .and_then(|l| l.session.server().map(|s| s.protocol_version.clone()));
+        self.snapshot.send_replace(Snapshot {
+            server: self.cfg.name.clone(),
+            generation: self.state.generation,
+            state: info,
+            tools: self.tools.iter().map(|t| t.name.clone()).collect(),
+            tools_stale: self.tools_stale,
+            last_round_trip_ms: self.last_round_trip.map(|(d, _)| millis(d)),
+            last_round_trip_at: self.last_round_trip.map(|(_, at)| rfc3339(at)),
+            protocol_version,
+        });
+    }
+
+    /// Fence, cancel timers, close, await in-flight work — bounded.
+    async fn dispose(&mut self) {
+        self.feed(Input::Stop);
+        if let Some((_, task)) = self.attempt.take() {
+            task.abort();
+        }
+        self.calls.close();
+        let closing = std::mem::take(&mut self.closing);
+        let _ = tokio::time::timeout(DISPOSE_LIMIT, closing.join_all()).await;
+    }
+}
+
+async fn close_live(live: Live) {
+    for t in &live.tasks {
+        t.abort();
+    }
+    live.session.close().await;
+    drop(live.slot);
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

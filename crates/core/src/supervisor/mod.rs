@@ -1,0 +1,67 @@
+//! One supervisor per configured server: it owns the generations, the live tool list and
+//! the reconnect loop. `state` decides (pure), `actor` performs (the only place that
+//! sleeps or spawns), `establish` runs one attempt.
+
+mod actor;
+mod establish;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use actor::{Snapshot, Supervisor};
+
+use crate::error::{Error, Stage};
+use crate::session::SessionOptions;
+use crate::transport::Connection;
+use state::Policy;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Opens a fresh transport for each generation (spawns the process, or builds the HTTP
+/// client). Errors are `spawn`/`config` kinds with a message that says what to fix.
+pub type Connector = Arc<dyn Fn() -> Result<Connection, Error> + Send + Sync>;
+
+#[derive(Clone)]
+pub struct SupervisorConfig {
+    pub name: String,
+    pub connector: Connector,
+    /// `Stage::Spawn` for stdio, `Stage::Connect` for HTTP.
+    pub first_stage: Stage,
+    pub policy: Policy,
+    /// The establishment deadline over every stage of one attempt.
+    pub establish: Duration,
+    /// Per request, and the most any one establishment stage may take.
+    pub request_timeout: Duration,
+    /// Health ping after this much idle time; `None` turns pings off.
+    pub ping_interval: Option<Duration>,
+    pub ping_timeout: Duration,
+    pub max_concurrent_calls: usize,
+    /// Calls waiting for a slot beyond the concurrency cap; more are refused at once.
+    pub max_queued_calls: usize,
+    /// Seeds the jitter, so runs can be replayed.
+    pub seed: u64,
+    pub disabled: bool,
+    pub session: SessionOptions,
+}
+
+impl SupervisorConfig {
+    /// The DESIGN.md defaults around a connector.
+    pub fn new(name: impl Into<String>, first_stage: Stage, connector: Connector) -> Self {
+        SupervisorConfig {
+            name: name.into(),
+            connector,
+            first_stage,
+            policy: Policy::default(),
+            establish: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(60),
+            ping_interval: Some(Duration::from_secs(30)),
+            ping_timeout: Duration::from_secs(10),
+            max_concurrent_calls: 4,
+            max_queued_calls: 16,
+            seed: 0,
+            disabled: false,
+            session: SessionOptions::default(),
+        }
+    }
+}

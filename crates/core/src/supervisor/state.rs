@@ -1,0 +1,455 @@
+//! The supervisor's decisions as a pure function: `step(state, input, now) -> effects`.
+//! No tokio, no I/O: the actor feeds inputs (attempt outcomes, timers, user actions) and
+//! performs the effects (start an attempt, close a generation, arm the one timer, emit).
+//!
+//! Architecture invariant: a generation is fenced. Inputs that name another generation
+//! than the current one change nothing (a late success is only disposed), and a timer
+//! whose token is not the armed one is ignored, so stale signals can never schedule a
+//! second retry.
+
+use crate::error::Stage;
+use crate::events::{FailureInfo, StateInfo, StateName, millis};
+use crate::policy::backoff::Backoff;
+use crate::policy::classify::{Action, RetireReason, Verdict};
+use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
+use crate::policy::rng::Jitter;
+use std::time::Duration;
+
+/// The numbers a supervisor runs by (validated by the policy types).
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub backoff: Backoff,
+    pub quarantine: Quarantine,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outage {
+    /// No connection has been established in this outage ("connection failed").
+    Retrying,
+    /// An established connection ended ("connection lost").
+    Reconnecting,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    Idle,
+    Connecting { stage: Stage, probe: bool },
+    Ready { since: Duration },
+    Waiting { outage: Outage, until: Duration },
+    Quarantined { until: Duration },
+    GaveUp,
+    Retired(RetireReason),
+    Disabled,
+    Stopping,
+}
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub status: Status,
+    pub generation: u64,
+    /// Failed attempts in this outage: the budget a round spends.
+    pub failures: u32,
+    /// 0 = not quarantined; 1..=3 the ladder.
+    pub level: QuarantineLevel,
+    /// Whether a connection was established since the last stable period.
+    pub established: bool,
+    /// The failure that led to the current state, if any.
+    pub cause: Option<FailureInfo>,
+    timer: Option<u64>,
+    next_token: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Start,
+    Stage {
+        generation: u64,
+        stage: Stage,
+    },
+    Established {
+        generation: u64,
+    },
+    AttemptFailed {
+        generation: u64,
+        verdict: Verdict,
+        failure: FailureInfo,
+    },
+    Lost {
+        generation: u64,
+        verdict: Verdict,
+        failure: FailureInfo,
+    },
+    Timer {
+        token: u64,
+    },
+    ReconnectNow,
+    Reset,
+    Disable,
+    Enable,
+    Stop,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Start generation `generation` (after the previous one is fully closed).
+    Attempt {
+        generation: u64,
+    },
+    /// Dispose of a generation: its session, its process.
+    Close {
+        generation: u64,
+    },
+    /// Arm the one timer (replacing any other) to fire `Input::Timer { token }` at `at`.
+    Arm {
+        token: u64,
+        at: Duration,
+    },
+    Disarm,
+    /// Keep the last tool list but mark it stale / drop it.
+    ToolsStale,
+    DropTools,
+    /// Publish the state (the actor renders `State::info`).
+    EmitState,
+    EmitFailure(FailureInfo),
+}
+
+impl State {
+    pub fn new() -> Self {
+        State {
+            status: Status::Idle,
+            generation: 0,
+            failures: 0,
+            level: QuarantineLevel::NONE,
+            established: false,
+            cause: None,
+            timer: None,
+            next_token: 1,
+        }
+    }
+
+    pub fn name(&self) -> StateName {
+        match self.status {
+            Status::Idle | Status::Connecting { .. } => StateName::Connecting,
+            Status::Ready { .. } => StateName::Ready,
+            Status::Waiting {
+                outage: Outage::Retrying,
+                ..
+            } => StateName::Retrying,
+            Status::Waiting {
+                outage: Outage::Reconnecting,
+                ..
+            } => StateName::Reconnecting,
+            Status::Quarantined { .. } => StateName::Quarantined,
+            Status::GaveUp => StateName::GaveUp,
+            Status::Retired(_) => StateName::Retired,
+            Status::Disabled => StateName::Disabled,
+            Status::Stopping => StateName::Stopping,
+        }
+    }
+
+    /// The state as the event schema shows it; `delay_ms` counts from `now`.
+    pub fn info(&self, now: Duration, policy: &Policy) -> StateInfo {
+        let until = match self.status {
+            Status::Waiting { until, .. } | Status::Quarantined { until } => Some(until),
+            _ => None,
+        };
+        let attempt = match self.status {
+            Status::Connecting { .. } => Some(self.failures + 1),
+            Status::Waiting { .. } => Some(self.failures),
+            _ => None,
+        };
+        StateInfo {
+            state: Some(self.name()),
+            stage: match self.status {
+                Status::Connecting { stage, .. } => Some(stage.as_str()),
+                Status::Idle => Some(Stage::Spawn.as_str()),
+                _ => None,
+            },
+            attempt,
+            max_attempts: attempt.map(|_| policy.backoff.max_attempts()),
+            delay_ms: until.map(|u| millis(u.saturating_sub(now))),
+            next_attempt_at: None,
+            quarantine_level: self.level.get(),
+            reason: match self.status {
+                Status::Retired(r) => Some(r.as_str().to_owned()),
+                Status::Connecting { probe: true, .. } => Some("probe".to_owned()),
+                _ => None,
+            },
+            cause: match self.status {
+                Status::Ready { .. } | Status::Disabled => None,
+                _ => self.cause.clone(),
+            },
+        }
+    }
+
+    fn arm(&mut self, at: Duration, fx: &mut Vec<Effect>) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.timer = Some(token);
+        fx.push(Effect::Arm { token, at });
+    }
+
+    fn disarm(&mut self, fx: &mut Vec<Effect>) {
+        if self.timer.take().is_some() {
+            fx.push(Effect::Disarm);
+        }
+    }
+
+    fn attempt(&mut self, probe: bool, fx: &mut Vec<Effect>) {
+        self.disarm(fx);
+        self.generation += 1;
+        self.status = Status::Connecting {
+            stage: Stage::Spawn,
+            probe,
+        };
+        fx.push(Effect::Attempt {
+            generation: self.generation,
+        });
+        fx.push(Effect::EmitState);
+    }
+
+    fn close_current(&self, fx: &mut Vec<Effect>) {
+        if self.generation > 0 {
+            fx.push(Effect::Close {
+                generation: self.generation,
+            });
+        }
+    }
+
+    fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::new()
+    }
+}
+
+/// Advances the state by one input and returns what to do.
+pub fn step(
+    state: &mut State,
+    input: Input,
+    now: Duration,
+    policy: &Policy,
+    rng: &mut impl Jitter,
+) -> Vec<Effect> {
+    let mut fx = Vec::new();
+    match input {
+        // ## Start | Enable => Connecting
+        Input::Start => {
+            if matches!(state.status, Status::Idle) {
+                state.attempt(false, &mut fx);
+            }
+        }
+        Input::Enable => {
+            if matches!(state.status, Status::Disabled) {
+                state.failures = 0;
+                state.level = QuarantineLevel::NONE;
+                state.established = false;
+                state.cause = None;
+                state.attempt(false, &mut fx);
+            }
+        }
+        // ## Stage => Connecting (same generation only)
+        Input::Stage { generation, stage } => {
+            if let Status::Connecting { probe, .. } = state.status
+                && state.is_current(generation)
+            {
+                state.status = Status::Connecting { stage, probe };
+                fx.push(Effect::EmitState);
+            }
+        }
+        // ## Established => Ready, or a late success disposed
+        Input::Established { generation } => {
+            if state.is_current(generation) && matches!(state.status, Status::Connecting { .. }) {
+                state.status = Status::Ready { since: now };
+                state.established = true;
+                state.arm(now + policy.backoff.stability_window(), &mut fx);
+                fx.push(Effect::EmitState);
+            } else {
+                fx.push(Effect::Close { generation });
+            }
+        }
+        // ## AttemptFailed => (Retrying | Quarantined | GaveUp | Retired)
+        Input::AttemptFailed {
+            generation,
+            verdict,
+            failure,
+        } => {
+            if state.is_current(generation) && matches!(state.status, Status::Connecting { .. }) {
+                let probe = matches!(state.status, Status::Connecting { probe: true, .. });
+                fx.push(Effect::Close { generation });
+                fx.push(Effect::EmitFailure(failure.clone()));
+                state.cause = Some(failure);
+                fail(state, &verdict, probe, now, policy, rng, &mut fx);
+            }
+        }
+        // ## Lost => (Reconnecting | Connecting | Quarantined | Retired)
+        Input::Lost {
+            generation,
+            verdict,
+            failure,
+        } => {
+            if let Status::Ready { since } = state.status
+                && state.is_current(generation)
+            {
+                fx.push(Effect::Close { generation });
+                fx.push(Effect::EmitFailure(failure.clone()));
+                state.cause = Some(failure);
+                state.disarm(&mut fx);
+                fx.push(Effect::ToolsStale);
+                let stable = now.saturating_sub(since) >= policy.backoff.stability_window();
+                if let Action::Retire(reason) = verdict.action {
+                    retire(state, reason, &mut fx);
+                } else if stable {
+                    // The stability timer already reset the budget: reconnect at once.
+                    state.attempt(false, &mut fx);
+                } else {
+                    // Up shorter than the window: a crash loop must not launder its budget.
+                    fail(state, &verdict, false, now, policy, rng, &mut fx);
+                    if let Status::Waiting { until, .. } = state.status {
+                        state.status = Status::Waiting {
+                            outage: Outage::Reconnecting,
+                            until,
+                        };
+                    }
+                }
+            }
+        }
+        // ## Timer => (Connecting | Ready)
+        Input::Timer { token } => {
+            if state.timer != Some(token) {
+                return fx;
+            }
+            state.timer = None;
+            match state.status {
+                Status::Waiting { .. } => state.attempt(false, &mut fx),
+                Status::Quarantined { .. } => state.attempt(true, &mut fx),
+                Status::Ready { .. } => {
+                    // Stable: the outage is over; the ladder steps down one level.
+                    state.failures = 0;
+                    state.established = false;
+                    state.cause = None;
+                    let level = policy.quarantine.relax(state.level);
+                    if level != state.level {
+                        state.level = level;
+                        fx.push(Effect::EmitState);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // ## ReconnectNow => Connecting
+        Input::ReconnectNow => match state.status {
+            Status::Waiting { .. } => state.attempt(false, &mut fx),
+            Status::Quarantined { .. } => state.attempt(true, &mut fx),
+            Status::GaveUp | Status::Retired(_) => {
+                state.failures = 0;
+                state.established = false;
+                state.attempt(false, &mut fx);
+            }
+            Status::Ready { .. } => {
+                state.close_current(&mut fx);
+                fx.push(Effect::ToolsStale);
+                state.attempt(false, &mut fx);
+            }
+            Status::Idle => state.attempt(false, &mut fx),
+            Status::Connecting { .. } | Status::Disabled | Status::Stopping => {}
+        },
+        // ## Reset => Connecting (budget and ladder cleared, like `systemctl reset-failed`)
+        Input::Reset => match state.status {
+            Status::Disabled | Status::Stopping | Status::Connecting { .. } => {}
+            Status::Ready { .. } => {
+                state.failures = 0;
+                state.level = QuarantineLevel::NONE;
+                fx.push(Effect::EmitState);
+            }
+            _ => {
+                state.failures = 0;
+                state.level = QuarantineLevel::NONE;
+                state.established = false;
+                state.attempt(false, &mut fx);
+            }
+        },
+        // ## Disable => Disabled
+        Input::Disable => {
+            if !matches!(state.status, Status::Disabled | Status::Stopping) {
+                state.disarm(&mut fx);
+                state.close_current(&mut fx);
+                fx.push(Effect::DropTools);
+                state.status = Status::Disabled;
+                fx.push(Effect::EmitState);
+            }
+        }
+        // ## Stop => Stopping
+        Input::Stop => {
+            if !matches!(state.status, Status::Stopping) {
+                state.disarm(&mut fx);
+                state.close_current(&mut fx);
+                state.status = Status::Stopping;
+                fx.push(Effect::EmitState);
+            }
+        }
+    }
+    fx
+}
+
+fn retire(state: &mut State, reason: RetireReason, fx: &mut Vec<Effect>) {
+    state.disarm(fx);
+    state.status = Status::Retired(reason);
+    fx.push(Effect::DropTools);
+    fx.push(Effect::EmitState);
+}
+
+/// A failed attempt (or a connection that died inside the stability window): spend the
+/// budget, then wait, quarantine or give up.
+fn fail(
+    state: &mut State,
+    verdict: &Verdict,
+    probe: bool,
+    now: Duration,
+    policy: &Policy,
+    rng: &mut impl Jitter,
+    fx: &mut Vec<Effect>,
+) {
+    let server_delay = match verdict.action {
+        Action::Retire(reason) => return retire(state, reason, fx),
+        Action::RetryAfter(d) => Some(d),
+        // The server forgot the session: a new generation at once (it still counts).
+        Action::NewSession => Some(Duration::ZERO),
+        _ => None,
+    };
+    state.failures = state.failures.saturating_add(1);
+    if probe || state.failures >= policy.backoff.max_attempts() {
+        match policy.quarantine.escalate(state.level) {
+            Escalation::Quarantine { level, cooldown } => {
+                state.level = level;
+                state.failures = 0;
+                let until = now + server_delay.map_or(cooldown, |d| d.max(cooldown));
+                state.status = Status::Quarantined { until };
+                state.arm(until, fx);
+            }
+            Escalation::GaveUp => {
+                state.disarm(fx);
+                state.status = Status::GaveUp;
+                fx.push(Effect::DropTools);
+            }
+        }
+        fx.push(Effect::EmitState);
+        return;
+    }
+    let backoff = policy.backoff.delay(state.failures, rng);
+    // A server-mandated wait is honoured exactly: never shortened, never jittered.
+    let delay = server_delay.unwrap_or(backoff);
+    let outage = if state.established {
+        Outage::Reconnecting
+    } else {
+        Outage::Retrying
+    };
+    let until = now + delay;
+    state.status = Status::Waiting { outage, until };
+    state.arm(until, fx);
+    fx.push(Effect::EmitState);
+}

@@ -1,0 +1,418 @@
+//! The supervisor's rules as exact sequences: `step` driven by scripted inputs with the
+//! jitter turned off, so every delay, budget, window and ladder step is checked to the
+//! millisecond.
+
+use super::state::{Effect, Input, Outage, Policy, State, Status, step};
+use crate::error::{ErrorKind, Stage};
+use crate::events::{FailureInfo, StateName};
+use crate::policy::{Action, NoJitter, QuarantineLevel, RetireReason, Verdict};
+use std::time::Duration;
+
+const S: Duration = Duration::from_secs(1);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn verdict(action: Action) -> Verdict {
+    Verdict {
+        kind: ErrorKind::Transport,
+        action,
+        retry_after: None,
+    }
+}
+
+fn failure() -> FailureInfo {
+    FailureInfo {
+        kind: "transport".into(),
+        message: "connection refused".into(),
+        ..Default::default()
+    }
+}
+
+/// A supervisor under test: the state, a clock, and what the last step asked for.
+struct Run {
+    state: State,
+    policy: Policy,
+    now: Duration,
+    fx: Vec<Effect>,
+}
+
+impl Run {
+    fn new() -> Self {
+        let mut run = Run {
+            state: State::new(),
+            policy: Policy::default(),
+            now: Duration::ZERO,
+            fx: vec![],
+        };
+        run.feed(Input::Start);
+        run
+    }
+
+    fn feed(&mut self, input: Input) -> &[Effect] {
+        self.fx = step(
+            &mut self.state,
+            input,
+            self.now,
+            &self.policy,
+            &mut NoJitter,
+        );
+        &self.fx
+    }
+
+    fn generation(&self) -> u64 {
+        self.state.generation
+    }
+
+    fn fail(&mut self, action: Action) {
+        let generation = self.generation();
+        self.feed(Input::AttemptFailed {
+            generation,
+            verdict: verdict(action),
+            failure: failure(),
+        });
+    }
+
+    fn lose(&mut self, action: Action) {
+        let generation = self.generation();
+        self.feed(Input::Lost {
+            generation,
+            verdict: verdict(action),
+            failure: failure(),
+        });
+    }
+
+    fn establish(&mut self) {
+        let generation = self.generation();
+        self.feed(Input::Established { generation });
+    }
+
+    /// The armed timer: advance the clock to it and fire it.
+    fn fire(&mut self) {
+        let (token, at) = self.armed().expect("a timer is armed");
+        self.now = at;
+        self.feed(Input::Timer { token });
+    }
+
+    fn armed(&self) -> Option<(u64, Duration)> {
+        self.fx.iter().rev().find_map(|e| match e {
+            Effect::Arm { token, at } => Some((*token, *at)),
+            _ => None,
+        })
+    }
+
+    /// The wait the last step scheduled, from now.
+    fn wait(&self) -> Duration {
+        self.armed().expect("a wait was scheduled").1 - self.now
+    }
+
+    fn name(&self) -> StateName {
+        self.state.name()
+    }
+}
+
+#[test]
+fn retries_follow_the_backoff_curve_then_quarantine() {
+    let mut run = Run::new();
+    assert!(matches!(run.fx[0], Effect::Attempt { generation: 1 }));
+    let mut waits = Vec::new();
+    for _ in 0..9 {
+        run.fail(Action::Retry);
+        assert_eq!(run.name(), StateName::Retrying);
+        waits.push(run.wait().as_millis());
+        run.fire();
+        assert_eq!(run.name(), StateName::Connecting);
+    }
+    assert_eq!(
+        waits,
+        [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]
+    );
+    run.fail(Action::Retry);
+    assert_eq!(
+        run.name(),
+        StateName::Quarantined,
+        "the 10th failure exhausts the round"
+    );
+    assert_eq!(run.state.level, QuarantineLevel::new(1).unwrap());
+    assert_eq!(run.wait(), 30 * S);
+    assert_eq!(run.generation(), 10, "one generation per attempt");
+}
+
+#[test]
+fn the_quarantine_ladder_probes_once_per_level_then_gives_up() {
+    let mut run = Run::new();
+    for _ in 0..10 {
+        run.fail(Action::Retry);
+        if run.name() == StateName::Retrying {
+            run.fire();
+        }
+    }
+    let mut cooldowns = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(run.name(), StateName::Quarantined);
+        cooldowns.push(run.wait());
+        run.fire();
+        assert!(matches!(
+            run.state.status,
+            Status::Connecting { probe: true, .. }
+        ));
+        run.fail(Action::Retry);
+    }
+    assert_eq!(
+        cooldowns,
+        [30 * S, 60 * S, 120 * S],
+        "cooldowns exact, never jittered"
+    );
+    assert_eq!(run.name(), StateName::GaveUp);
+    assert!(run.fx.contains(&Effect::DropTools));
+    assert_eq!(run.armed(), None, "nothing more is scheduled");
+    assert_eq!(
+        run.generation(),
+        13,
+        "10 attempts + 3 probes: exactly 13 processes"
+    );
+}
+
+#[test]
+fn retry_after_is_waited_exactly_and_counts_as_an_attempt() {
+    for (retry_after, expect) in [
+        (7 * S, 7 * S),
+        (Duration::ZERO, Duration::ZERO),
+        (ms(250), ms(250)),
+    ] {
+        let mut run = Run::new();
+        run.fail(Action::RetryAfter(retry_after));
+        assert_eq!(run.wait(), expect);
+        assert_eq!(run.state.failures, 1);
+    }
+}
+
+#[test]
+fn auth_permission_and_config_retire_after_one_attempt() {
+    for reason in [
+        RetireReason::Auth,
+        RetireReason::Permission,
+        RetireReason::Config,
+    ] {
+        let mut run = Run::new();
+        run.fail(Action::Retire(reason));
+        assert_eq!(run.name(), StateName::Retired);
+        assert_eq!(
+            run.state.info(run.now, &run.policy).reason.as_deref(),
+            Some(reason.as_str())
+        );
+        assert_eq!(run.armed(), None);
+        assert_eq!(run.generation(), 1);
+    }
+}
+
+#[test]
+fn the_stability_window_resets_the_budget_only_when_fully_served() {
+    let w = Policy::default().backoff.stability_window();
+    // Dies at W - 1 ms: counts as a failed attempt.
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    run.fire();
+    run.establish();
+    run.now += w - ms(1);
+    run.lose(Action::ReturnAndReconnect);
+    assert_eq!(run.name(), StateName::Reconnecting);
+    assert_eq!(run.state.failures, 2);
+    assert_eq!(run.wait(), ms(1000));
+    // Lives W: the window timer resets the budget; a loss after it reconnects at once.
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    run.fire();
+    run.establish();
+    run.fire();
+    assert_eq!(run.state.failures, 0);
+    run.now += ms(1);
+    run.lose(Action::ReturnAndReconnect);
+    assert_eq!(run.name(), StateName::Connecting);
+    assert!(run.fx.contains(&Effect::Attempt { generation: 3 }));
+}
+
+#[test]
+fn a_crash_loop_whose_connects_briefly_succeed_exhausts_its_budget() {
+    let mut run = Run::new();
+    for _ in 0..10 {
+        run.establish();
+        run.now += S;
+        run.lose(Action::ReturnAndReconnect);
+        if run.name() == StateName::Reconnecting {
+            run.fire();
+        }
+    }
+    assert_eq!(run.name(), StateName::Quarantined);
+}
+
+#[test]
+fn a_stable_connection_lowers_the_quarantine_level() {
+    let mut run = Run::new();
+    for _ in 0..10 {
+        run.fail(Action::Retry);
+        if run.name() == StateName::Retrying {
+            run.fire();
+        }
+    }
+    run.fire();
+    run.establish();
+    assert_eq!(run.state.level.get(), 1);
+    run.fire();
+    assert_eq!(run.state.level.get(), 0);
+}
+
+#[test]
+fn stale_generations_and_stale_timers_change_nothing() {
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    let (stale_token, _) = run.armed().unwrap();
+    run.fire();
+    let before = (
+        run.state.status.clone(),
+        run.state.failures,
+        run.generation(),
+    );
+    let old = run.generation() - 1;
+    let fx = run
+        .feed(Input::AttemptFailed {
+            generation: old,
+            verdict: verdict(Action::Retry),
+            failure: failure(),
+        })
+        .to_vec();
+    assert!(fx.is_empty(), "{fx:?}");
+    run.feed(Input::Lost {
+        generation: old,
+        verdict: verdict(Action::Retire(RetireReason::Auth)),
+        failure: failure(),
+    });
+    run.feed(Input::Stage {
+        generation: old,
+        stage: Stage::ListTools,
+    });
+    run.feed(Input::Timer { token: stale_token });
+    assert_eq!(
+        (
+            run.state.status.clone(),
+            run.state.failures,
+            run.generation()
+        ),
+        before
+    );
+}
+
+#[test]
+fn two_failure_signals_for_one_attempt_schedule_one_retry() {
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    let first = run.armed().unwrap();
+    run.fail(Action::Retry);
+    assert!(
+        run.fx.is_empty(),
+        "the second signal is ignored: {:?}",
+        run.fx
+    );
+    run.lose(Action::ReturnAndReconnect);
+    assert!(run.fx.is_empty());
+    assert_eq!(run.state.failures, 1);
+    run.fx = vec![Effect::Arm {
+        token: first.0,
+        at: first.1,
+    }];
+    run.fire();
+    assert_eq!(run.generation(), 2);
+}
+
+#[test]
+fn a_late_successful_handshake_of_a_cancelled_attempt_is_disposed() {
+    let mut run = Run::new();
+    run.feed(Input::Disable);
+    assert_eq!(run.name(), StateName::Disabled);
+    assert!(run.fx.contains(&Effect::Close { generation: 1 }));
+    let fx = run.feed(Input::Established { generation: 1 }).to_vec();
+    assert_eq!(fx, [Effect::Close { generation: 1 }]);
+    assert_eq!(run.name(), StateName::Disabled);
+}
+
+#[test]
+fn stopping_cancels_a_pending_backoff() {
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    let (token, _) = run.armed().unwrap();
+    run.feed(Input::Stop);
+    assert!(run.fx.contains(&Effect::Disarm));
+    assert_eq!(run.name(), StateName::Stopping);
+    let fx = run.feed(Input::Timer { token }).to_vec();
+    assert!(fx.is_empty(), "a cancelled timer does nothing: {fx:?}");
+}
+
+#[test]
+fn manual_actions() {
+    // Reconnect now skips the wait.
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    run.feed(Input::ReconnectNow);
+    assert!(
+        run.fx.contains(&Effect::Disarm) && run.fx.contains(&Effect::Attempt { generation: 2 })
+    );
+    // From gave_up, reconnect starts a fresh round; reset also clears the ladder.
+    let mut run = Run::new();
+    run.fail(Action::Retire(RetireReason::Auth));
+    run.feed(Input::ReconnectNow);
+    assert_eq!(run.name(), StateName::Connecting);
+    assert_eq!(run.state.failures, 0);
+    let mut run = Run::new();
+    for _ in 0..10 {
+        run.fail(Action::Retry);
+        if run.name() == StateName::Retrying {
+            run.fire();
+        }
+    }
+    run.feed(Input::Reset);
+    assert_eq!((run.state.failures, run.state.level.get()), (0, 0));
+    assert_eq!(run.name(), StateName::Connecting);
+    // Disable closes and enable starts over.
+    let mut run = Run::new();
+    run.establish();
+    run.feed(Input::Disable);
+    assert!(
+        run.fx.contains(&Effect::Close { generation: 1 }) && run.fx.contains(&Effect::DropTools)
+    );
+    run.feed(Input::Enable);
+    assert!(run.fx.contains(&Effect::Attempt { generation: 2 }));
+}
+
+#[test]
+fn losing_a_connection_keeps_the_tools_but_marks_them_stale() {
+    let mut run = Run::new();
+    run.establish();
+    run.now += S;
+    run.lose(Action::ReturnAndReconnect);
+    assert!(run.fx.contains(&Effect::ToolsStale));
+    assert!(!run.fx.contains(&Effect::DropTools));
+    assert!(matches!(
+        run.state.status,
+        Status::Waiting {
+            outage: Outage::Reconnecting,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn the_state_info_carries_attempt_budget_and_countdown() {
+    let mut run = Run::new();
+    run.fail(Action::Retry);
+    run.fail(Action::Retry); // ignored: one signal per attempt
+    run.now += ms(100);
+    let info = run.state.info(run.now, &run.policy);
+    assert_eq!(info.state, Some(StateName::Retrying));
+    assert_eq!((info.attempt, info.max_attempts), (Some(1), Some(10)));
+    assert_eq!(info.delay_ms, Some(400));
+    assert_eq!(
+        info.cause.as_ref().map(|c| c.message.as_str()),
+        Some("connection refused")
+    );
+}
