@@ -2,8 +2,10 @@
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
 mod conformance;
+mod fleet;
 mod output;
 mod target;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use lifeline_core::diagnostics::redact::Redactor;
@@ -12,8 +14,10 @@ use lifeline_core::session::RequestOptions;
 use lifeline_core::{Error, Session, SessionOptions};
 use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
 use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
-use target::Target;
+use target::{Target, is_direct};
 
 #[derive(Parser)]
 #[command(
@@ -28,8 +32,11 @@ struct Cli {
 
 #[derive(clap::Args)]
 struct TargetArgs {
-    /// An http(s):// URL, or stdio:"COMMAND ARGS..."
+    /// An http(s):// URL, stdio:"COMMAND ARGS...", or the name of a configured server
     target: String,
+    /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+    #[arg(long)]
+    config: Option<PathBuf>,
     /// An HTTP header for every request, 'Name: value' (repeatable; values are kept secret)
     #[arg(long = "header", short = 'H')]
     headers: Vec<String>,
@@ -60,6 +67,30 @@ enum Command {
     Tools {
         #[command(flatten)]
         target: TargetArgs,
+    },
+    /// Supervise every configured server and print each lifecycle event until stopped
+    Watch {
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// One JSON event per line (the schema in docs/events.md)
+        #[arg(long)]
+        json: bool,
+        /// Stop after this long, e.g. 30s or 5m (default: until SIGINT/SIGTERM)
+        #[arg(long = "for", value_parser = humantime::parse_duration)]
+        duration: Option<Duration>,
+    },
+    /// Connect every configured server once and report; non-zero if any is not ready
+    Check {
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// One JSON object with every server
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for the servers to settle
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "30s")]
+        deadline: Duration,
     },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
@@ -96,6 +127,16 @@ async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Call { target, tool, args } => call(target, tool, args).await,
         Command::Tools { target } => tools(target).await,
+        Command::Watch {
+            config,
+            json,
+            duration,
+        } => watch::watch(config, json, duration).await,
+        Command::Check {
+            config,
+            json,
+            deadline,
+        } => watch::check(config, json, deadline).await,
         Command::Conformance { url } => conformance::run(&url).await,
     }
 }
@@ -149,6 +190,9 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
             )));
         }
     };
+    if !is_direct(&args.target) {
+        return supervised_call(args, tool, arguments).await;
+    }
     let (session, out) = match open(&args).await {
         Ok(s) => s,
         Err(code) => return code,
@@ -253,5 +297,65 @@ async fn tools(args: TargetArgs) -> i32 {
         }
     };
     session.close().await;
+    code
+}
+
+/// `lifeline call SERVER TOOL`: through a supervisor, which connects (retrying per the
+/// server's policy) for up to `--timeout`, then makes the call once.
+async fn supervised_call(args: TargetArgs, tool: String, arguments: Value) -> i32 {
+    use lifeline_core::events::{EventBus, StateName};
+    use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
+    let mut out = Out {
+        json: args.json,
+        redactor: Redactor::default(),
+    };
+    let config = match fleet::load(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return out.error(&e),
+    };
+    out.redactor = Redactor::new(config.secrets());
+    let Some(server) = config.server(&args.target) else {
+        return out.error(&fleet::unknown_server(&config, &args.target));
+    };
+    let mut cfg = match SupervisorConfig::from_server(server, std::process::id().into()) {
+        Ok(c) => c,
+        Err(e) => return out.error(&e),
+    };
+    cfg.request_timeout = args.timeout;
+    cfg.disabled = false;
+    let supervisor = Supervisor::spawn(cfg, Arc::new(EventBus::new(1024)));
+    let settled = |s: &lifeline_core::supervisor::Snapshot| {
+        matches!(
+            s.state.state,
+            Some(StateName::Ready | StateName::Retired | StateName::GaveUp)
+        )
+    };
+    let waited = tokio::time::timeout(args.timeout, supervisor.wait_for(settled));
+    let code = match interruptible(waited).await {
+        None => EXIT_INTERRUPTED,
+        // Not ready in time, or never will be: the call explains the state and the cause.
+        Some(_) => match interruptible(supervisor.call(&tool, arguments)).await {
+            None => EXIT_INTERRUPTED,
+            Some(Err(e)) => out.error(&e),
+            Some(Ok(result)) => {
+                let is_error = result
+                    .get("isError")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                if out.json {
+                    out.json_line(&json!({ "ok": true, "result": result }));
+                } else if is_error {
+                    out.note(&format!(
+                        "the tool reported an error:\n{}",
+                        content_text(&result)
+                    ));
+                } else {
+                    out.line(&content_text(&result));
+                }
+                if is_error { EXIT_TOOL_ERROR } else { EXIT_OK }
+            }
+        },
+    };
+    supervisor.stop().await;
     code
 }

@@ -139,6 +139,6 @@ mod tests {
     #[test]
     fn content_text_joins_text_items() {
         let r = json!({"content":[{"type":"text","text":"a"},{"type":"image","data":"x"}]});
-        assert_eq!(content_text(&r), "a\n{\"data\":\"x\",\"type\":\"image\"}");
+        assert_eq!(content_text(&r), "a\n{\"type\":\"image\",\"data\":\"x\"}");
     }
 }

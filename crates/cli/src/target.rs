@@ -7,6 +7,12 @@ use lifeline_core::transport::stdio::StdioConfig;
 use lifeline_core::transport::{self, Connection};
 use std::time::Duration;
 
+/// True when TARGET names a server directly (a URL or a stdio command line) rather than a
+/// server in the config.
+pub fn is_direct(target: &str) -> bool {
+    target.starts_with("stdio:") || target.starts_with("http://") || target.starts_with("https://")
+}
+
 #[derive(Debug, Clone)]
 pub enum Target {
     Http(HttpConfig),

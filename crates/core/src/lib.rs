@@ -3,10 +3,14 @@
 //! HTTP), `session` is one live connection (handshake, requests, timeouts, cancellation).
 //! No Tauri, no UI, no CLI dependencies: any Rust program can embed it.
 
+pub mod config;
 pub mod diagnostics;
 pub mod error;
+pub mod events;
+pub mod policy;
 pub mod protocol;
 pub mod session;
+pub mod supervisor;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Phase, Result, Stage};

@@ -44,6 +44,9 @@ enum Command {
         args: Value,
         reply: oneshot::Sender<Result<Value, Error>>,
     },
+    Ping {
+        reply: oneshot::Sender<Result<Duration, Error>>,
+    },
     Stop {
         reply: oneshot::Sender<()>,
     },
@@ -132,6 +135,28 @@ impl Supervisor {
         }
         rx.await
             .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
+    }
+
+    /// Measures a round trip now (a `ping` on the current generation).
+    pub async fn ping(&self) -> Result<Duration, Error> {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Command::Ping { reply }).is_err() {
+            return Err(Error::cancelled(format!(
+                "the supervisor of `{}` has stopped",
+                self.name
+            )));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the ping")))
+    }
+
+    /// Resolves once the state satisfies `done` (checked at once, then on every change).
+    pub async fn wait_for(&self, mut done: impl FnMut(&Snapshot) -> bool) -> Snapshot {
+        let mut rx = self.snapshot.clone();
+        match rx.wait_for(|s| done(s)).await {
+            Ok(s) => s.clone(),
+            Err(_) => self.snapshot(),
+        }
     }
 
     /// Disposes everything: cancels timers, closes the live generation (the stdio
@@ -223,12 +248,13 @@ struct Actor {
 impl Actor {
     fn new(cfg: SupervisorConfig, bus: Arc<EventBus>, snapshot: watch::Sender<Snapshot>) -> Self {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
+        let first_stage = cfg.first_stage;
         Actor {
             rng: SeededRng::new(cfg.seed),
             calls: Arc::new(Semaphore::new(cfg.max_concurrent_calls.max(1))),
             cfg,
             bus,
-            state: State::new(),
+            state: State::starting_with(first_stage),
             epoch: Instant::now(),
             timer: None,
             live: None,
@@ -258,6 +284,7 @@ impl Actor {
         if self.cfg.disabled {
             self.state.status = Status::Disabled;
             self.emit_state();
+            self.publish_snapshot();
         } else {
             self.feed(Input::Start);
         }
@@ -268,6 +295,7 @@ impl Actor {
                 cmd = commands.recv() => match cmd {
                     Some(Command::Input(input)) => self.feed(input),
                     Some(Command::Call { tool, args, reply }) => self.call(tool, args, reply),
+                    Some(Command::Ping { reply }) => self.ping_now(reply),
                     Some(Command::Stop { reply }) => {
                         self.dispose().await;
                         let _ = reply.send(());
@@ -586,6 +614,30 @@ impl Actor {
                 .await
                 .map(|_| started.elapsed());
             let _ = tx.send(Internal::Ping { generation, result });
+        });
+    }
+
+    fn ping_now(&mut self, reply: oneshot::Sender<Result<Duration, Error>>) {
+        let live = match (&self.state.status, &self.live) {
+            (Status::Ready { .. }, Some(live)) => live,
+            _ => {
+                let _ = reply.send(Err(self.not_ready()));
+                return;
+            }
+        };
+        let session = live.session.clone();
+        let timeout = self.cfg.ping_timeout;
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let opts = RequestOptions {
+                timeout: Some(timeout),
+                ..Default::default()
+            };
+            let result = session
+                .request("ping", None, opts)
+                .await
+                .map(|_| started.elapsed());
+            let _ = reply.send(result);
         });
     }
 

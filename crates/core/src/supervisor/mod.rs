@@ -4,6 +4,7 @@
 
 mod actor;
 mod establish;
+mod from_config;
 pub mod state;
 
 #[cfg(test)]

@@ -16,10 +16,22 @@ use crate::policy::rng::Jitter;
 use std::time::Duration;
 
 /// The numbers a supervisor runs by (validated by the policy types).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Policy {
     pub backoff: Backoff,
     pub quarantine: Quarantine,
+    /// `reconnect.enabled`: when false, the first failure gives up.
+    pub reconnect: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            backoff: Backoff::default(),
+            quarantine: Quarantine::default(),
+            reconnect: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +67,8 @@ pub struct State {
     pub established: bool,
     /// The failure that led to the current state, if any.
     pub cause: Option<FailureInfo>,
+    /// What an attempt does first: spawn (stdio) or connect (HTTP).
+    pub first_stage: Stage,
     timer: Option<u64>,
     next_token: u64,
 }
@@ -122,8 +136,17 @@ impl State {
             level: QuarantineLevel::NONE,
             established: false,
             cause: None,
+            first_stage: Stage::Spawn,
             timer: None,
             next_token: 1,
+        }
+    }
+
+    /// A new state whose attempts begin with `stage`.
+    pub fn starting_with(stage: Stage) -> Self {
+        State {
+            first_stage: stage,
+            ..State::new()
         }
     }
 
@@ -162,7 +185,7 @@ impl State {
             state: Some(self.name()),
             stage: match self.status {
                 Status::Connecting { stage, .. } => Some(stage.as_str()),
-                Status::Idle => Some(Stage::Spawn.as_str()),
+                Status::Idle => Some(self.first_stage.as_str()),
                 _ => None,
             },
             attempt,
@@ -254,8 +277,9 @@ pub fn step(
         }
         // ## Stage => Connecting (same generation only)
         Input::Stage { generation, stage } => {
-            if let Status::Connecting { probe, .. } = state.status
+            if let Status::Connecting { probe, stage: was } = state.status
                 && state.is_current(generation)
+                && was != stage
             {
                 state.status = Status::Connecting { stage, probe };
                 fx.push(Effect::EmitState);
@@ -422,6 +446,13 @@ fn fail(
         _ => None,
     };
     state.failures = state.failures.saturating_add(1);
+    if !policy.reconnect {
+        state.disarm(fx);
+        state.status = Status::GaveUp;
+        fx.push(Effect::DropTools);
+        fx.push(Effect::EmitState);
+        return;
+    }
     if probe || state.failures >= policy.backoff.max_attempts() {
         match policy.quarantine.escalate(state.level) {
             Escalation::Quarantine { level, cooldown } => {

@@ -1,0 +1,220 @@
+//! `lifeline watch` prints every lifecycle event of every configured server until a
+//! duration ends or SIGINT/SIGTERM, then disposes of everything and exits 0. `lifeline
+//! check` connects all, prints one line per server and exits non-zero naming each failure.
+
+use crate::fleet;
+use crate::output::{EXIT_AUTH, EXIT_OK, EXIT_UNAVAILABLE, Out};
+use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::events::{Event, EventBody, EventBus, StateName};
+use lifeline_core::supervisor::Snapshot;
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>) -> i32 {
+    let mut out = Out {
+        json,
+        redactor: Redactor::default(),
+    };
+    let config = match fleet::load(config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return out.error(&e),
+    };
+    out.redactor = Redactor::new(config.secrets());
+    if config.servers.is_empty() {
+        out.note(
+            "no servers are configured; add some under \"mcpServers\" or run `lifeline import`",
+        );
+    }
+    let bus = Arc::new(EventBus::new(1 << 16));
+    let mut events = bus.subscribe();
+    let supervisors = match fleet::spawn_all(&config, &bus) {
+        Ok(s) => s,
+        Err(e) => return out.error(&e),
+    };
+    let stopped = fleet::until_stopped(limit);
+    tokio::pin!(stopped);
+    loop {
+        tokio::select! {
+            ev = events.recv() => print_event(&out, ev),
+            _ = &mut stopped => break,
+        }
+    }
+    // Keep printing while everything is disposed, so the final states are shown too.
+    let stopping = tokio::spawn(fleet::stop_all(supervisors));
+    tokio::pin!(stopping);
+    loop {
+        tokio::select! {
+            ev = events.recv() => print_event(&out, ev),
+            _ = &mut stopping => break,
+        }
+    }
+    while let Ok(ev) = events.try_recv() {
+        print_event(&out, Ok(ev));
+    }
+    EXIT_OK
+}
+
+fn print_event(out: &Out, ev: Result<Event, RecvError>) {
+    match ev {
+        Ok(ev) if out.json => out.line(&serde_json::to_string(&ev).unwrap_or_default()),
+        Ok(ev) => out.line(&describe(&ev)),
+        Err(RecvError::Lagged(n)) => out.note(&format!(
+            "(missed {n} events: the terminal could not keep up)"
+        )),
+        Err(RecvError::Closed) => {}
+    }
+}
+
+/// One line per event for people: "17:05:20.123 github #3 reconnecting 3/10 in 2 s — …".
+fn describe(ev: &Event) -> String {
+    let time = ev.at.get(11..23).unwrap_or(&ev.at);
+    let head = format!("{time} {} #{}", ev.server, ev.generation);
+    match &ev.body {
+        EventBody::State(s) => {
+            let mut line = format!("{head} {}", s.state.map(|s| s.as_str()).unwrap_or("?"));
+            if let Some(stage) = s.stage {
+                line.push_str(&format!(" ({stage})"));
+            }
+            if let Some(reason) = &s.reason {
+                line.push_str(&format!(" — {reason}"));
+            }
+            if let (Some(a), Some(m)) = (s.attempt, s.max_attempts) {
+                line.push_str(&format!(" attempt {a}/{m}"));
+            }
+            if s.quarantine_level > 0 {
+                line.push_str(&format!(" quarantine {}/3", s.quarantine_level));
+            }
+            if let Some(ms) = s.delay_ms {
+                line.push_str(&format!(
+                    " next in {}",
+                    lifeline_core::fmt_duration(Duration::from_millis(ms))
+                ));
+            }
+            line
+        }
+        EventBody::Failure { failure } => {
+            format!("{head} failed: {} ({})", failure.message, failure.kind)
+        }
+        EventBody::Tools { count, stale, .. } => {
+            format!(
+                "{head} {count} tools{}",
+                if *stale { " (stale)" } else { "" }
+            )
+        }
+        EventBody::Call {
+            tool,
+            outcome,
+            duration_ms,
+            ..
+        } => {
+            format!(
+                "{head} call {tool}: {} in {duration_ms} ms",
+                serde_json::to_value(outcome)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("?")
+            )
+        }
+        EventBody::RoundTrip { round_trip_ms } => format!("{head} ping {round_trip_ms} ms"),
+    }
+}
+
+/// A server is settled for `check` once it is ready or can no longer get there by itself.
+fn settled(s: &Snapshot) -> bool {
+    matches!(
+        s.state.state,
+        Some(
+            StateName::Ready
+                | StateName::Retired
+                | StateName::GaveUp
+                | StateName::Disabled
+                | StateName::Quarantined
+        )
+    )
+}
+
+pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i32 {
+    let mut out = Out {
+        json,
+        redactor: Redactor::default(),
+    };
+    let config = match fleet::load(config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return out.error(&e),
+    };
+    out.redactor = Redactor::new(config.secrets());
+    let bus = Arc::new(EventBus::new(1 << 12));
+    let supervisors = match fleet::spawn_all(&config, &bus) {
+        Ok(s) => s,
+        Err(e) => return out.error(&e),
+    };
+    let _ = tokio::time::timeout(deadline, async {
+        for s in &supervisors {
+            s.wait_for(settled).await;
+        }
+    })
+    .await;
+    let mut rows = Vec::new();
+    for s in &supervisors {
+        let mut snap = s.snapshot();
+        if snap.state.state == Some(StateName::Ready)
+            && let Ok(rtt) = s.ping().await
+        {
+            snap.last_round_trip_ms = Some(rtt.as_millis() as u64);
+        }
+        rows.push(snap);
+    }
+    fleet::stop_all(supervisors).await;
+
+    let failed: Vec<&Snapshot> = rows
+        .iter()
+        .filter(|s| !matches!(s.state.state, Some(StateName::Ready | StateName::Disabled)))
+        .collect();
+    let auth = failed
+        .iter()
+        .any(|s| matches!(s.state.reason.as_deref(), Some("auth" | "permission")));
+    if out.json {
+        out.json_line(&json!({ "ok": failed.is_empty(), "servers": rows }));
+    } else {
+        for s in &rows {
+            out.line(&row(s));
+        }
+        for s in &failed {
+            let why = s
+                .state
+                .cause
+                .as_ref()
+                .map(|c| c.message.as_str())
+                .unwrap_or("did not become ready in time");
+            out.note(&format!("{}: {why}", s.server));
+        }
+    }
+    match (failed.is_empty(), auth) {
+        (true, _) => EXIT_OK,
+        (false, true) => EXIT_AUTH,
+        (false, false) => EXIT_UNAVAILABLE,
+    }
+}
+
+/// "github  ready  #1  12 tools  3 ms"
+fn row(s: &Snapshot) -> String {
+    let state = s.state.state.map(|s| s.as_str()).unwrap_or("connecting");
+    let mut state = state.to_owned();
+    if let Some(reason) = &s.state.reason {
+        state.push_str(&format!(" — {reason}"));
+    }
+    let rtt = s
+        .last_round_trip_ms
+        .map(|ms| format!("{ms} ms"))
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "{:20} {:24} #{:<4} {:>3} tools  {rtt}",
+        s.server,
+        state,
+        s.generation,
+        s.tools.len()
+    )
+}

@@ -1,0 +1,206 @@
+//! Variable expansion in config values: `${env:NAME}` and `${NAME}` both read the variable
+//! NAME from a lookup (the process environment in production, a map in tests).
+//!
+//! There is no escape: a `$` not followed by `{` is kept as it is, `$${A}` is a `$` followed
+//! by the value of A, and a `${` without a closing `}` is an error. The substituted text is
+//! not expanded again, so a value that must contain `${` can be passed through a variable.
+
+use std::fmt;
+
+/// Where variable values come from: `std::env::var` in production.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The lookup a running program uses: the process environment.
+pub fn env_lookup(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A value after expansion, and the variable values that went into it. Those values are
+/// treated as secrets: a token is often passed as `${env:TOKEN}` in an argument or a URL.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Expanded {
+    pub value: String,
+    pub substituted: Vec<String>,
+}
+
+impl fmt::Debug for Expanded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Expanded")
+            .field("n_substituted", &self.substituted.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a reference could not be expanded. Display is the message for one field's problem;
+/// it names the variable or the reference, never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpandError {
+    /// The variable is not defined.
+    Undefined { name: String, reference: String },
+    /// `${…}` with something inside that is not a variable name.
+    Unsupported { reference: String },
+    /// `${` with no `}` after it.
+    Unclosed,
+}
+
+impl fmt::Display for ExpandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExpandError::Undefined { name, reference } => write!(
+                f,
+                "variable {name} (from `{reference}`) is not set; set it in the environment \
+                 Lifeline runs in, or write the value here"
+            ),
+            ExpandError::Unsupported { reference } if reference.starts_with("${input:") => write!(
+                f,
+                "`{reference}` is a VS Code prompt input, which Lifeline cannot ask for; put the \
+                 value in an environment variable and write ${{env:NAME}}"
+            ),
+            ExpandError::Unsupported { reference } if reference.contains(":-") => write!(
+                f,
+                "`{reference}`: defaults in references are not supported; only ${{env:NAME}} \
+                 and ${{NAME}} are"
+            ),
+            ExpandError::Unsupported { reference } => write!(
+                f,
+                "`{reference}` is not a variable reference Lifeline understands; only \
+                 ${{env:NAME}} and ${{NAME}} (NAME made of letters, digits and _) are"
+            ),
+            ExpandError::Unclosed => f.write_str("`${` has no closing `}`"),
+        }
+    }
+}
+
+/// Expands every reference in `input`. Every failing reference is reported, not just the
+/// first.
+pub fn expand(input: &str, lookup: Lookup) -> Result<Expanded, Vec<ExpandError>> {
+    let mut value = String::with_capacity(input.len());
+    let mut substituted = Vec::new();
+    let mut errors = Vec::new();
+    let mut rest = input;
+    while let Some(start) = rest.find("${") {
+        value.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            errors.push(ExpandError::Unclosed);
+            rest = "";
+            break;
+        };
+        let inner = &after[..end];
+        let reference = format!("${{{inner}}}");
+        let name = inner.strip_prefix("env:").unwrap_or(inner);
+        if !is_variable_name(name) {
+            errors.push(ExpandError::Unsupported { reference });
+        } else if let Some(v) = lookup(name) {
+            value.push_str(&v);
+            substituted.push(v);
+        } else {
+            errors.push(ExpandError::Undefined {
+                name: name.to_owned(),
+                reference,
+            });
+        }
+        rest = &after[end + 1..];
+    }
+    value.push_str(rest);
+    if errors.is_empty() {
+        Ok(Expanded { value, substituted })
+    } else {
+        Err(errors)
+    }
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("tok-123".into()),
+            "HOME" => Some("/home/me".into()),
+            "EMPTY" => Some(String::new()),
+            "NESTED" => Some("${TOKEN}".into()),
+            _ => None,
+        }
+    }
+
+    fn check(input: &str, expect: Result<&str, &str>) {
+        let got = expand(input, &lookup).map(|e| e.value).map_err(|errs| {
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        });
+        match (got, expect) {
+            (Ok(v), Ok(want)) => assert_eq!(v, want, "{input}"),
+            (Err(e), Err(want)) => assert!(e.contains(want), "{input}: {e}"),
+            (got, want) => panic!("{input}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    #[test]
+    fn both_syntaxes_expand() {
+        check("${env:TOKEN}", Ok("tok-123"));
+        check("${TOKEN}", Ok("tok-123"));
+        check("Bearer ${env:TOKEN}", Ok("Bearer tok-123"));
+        check(
+            "${HOME}/bin:${env:HOME}/.local",
+            Ok("/home/me/bin:/home/me/.local"),
+        );
+        check("${EMPTY}x", Ok("x"));
+        check("plain", Ok("plain"));
+        check("", Ok(""));
+    }
+
+    #[test]
+    fn a_literal_dollar_is_kept_and_there_is_no_escape() {
+        check("$TOKEN", Ok("$TOKEN"));
+        check("a$b$", Ok("a$b$"));
+        check("$${TOKEN}", Ok("$tok-123"));
+        check("{TOKEN}", Ok("{TOKEN}"));
+    }
+
+    #[test]
+    fn substituted_text_is_not_expanded_again() {
+        check("${NESTED}", Ok("${TOKEN}"));
+    }
+
+    #[test]
+    fn undefined_and_unsupported_references_are_errors() {
+        check(
+            "${MISSING}",
+            Err("variable MISSING (from `${MISSING}`) is not set"),
+        );
+        check(
+            "${env:MISSING}",
+            Err("variable MISSING (from `${env:MISSING}`)"),
+        );
+        check("${input:api-key}", Err("VS Code prompt input"));
+        check(
+            "${API_KEY:-x}",
+            Err("defaults in references are not supported"),
+        );
+        check("${}", Err("`${}` is not a variable reference"));
+        check("${env:}", Err("`${env:}` is not a variable reference"));
+        check("${1X}", Err("`${1X}` is not a variable reference"));
+        check("abc ${TOKEN", Err("has no closing"));
+        check("${A_1} ${B_2}", Err("A_1 (from `${A_1}`) is not set"));
+        check("${A_1} ${B_2}", Err("B_2 (from `${B_2}`) is not set"));
+    }
+
+    #[test]
+    fn substituted_values_are_reported() {
+        let e = expand("${TOKEN}:${HOME}", &lookup).expect("expands");
+        assert_eq!(
+            e.substituted,
+            vec!["tok-123".to_owned(), "/home/me".to_owned()]
+        );
+        assert!(!format!("{e:?}").contains("tok-123"));
+    }
+}

@@ -1,0 +1,122 @@
+//! From the file's JSON to a `Config`: the global `lifeline` policy, then each `mcpServers`
+//! entry in file order (name, `disabled`, transport, policy). Every problem is collected;
+//! unknown keys are ignored here and kept in `Config::raw`.
+
+use super::error::{ConfigError, ConfigErrorKind, Problem};
+use super::expand::Lookup;
+use super::policy;
+use super::secret::Secret;
+use super::transport;
+use super::types::{Config, ServerConfig, ServerPolicy};
+use super::validate::{self, join};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Builds a config from the file's JSON; `raw` is kept as it is.
+pub fn from_value(
+    raw: Value,
+    path: Option<PathBuf>,
+    lookup: Lookup,
+) -> Result<Config, ConfigError> {
+    let mut problems = Vec::new();
+    let Some(top) = raw.as_object() else {
+        problems.push(Problem::new(
+            "",
+            format!(
+                "the file must hold an object such as {{\"mcpServers\": {{}}}}, not {}",
+                validate::type_name(&raw)
+            ),
+        ));
+        return Err(ConfigError::new(ConfigErrorKind::Invalid, path, problems));
+    };
+    let defaults = match top.get("lifeline") {
+        Some(v) => match validate::object(v, "lifeline", &mut problems) {
+            Some(block) => {
+                policy::parse(block, &ServerPolicy::default(), "lifeline", &mut problems)
+            }
+            None => ServerPolicy::default(),
+        },
+        None => ServerPolicy::default(),
+    };
+    let mut servers = Vec::new();
+    match top.get("mcpServers") {
+        Some(v) => {
+            if let Some(entries) = validate::object(v, "mcpServers", &mut problems) {
+                for (name, entry) in entries {
+                    let ctx = Ctx {
+                        lookup,
+                        strict: true,
+                    };
+                    if let Some(s) =
+                        server("mcpServers", name, entry, &defaults, ctx, &mut problems)
+                    {
+                        servers.push(s);
+                    }
+                }
+            }
+        }
+        None if top.get("servers").is_some_and(Value::is_object) => problems.push(Problem::new(
+            "servers",
+            "Lifeline reads servers from `mcpServers`; `servers` is VS Code's shape: rename \
+             the key, or import the file with `lifeline import` (vscode)",
+        )),
+        None => {}
+    }
+    if problems.is_empty() {
+        Ok(Config {
+            defaults,
+            servers,
+            path,
+            raw,
+        })
+    } else {
+        Err(ConfigError::new(ConfigErrorKind::Invalid, path, problems))
+    }
+}
+
+/// How references are expanded while reading one entry.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub lookup: Lookup<'a>,
+    /// When false (the server is disabled), a reference that cannot be expanded is left as
+    /// written instead of being a problem: a server can be turned off because its token is
+    /// not available here. The variable must be set before the server is enabled.
+    pub strict: bool,
+}
+
+/// Reads one server entry at `section.name`. `None` when it has problems (all recorded).
+pub(crate) fn server(
+    section: &str,
+    name: &str,
+    entry: &Value,
+    defaults: &ServerPolicy,
+    ctx: Ctx,
+    problems: &mut Vec<Problem>,
+) -> Option<ServerConfig> {
+    let path = join(section, name);
+    let before = problems.len();
+    if let Some(why) = validate::check_name(name) {
+        problems.push(Problem::new(&path, why));
+    }
+    let o = validate::object(entry, &path, problems)?;
+    let disabled = match o.get("disabled") {
+        Some(v) => validate::boolean(v, &join(&path, "disabled"), problems).unwrap_or(false),
+        None => false,
+    };
+    let ctx = Ctx {
+        strict: ctx.strict && !disabled,
+        ..ctx
+    };
+    let (transport, substituted) = transport::read(o, &path, ctx, problems);
+    let policy = policy::parse(o, defaults, &path, problems);
+    if problems.len() > before {
+        return None;
+    }
+    Some(ServerConfig {
+        name: name.to_owned(),
+        transport: transport?,
+        disabled,
+        policy,
+        substituted: substituted.into_iter().map(Secret::from).collect(),
+    })
+}

@@ -1,0 +1,92 @@
+//! What of a URL is secret: its user name, password and query values. `shown_url` is the
+//! form that may be printed; `url_secrets` lists the parts the redactor must scrub.
+
+/// A URL as it may be shown: no userinfo, query values masked.
+pub fn shown_url(url: &str) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return "(not a valid URL)".to_owned();
+    };
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    if parsed.query().is_some() {
+        parsed.set_query(Some("***"));
+    }
+    parsed.set_fragment(None);
+    parsed.to_string()
+}
+
+/// User name, password and query values of a URL, both as written (percent-encoded) and
+/// decoded, since either form may turn up in a message.
+pub(crate) fn url_secrets(url: &str) -> Vec<String> {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return Vec::new();
+    };
+    let mut written: Vec<&str> = vec![parsed.username()];
+    written.extend(parsed.password());
+    written.extend(
+        parsed
+            .query()
+            .unwrap_or("")
+            .split('&')
+            .filter_map(|kv| kv.split_once('=').map(|(_, v)| v)),
+    );
+    let mut out: Vec<String> = Vec::new();
+    for w in written {
+        for s in [w.to_owned(), percent_decode(w)] {
+            if !s.is_empty() && !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes (and `+` as a space, as in a query); anything malformed is kept.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| (h * 16 + l) as u8),
+            _ => None,
+        };
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shown_url_has_no_credentials_or_query_values() {
+        let check = |url: &str, expect: &str| assert_eq!(shown_url(url), expect, "{url}");
+        check("https://h.example/mcp", "https://h.example/mcp");
+        check(
+            "https://u:p@h.example:8443/a/b?k=v&x=y#frag",
+            "https://h.example:8443/a/b?***",
+        );
+        check("not a url", "(not a valid URL)");
+    }
+
+    #[test]
+    fn url_secrets_are_listed_as_written_and_decoded() {
+        let check = |url: &str, expect: &[&str]| assert_eq!(url_secrets(url), expect, "{url}");
+        check("https://h.example/mcp", &[]);
+        check("https://user:p%40ss@h/", &["user", "p%40ss", "p@ss"]);
+        check("https://h/?key=a%2Bb+c&flag", &["a%2Bb+c", "a+b c"]);
+        check("nope", &[]);
+    }
+}

@@ -1,0 +1,402 @@
+//! Writing the config file. Edits work on the file's JSON (`Config::raw`), never on the
+//! typed config, so keys Lifeline does not know survive; `save` is atomic: a temp file in
+//! the same directory, flushed to disk, renamed over the old file. A reader sees the old
+//! file or the new one, never half of one.
+
+use super::error::{ConfigError, ConfigErrorKind, Problem};
+use super::validate;
+use serde_json::{Map, Value};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The file's text: pretty JSON, 2-space indent, a final newline.
+pub fn to_text(raw: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(raw).expect("a JSON value always serializes");
+    text.push('\n');
+    text
+}
+
+/// Writes `raw` to `path` atomically, creating the parent directory. A symlink at `path` is
+/// followed, so a config kept in a dotfiles repository stays there. A new file is readable
+/// by its owner only (it holds secrets); an existing file keeps its permissions.
+pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
+    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let fail = |at: &Path, what: &str, e: std::io::Error| {
+        ConfigError::new(
+            ConfigErrorKind::Write,
+            Some(path.to_owned()),
+            vec![Problem::new(
+                at.display().to_string(),
+                format!("{what}: {e}"),
+            )],
+        )
+    };
+    fs::create_dir_all(&dir).map_err(|e| fail(&dir, "could not create the directory", e))?;
+    let tmp = temp_path(&dir, &target);
+    let result = write_synced(&tmp, &target, to_text(raw).as_bytes())
+        .map_err(|e| fail(&dir, "could not write a temporary file in the directory", e))
+        .and_then(|()| {
+            fs::rename(&tmp, &target).map_err(|e| fail(&target, "could not replace the file", e))
+        });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+        return result;
+    }
+    // The rename is durable only once the directory entry is on disk too.
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn temp_path(dir: &Path, target: &Path) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "config.json".to_owned());
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+fn write_synced(tmp: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(tmp)?;
+    if let Ok(meta) = fs::metadata(target) {
+        file.set_permissions(meta.permissions())?;
+    }
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// The `mcpServers` object, created when missing (in an empty or null document too).
+pub(crate) fn servers_mut(raw: &mut Value) -> Result<&mut Map<String, Value>, Problem> {
+    if raw.is_null() {
+        *raw = Value::Object(Map::new());
+    }
+    let found = validate::type_name(raw);
+    let top = raw
+        .as_object_mut()
+        .ok_or_else(|| Problem::new("", format!("the file must hold an object, not {found}")))?;
+    let servers = top
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let found = validate::type_name(servers);
+    servers
+        .as_object_mut()
+        .ok_or_else(|| Problem::new("mcpServers", format!("expected an object, found {found}")))
+}
+
+fn check_entry(name: &str, server: &Value) -> Result<(), Problem> {
+    let field = validate::join("mcpServers", name);
+    if let Some(why) = validate::check_name(name) {
+        return Err(Problem::new(field, why));
+    }
+    if !server.is_object() {
+        return Err(validate::wrong_type(&field, "an object", server));
+    }
+    Ok(())
+}
+
+/// Adds a server at the end; an existing server of that name is an error, never replaced.
+pub fn add_server(raw: &mut Value, name: &str, server: Value) -> Result<(), Problem> {
+    check_entry(name, &server)?;
+    let servers = servers_mut(raw)?;
+    if servers.contains_key(name) {
+        return Err(Problem::new(
+            validate::join("mcpServers", name),
+            "a server with this name already exists; remove it first or pick another name",
+        ));
+    }
+    servers.insert(name.to_owned(), server);
+    Ok(())
+}
+
+/// Adds a server, or replaces the one of that name where it stands. Returns the old entry.
+pub fn set_server(raw: &mut Value, name: &str, server: Value) -> Result<Option<Value>, Problem> {
+    check_entry(name, &server)?;
+    Ok(servers_mut(raw)?.insert(name.to_owned(), server))
+}
+
+/// Removes a server, keeping the order of the others. Returns the removed entry.
+pub fn remove_server(raw: &mut Value, name: &str) -> Result<Option<Value>, Problem> {
+    Ok(servers_mut(raw)?.shift_remove(name))
+}
+
+/// Sets or clears `disabled` on a server, keeping everything else in its entry.
+pub fn set_disabled(raw: &mut Value, name: &str, disabled: bool) -> Result<(), Problem> {
+    let field = validate::join("mcpServers", name);
+    let entry = servers_mut(raw)?
+        .get_mut(name)
+        .ok_or_else(|| Problem::new(&field, "no server with this name"))?;
+    let entry = entry
+        .as_object_mut()
+        .ok_or_else(|| Problem::new(&field, "expected an object"))?;
+    if disabled {
+        entry.insert("disabled".to_owned(), Value::Bool(true));
+    } else {
+        entry.shift_remove("disabled");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::tests::lookup;
+    use serde_json::json;
+
+    const FILE: &str = r#"{
+  "x-custom": {
+    "keep": [1, 2, {"deep": true}]
+  },
+  "mcpServers": {
+    "zeta": {
+      "command": "z",
+      "x-note": "mine",
+      "env": { "TOKEN": "CANARY-1234" }
+    },
+    "alpha": { "url": "https://a.example/mcp", "x-extra": {"a": 1} }
+  },
+  "lifeline": { "maxConcurrentCalls": 2, "x-future": null }
+}
+"#;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_round_trip_keeps_unknown_keys_and_order_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.json");
+        fs::write(&path, FILE).expect("write");
+        let mut config = crate::config::load_with(&path, &lookup).expect("loads");
+        add_server(&mut config.raw, "new", json!({ "command": "n" })).expect("add");
+        save(&config.raw, &path).expect("save");
+
+        let text = fs::read_to_string(&path).expect("read");
+        let back: Value = serde_json::from_str(&text).expect("json");
+        let mut expect: Value = serde_json::from_str(FILE).expect("json");
+        expect["mcpServers"]["new"] = json!({ "command": "n" });
+        assert_eq!(back, expect);
+        let order: Vec<&String> = back.as_object().expect("object").keys().collect();
+        assert_eq!(order, ["x-custom", "mcpServers", "lifeline"]);
+        let servers: Vec<&String> = back["mcpServers"]
+            .as_object()
+            .expect("object")
+            .keys()
+            .collect();
+        assert_eq!(servers, ["zeta", "alpha", "new"]);
+        assert!(
+            text.starts_with("{\n  \"x-custom\": {\n    \"keep\": [\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("}\n"), "{text}");
+        assert_eq!(entries(dir.path()), ["config.json"]);
+        assert_eq!(to_text(&back), text, "saving again changes nothing");
+    }
+
+    #[test]
+    fn saving_into_a_missing_directory_creates_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a").join("b").join("config.json");
+        save(&json!({ "mcpServers": {} }), &path).expect("save");
+        assert_eq!(
+            fs::read_to_string(&path).expect("read"),
+            "{\n  \"mcpServers\": {}\n}\n"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_private_and_an_existing_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config.json");
+        let mode = |p: &Path| fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        save(&json!({}), &path).expect("save");
+        assert_eq!(mode(&path), 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).expect("chmod");
+        save(&json!({ "a": 1 }), &path).expect("save");
+        assert_eq!(mode(&path), 0o640);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_config_is_written_through_the_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("dotfiles").join("lifeline.json");
+        fs::create_dir_all(real.parent().expect("parent")).expect("mkdir");
+        fs::write(&real, "{}").expect("write");
+        let link = dir.path().join("config.json");
+        std::os::unix::fs::symlink(&real, &link).expect("symlink");
+        save(&json!({ "mcpServers": {} }), &link).expect("save");
+        assert!(
+            fs::symlink_metadata(&link)
+                .expect("meta")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::read_to_string(&real).expect("read"),
+            "{\n  \"mcpServers\": {}\n}\n"
+        );
+    }
+
+    /// A directory this process cannot create files in. chmod is not enough for root,
+    /// which ignores permission bits; /sys refuses everyone.
+    #[cfg(unix)]
+    fn read_only_dir(scratch: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch.join("ro");
+        fs::create_dir(&dir).expect("mkdir");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).expect("chmod");
+        if fs::File::create(dir.join("probe")).is_err() {
+            return dir;
+        }
+        let _ = fs::remove_file(dir.join("probe"));
+        let sys = PathBuf::from("/sys");
+        assert!(
+            fs::File::create(sys.join("probe")).is_err(),
+            "no read-only directory found"
+        );
+        sys
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn saving_into_a_read_only_directory_names_the_path() {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let dir = read_only_dir(scratch.path());
+        let path = dir.join("config.json");
+        let e = save(&json!({}), &path).expect_err("read-only");
+        assert_eq!(e.kind, ConfigErrorKind::Write);
+        let text = e.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("could not save {}", path.display()));
+        assert!(
+            lines[1].starts_with(&format!(
+                "  {}: could not write a temporary file in the directory: ",
+                dir.display()
+            )),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with("Check that the directory exists and is writable"),
+            "{text}"
+        );
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_file_where_the_directory_should_be_is_a_clear_error() {
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let blocker = scratch.path().join("lifeline");
+        fs::write(&blocker, "").expect("write");
+        let e = save(&json!({}), &blocker.join("config.json")).expect_err("not a dir");
+        assert_eq!(e.problems[0].field, blocker.display().to_string());
+        assert!(
+            e.problems[0]
+                .message
+                .starts_with("could not create the directory: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn servers_are_added_replaced_and_removed_in_place() {
+        let mut raw = json!({ "x-top": 1, "mcpServers": { "a": { "command": "1" }, "b": { "command": "2" } } });
+        add_server(&mut raw, "c", json!({ "command": "3" })).expect("add");
+        let e = add_server(&mut raw, "a", json!({ "command": "other" })).expect_err("exists");
+        assert_eq!(
+            e.to_string(),
+            "mcpServers.a: a server with this name already exists; remove it first or pick another name"
+        );
+        let old = set_server(&mut raw, "a", json!({ "url": "http://h/" })).expect("set");
+        assert_eq!(old, Some(json!({ "command": "1" })));
+        assert_eq!(
+            remove_server(&mut raw, "b").expect("remove"),
+            Some(json!({ "command": "2" }))
+        );
+        assert_eq!(remove_server(&mut raw, "b").expect("remove"), None);
+        set_disabled(&mut raw, "c", true).expect("disable");
+        let names: Vec<&String> = raw["mcpServers"]
+            .as_object()
+            .expect("object")
+            .keys()
+            .collect();
+        assert_eq!(names, ["a", "c"]);
+        assert_eq!(
+            raw,
+            json!({ "x-top": 1, "mcpServers": {
+                "a": { "url": "http://h/" }, "c": { "command": "3", "disabled": true } } })
+        );
+        set_disabled(&mut raw, "c", false).expect("enable");
+        assert_eq!(raw["mcpServers"]["c"], json!({ "command": "3" }));
+        assert_eq!(
+            set_disabled(&mut raw, "zz", true)
+                .expect_err("missing")
+                .to_string(),
+            "mcpServers.zz: no server with this name"
+        );
+    }
+
+    #[test]
+    fn edits_check_the_name_and_the_shape() {
+        let check = |raw: Value, name: &str, server: Value, expect: &str| {
+            let mut raw = raw;
+            assert_eq!(
+                add_server(&mut raw, name, server)
+                    .expect_err(expect)
+                    .to_string(),
+                expect
+            );
+        };
+        check(
+            json!({}),
+            "a b",
+            json!({}),
+            r#"mcpServers."a b": a server name may contain only letters, digits, `-`, `_` and `.`"#,
+        );
+        check(
+            json!({}),
+            "a",
+            json!("npx"),
+            "mcpServers.a: expected an object, found a string",
+        );
+        check(
+            json!([]),
+            "a",
+            json!({}),
+            "the file must hold an object, not an array",
+        );
+        check(
+            json!({ "mcpServers": [] }),
+            "a",
+            json!({}),
+            "mcpServers: expected an object, found an array",
+        );
+        let mut empty = Value::Null;
+        add_server(&mut empty, "a", json!({ "command": "x" })).expect("a new document");
+        assert_eq!(empty, json!({ "mcpServers": { "a": { "command": "x" } } }));
+    }
+}
