@@ -8,6 +8,8 @@ mod from_config;
 pub mod state;
 
 #[cfg(test)]
+mod actor_tests;
+#[cfg(test)]
 mod tests;
 
 pub use actor::{Snapshot, Supervisor};

@@ -81,6 +81,12 @@ pub(super) async fn listen(inner: Arc<Inner>, opened: tokio::sync::oneshot::Send
     }
     .await;
     if let Err(e) = result {
+        if e.kind() == ErrorKind::SessionExpired {
+            // Not a flaky stream: the server says the session is gone (it restarted), so
+            // no request on it can succeed either. End the connection now.
+            inner.fail(e).await;
+            return;
+        }
         let status = if e.context().status == Some(405) {
             tracing::debug!("the server offers no standalone GET stream (405)");
             "the server offers no standalone GET stream (405)".to_owned()

@@ -1,0 +1,276 @@
+//! The actor under paused tokio time, against in-process servers: each generation gets a
+//! fresh memory transport whose server end a test script drives. Exact times, no sleeps.
+
+use super::{Supervisor, SupervisorConfig};
+use crate::error::{Error, ErrorKind, Stage};
+use crate::events::{EventBus, StateName};
+use crate::protocol::{Message, Response};
+use crate::transport::Incoming;
+use crate::transport::memory::{self, ServerEnd};
+use serde_json::{Value, json};
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What an in-process server does with each request: answer, or stay silent (None).
+type Script = Arc<dyn Fn(&str, &Option<Value>) -> Option<Result<Value, Error>> + Send + Sync>;
+
+struct Harness {
+    supervisor: Supervisor,
+    /// How many generations the connector opened.
+    opened: Arc<AtomicUsize>,
+    /// Every request method any generation received, in order.
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+fn healthy() -> Script {
+    Arc::new(|method, _| match method {
+        "initialize" => Some(Ok(
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "mem", "version": "1"}}),
+        )),
+        "tools/list" => Some(Ok(json!({"tools": [{"name": "echo"}]}))),
+        "tools/call" | "ping" => Some(Ok(json!({"content": []}))),
+        _ => None,
+    })
+}
+
+/// Serves one generation until the client closes it.
+async fn serve(mut end: ServerEnd, script: Script, seen: Arc<Mutex<Vec<String>>>) {
+    while let Some(msg) = end.from_client.recv().await {
+        let Message::Request(r) = msg else { continue };
+        seen.lock().unwrap().push(r.method.clone());
+        if r.params.as_ref().and_then(|p| p.get("name")) == Some(&json!("notify")) {
+            for _ in 0..2 {
+                let note = Message::notification("notifications/tools/list_changed", None);
+                let _ = end.to_client.send(Incoming::Message(note)).await;
+            }
+        }
+        match script(&r.method, &r.params) {
+            Some(Ok(v)) => {
+                let reply = Incoming::Message(Message::Response(Response {
+                    id: r.id,
+                    outcome: Ok(v),
+                }));
+                let _ = end.to_client.send(reply).await;
+            }
+            Some(Err(error)) => {
+                let _ = end
+                    .to_client
+                    .send(Incoming::RequestFailed { id: r.id, error })
+                    .await;
+            }
+            None => {}
+        }
+    }
+}
+
+fn start(script: Script, edit: impl FnOnce(&mut SupervisorConfig)) -> Harness {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (o, s) = (opened.clone(), seen.clone());
+    let connector = Arc::new(move || {
+        o.fetch_add(1, Ordering::SeqCst);
+        let (conn, end) = memory::pair();
+        tokio::spawn(serve(end, script.clone(), s.clone()));
+        Ok(conn)
+    });
+    let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
+    edit(&mut cfg);
+    let supervisor = Supervisor::spawn(cfg, Arc::new(EventBus::new(1024)));
+    Harness {
+        supervisor,
+        opened,
+        seen,
+    }
+}
+
+async fn until(h: &Harness, state: StateName) {
+    h.supervisor
+        .wait_for(|s| s.state.state == Some(state))
+        .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_healthy_server_is_ready_with_its_tools() {
+    let h = start(healthy(), |_| {});
+    until(&h, StateName::Ready).await;
+    let snap = h.supervisor.snapshot();
+    assert_eq!(snap.tools, ["echo"]);
+    assert_eq!(snap.generation, 1);
+    let r = h.supervisor.call("echo", json!({})).await.unwrap();
+    assert_eq!(r, json!({"content": []}));
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
+    let script: Script = Arc::new(|method, params| match method {
+        "ping" => None,
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    let ready_at = Instant::now();
+    // Pings at 30 s and 70 s (30 s idle after the first miss), each given 10 s.
+    h.supervisor.wait_for(|s| s.generation == 2).await;
+    assert_eq!(Instant::now() - ready_at, Duration::from_secs(80));
+    let pings = h
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| *m == "ping")
+        .count();
+    assert_eq!(pings, 2);
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stopping_cancels_a_pending_backoff() {
+    let h = start(
+        Arc::new(|_, _| Some(Err(Error::transport("refused")))),
+        |_| {},
+    );
+    until(&h, StateName::Retrying).await;
+    let started = Instant::now();
+    h.supervisor.stop().await;
+    assert_eq!(
+        Instant::now(),
+        started,
+        "disposal did not wait for the backoff"
+    );
+    assert_eq!(h.opened.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_when_not_ready_fails_at_once_saying_the_state_and_the_wait() {
+    let h = start(
+        Arc::new(|_, _| Some(Err(Error::transport("refused")))),
+        |_| {},
+    );
+    until(&h, StateName::Retrying).await;
+    let err = h.supervisor.call("echo", json!({})).await.unwrap_err();
+    let msg = err.message();
+    assert!(msg.contains("is not ready: it is retrying"), "{msg}");
+    assert!(
+        msg.contains("attempt 1/10") && msg.contains("next attempt is in"),
+        "{msg}"
+    );
+    assert!(msg.contains("was not sent"), "{msg}");
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_lost_with_its_connection_is_never_replayed() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let script: Script = Arc::new(move |method, params| match method {
+        // The first call's connection dies under it; later generations are healthy.
+        "tools/call" if c.fetch_add(1, Ordering::SeqCst) == 0 => Some(Err(Error::new(
+            ErrorKind::ProcessExit,
+            "the server process exited",
+        ))),
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    let err = h.supervisor.call("echo", json!({})).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ProcessExit);
+    h.supervisor
+        .wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Ready))
+        .await;
+    let seen = h.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter().filter(|m| *m == "tools/call").count(),
+        1,
+        "{seen:?}"
+    );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_403_on_a_call_returns_to_the_caller_and_the_connection_stays() {
+    let script: Script = Arc::new(|method, params| match method {
+        "tools/call" => Some(Err(
+            Error::new(ErrorKind::Permission, "forbidden").with(|c| c.status = Some(403))
+        )),
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    let err = h.supervisor.call("echo", json!({})).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Permission);
+    let snap = h.supervisor.snapshot();
+    assert_eq!(
+        (snap.state.state, snap.generation),
+        (Some(StateName::Ready), 1)
+    );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_401_at_connect_retires_after_one_attempt() {
+    let h = start(
+        Arc::new(|_, _| {
+            Some(Err(
+                Error::new(ErrorKind::Auth, "unauthorized").with(|c| c.status = Some(401))
+            ))
+        }),
+        |_| {},
+    );
+    until(&h, StateName::Retired).await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(h.opened.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        h.supervisor.snapshot().state.reason.as_deref(),
+        Some("auth")
+    );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_handshake_ends_at_the_establishment_deadline() {
+    let h = start(Arc::new(|_, _| None), |c| {
+        c.establish = Duration::from_secs(5);
+        c.request_timeout = Duration::from_secs(60);
+    });
+    let started = Instant::now();
+    until(&h, StateName::Retrying).await;
+    assert_eq!(Instant::now() - started, Duration::from_secs(5));
+    let cause = h.supervisor.snapshot().state.cause.unwrap();
+    assert_eq!(cause.kind, "timeout");
+    assert!(
+        cause.message.contains("establishment deadline"),
+        "{}",
+        cause.message
+    );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changed_resyncs_and_swaps_the_tools() {
+    let lists = Arc::new(AtomicUsize::new(0));
+    let l = lists.clone();
+    let script: Script = Arc::new(move |method, params| match method {
+        "tools/list" => {
+            let n = l.fetch_add(1, Ordering::SeqCst);
+            Some(Ok(json!({"tools": [{"name": format!("v{n}")}]})))
+        }
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    assert_eq!(h.supervisor.snapshot().tools, ["v0"]);
+    // `notify` makes the in-process server announce a changed list twice, then answer.
+    h.supervisor.call("notify", json!({})).await.unwrap();
+    h.supervisor.wait_for(|s| s.tools == ["v2"]).await;
+    assert_eq!(
+        lists.load(Ordering::SeqCst),
+        3,
+        "one re-sync per notification, one at a time"
+    );
+    assert_eq!(h.supervisor.snapshot().generation, 1);
+    h.supervisor.stop().await;
+}
