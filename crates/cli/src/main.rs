@@ -3,6 +3,7 @@
 
 mod conformance;
 mod fleet;
+mod import;
 mod output;
 mod target;
 mod watch;
@@ -92,6 +93,19 @@ enum Command {
         #[arg(long, value_parser = humantime::parse_duration, default_value = "30s")]
         deadline: Duration,
     },
+    /// Import servers from another client's config (claude-desktop, claude-code, cursor, vscode, or a file)
+    Import {
+        /// claude-desktop | claude-code | cursor | vscode | PATH
+        from: String,
+        /// The config file to merge into (created if missing)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Show what would be imported without saving
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -137,6 +151,12 @@ async fn run(cli: Cli) -> i32 {
             json,
             deadline,
         } => watch::check(config, json, deadline).await,
+        Command::Import {
+            from,
+            config,
+            dry_run,
+            json,
+        } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
     }
 }

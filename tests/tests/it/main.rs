@@ -4,6 +4,7 @@
 mod cli;
 mod fixture_selftest;
 mod http;
+mod import;
 mod peers;
 mod stdio;
 mod support;
