@@ -6,7 +6,7 @@ use crate::fleet;
 use crate::output::{EXIT_AUTH, EXIT_OK, EXIT_UNAVAILABLE, Out};
 use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::events::{Event, EventBody, EventBus, StateName};
-use lifeline_core::supervisor::Snapshot;
+use lifeline_core::supervisor::{Fleet, Snapshot};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>)
     }
     let bus = Arc::new(EventBus::new(1 << 16));
     let mut events = bus.subscribe();
-    let supervisors = match fleet::spawn_all(&config, &bus) {
+    let supervisors = match Fleet::start(&config, bus) {
         Ok(s) => s,
         Err(e) => return out.error(&e),
     };
@@ -43,7 +43,7 @@ pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>)
         }
     }
     // Keep printing while everything is disposed, so the final states are shown too.
-    let stopping = tokio::spawn(fleet::stop_all(supervisors));
+    let stopping = tokio::spawn(supervisors.stop());
     tokio::pin!(stopping);
     loop {
         tokio::select! {
@@ -147,18 +147,18 @@ pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i
     };
     out.redactor = Redactor::new(config.secrets());
     let bus = Arc::new(EventBus::new(1 << 12));
-    let supervisors = match fleet::spawn_all(&config, &bus) {
+    let fleet = match Fleet::start(&config, bus) {
         Ok(s) => s,
         Err(e) => return out.error(&e),
     };
     let _ = tokio::time::timeout(deadline, async {
-        for s in &supervisors {
+        for s in fleet.supervisors() {
             s.wait_for(settled).await;
         }
     })
     .await;
     let mut rows = Vec::new();
-    for s in &supervisors {
+    for s in fleet.supervisors() {
         let mut snap = s.snapshot();
         if snap.state.state == Some(StateName::Ready)
             && let Ok(rtt) = s.ping().await
@@ -167,7 +167,7 @@ pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i
         }
         rows.push(snap);
     }
-    fleet::stop_all(supervisors).await;
+    fleet.stop().await;
 
     let failed: Vec<&Snapshot> = rows
         .iter()

@@ -215,6 +215,10 @@ struct Live {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+/// How long an attempt waits for the previous generation's process to be gone (the stdio
+/// shutdown sequence takes about 4 s) before it refuses to start another.
+const REAP_LIMIT: Duration = Duration::from_secs(30);
+
 /// How long disposal waits for closes and in-flight work before giving up on them.
 const DISPOSE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -362,7 +366,19 @@ impl Actor {
         let epoch = self.epoch;
         let task = tokio::spawn(async move {
             // The previous generation's process must be gone before this one starts.
-            let guard = slot.lock_owned().await;
+            let guard = match tokio::time::timeout(REAP_LIMIT, slot.lock_owned()).await {
+                Ok(guard) => guard,
+                Err(_) => {
+                    let error = Error::config(format!(
+                        "the previous process of `{}` could not be stopped within {}, so no new one \
+                         was started (two must never run at once); stop it by hand, then reset",
+                        cfg.name,
+                        crate::fmt_duration(REAP_LIMIT)
+                    ));
+                    let _ = tx.send(Internal::AttemptFailed { generation, error });
+                    return;
+                }
+            };
             let (stage_tx, mut stage_rx) = mpsc::unbounded_channel();
             let relay_tx = tx.clone();
             let relay = tokio::spawn(async move {

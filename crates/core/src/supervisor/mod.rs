@@ -4,6 +4,7 @@
 
 mod actor;
 mod establish;
+mod fleet;
 mod from_config;
 pub mod state;
 
@@ -13,6 +14,7 @@ mod actor_tests;
 mod tests;
 
 pub use actor::{Snapshot, Supervisor};
+pub use fleet::Fleet;
 
 use crate::error::{Error, Stage};
 use crate::session::SessionOptions;
