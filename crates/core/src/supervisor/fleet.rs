@@ -76,3 +76,30 @@ impl Fleet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn reconnect_all_failed_reaches_exactly_the_failed_servers() {
+        let text = r#"{"mcpServers": {
+            "gone": {"command": "/nonexistent/lifeline-test-command"},
+            "off": {"command": "/nonexistent/other", "disabled": true}
+        }}"#;
+        let config = crate::config::parse(text, None, &|_| None).unwrap();
+        let bus = Arc::new(EventBus::new(256));
+        let fleet = Fleet::start(&config, bus).unwrap();
+        let gone = fleet.get("gone").unwrap();
+        gone.wait_for(|s| s.state.state == Some(StateName::Retired))
+            .await;
+        assert_eq!(
+            fleet.get("off").unwrap().snapshot().state.state,
+            Some(StateName::Disabled)
+        );
+        assert_eq!(fleet.reconnect_all_failed(), ["gone"]);
+        gone.wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Retired))
+            .await;
+        fleet.stop().await;
+    }
+}
