@@ -5,6 +5,7 @@ mod conformance;
 mod fleet;
 mod import;
 mod output;
+mod table;
 mod target;
 mod watch;
 

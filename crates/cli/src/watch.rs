@@ -4,10 +4,12 @@
 
 use crate::fleet;
 use crate::output::{EXIT_AUTH, EXIT_OK, EXIT_UNAVAILABLE, Out};
+use crate::table::Table;
 use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::events::{Event, EventBody, EventBus, StateName};
 use lifeline_core::supervisor::{Fleet, Snapshot};
 use serde_json::json;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,10 +38,14 @@ pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>)
     };
     let stopped = fleet::until_stopped(limit);
     tokio::pin!(stopped);
-    loop {
-        tokio::select! {
-            ev = events.recv() => print_event(&out, ev),
-            _ = &mut stopped => break,
+    if !json && std::io::stdout().is_terminal() {
+        live_table(&out, &supervisors, &mut events, &mut stopped).await;
+    } else {
+        loop {
+            tokio::select! {
+                ev = events.recv() => print_event(&out, ev),
+                _ = &mut stopped => break,
+            }
         }
     }
     // Keep printing while everything is disposed, so the final states are shown too.
@@ -55,6 +61,32 @@ pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>)
         print_event(&out, Ok(ev));
     }
     EXIT_OK
+}
+
+/// Redraws the table on every event and every second (for the countdowns) until stopped.
+async fn live_table(
+    out: &Out,
+    fleet: &Fleet,
+    events: &mut tokio::sync::broadcast::Receiver<Event>,
+    stopped: &mut std::pin::Pin<&mut impl std::future::Future<Output = ()>>,
+) {
+    let mut table = Table::new(out.redactor.clone());
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            ev = events.recv() => {
+                if let Ok(ev) = ev
+                    && !matches!(ev.body, EventBody::RoundTrip { .. } | EventBody::Tools { .. })
+                {
+                    table.remember(describe(&ev));
+                }
+            }
+            _ = tick.tick() => {}
+            _ = stopped.as_mut() => return,
+        }
+        let rows: Vec<Snapshot> = fleet.supervisors().iter().map(|s| s.snapshot()).collect();
+        table.draw(&rows);
+    }
 }
 
 fn print_event(out: &Out, ev: Result<Event, RecvError>) {
