@@ -12,26 +12,34 @@ pub fn load(path: Option<&Path>) -> Result<Config, Error> {
     config::load(&path).map_err(Error::from)
 }
 
-/// Resolves on SIGINT or SIGTERM, or after `limit` if given.
-pub async fn until_stopped(limit: Option<Duration>) {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
+/// Resolves on SIGINT or SIGTERM, or after `limit` if given. The signal handlers are
+/// installed by this call, not when the future is first polled: a signal that arrived in
+/// between would take the default action and kill the process without disposal, leaving
+/// stdio servers (each in its own process group) running.
+pub fn until_stopped(limit: Option<Duration>) -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    async fn recv(s: Option<&mut tokio::signal::unix::Signal>) {
+        match s {
+            Some(s) => {
                 s.recv().await;
             }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    let timer = async {
-        match limit {
-            Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-        _ = timer => {}
+    }
+    async move {
+        let timer = async {
+            match limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = recv(int.as_mut()) => {}
+            _ = recv(term.as_mut()) => {}
+            _ = timer => {}
+        }
     }
 }
 

@@ -32,12 +32,13 @@ pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>)
     }
     let bus = Arc::new(EventBus::new(1 << 16));
     let mut events = bus.subscribe();
+    // Before anything starts, so that from now on a signal always leads to disposal.
+    let stopped = fleet::until_stopped(limit);
+    tokio::pin!(stopped);
     let supervisors = match Fleet::start(&config, bus) {
         Ok(s) => s,
         Err(e) => return out.error(&e),
     };
-    let stopped = fleet::until_stopped(limit);
-    tokio::pin!(stopped);
     if !json && std::io::stdout().is_terminal() {
         live_table(&out, &supervisors, &mut events, &mut stopped).await;
     } else {

@@ -7,4 +7,5 @@ mod http;
 mod import;
 mod peers;
 mod stdio;
+mod supervise;
 mod support;

@@ -236,7 +236,11 @@ struct Actor {
     closing: JoinSet<()>,
     internal_tx: mpsc::UnboundedSender<Internal>,
     internal_rx: mpsc::UnboundedReceiver<Internal>,
+    /// `now` of the step being performed.
+    step_now: Duration,
     tools: Vec<Tool>,
+    /// The generation that listed `tools` (a stale list is still that generation's).
+    tools_generation: u64,
     tools_stale: bool,
     syncing: bool,
     sync_again: bool,
@@ -267,7 +271,9 @@ impl Actor {
             closing: JoinSet::new(),
             internal_tx,
             internal_rx,
+            step_now: Duration::ZERO,
             tools: Vec::new(),
+            tools_generation: 0,
             tools_stale: false,
             syncing: false,
             sync_again: false,
@@ -324,6 +330,7 @@ impl Actor {
 
     fn feed(&mut self, input: Input) {
         let now = self.now();
+        self.step_now = now;
         let effects = step(&mut self.state, input, now, &self.cfg.policy, &mut self.rng);
         for effect in effects {
             self.perform(effect);
@@ -350,9 +357,11 @@ impl Actor {
             }
             Effect::EmitState => self.emit_state(),
             Effect::EmitFailure(failure) => {
+                // Stamped with the generation that failed: a lost connection may already
+                // have started the next one.
                 self.bus.emit(
                     &self.cfg.name,
-                    self.state.generation,
+                    failure.generation,
                     EventBody::Failure { failure },
                 );
             }
@@ -573,6 +582,7 @@ impl Actor {
             }
         }));
         self.tools = tools;
+        self.tools_generation = generation;
         self.tools_stale = false;
         self.ping_misses = 0;
         self.pinging = false;
@@ -742,25 +752,20 @@ impl Actor {
             what.push_str(&format!("; last failure: {}", cause.message));
         }
         what.push_str(". The call was not sent.");
-        let kind = match self.state.status {
-            Status::Retired(_) | Status::GaveUp | Status::Disabled => ErrorKind::Config,
-            _ => ErrorKind::Transport,
-        };
-        let kind = if kind == ErrorKind::Config {
-            ErrorKind::Transport
-        } else {
-            kind
-        };
-        Error::new(kind, what).with(|c| {
+        Error::new(ErrorKind::Transport, what).with(|c| {
             c.phase = Some(Phase::Call);
             c.retry_after = info.delay_ms.map(Duration::from_millis);
         })
     }
 
+    /// Renders the state as of the step that changed it, so `delay_ms` is the wait that was
+    /// decided (and `next_attempt_at` when it ends), not what is left of it by now.
     fn emit_state(&mut self) {
-        let mut info = self.state.info(self.now(), &self.cfg.policy);
+        let elapsed = self.now().saturating_sub(self.step_now);
+        let mut info = self.state.info(self.step_now, &self.cfg.policy);
         if let Some(ms) = info.delay_ms {
-            info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
+            let at = SystemTime::now() + Duration::from_millis(ms);
+            info.next_attempt_at = Some(rfc3339(at.checked_sub(elapsed).unwrap_or(at)));
         }
         self.bus.emit(
             &self.cfg.name,
@@ -776,7 +781,7 @@ impl Actor {
             stale: self.tools_stale,
             names,
         };
-        self.bus.emit(&self.cfg.name, self.state.generation, body);
+        self.bus.emit(&self.cfg.name, self.tools_generation, body);
     }
 
     fn publish_snapshot(&self) {

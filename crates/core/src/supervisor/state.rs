@@ -221,8 +221,9 @@ impl State {
     fn attempt(&mut self, probe: bool, fx: &mut Vec<Effect>) {
         self.disarm(fx);
         self.generation += 1;
+        // An HTTP attempt begins with `connect`, not `spawn`.
         self.status = Status::Connecting {
-            stage: Stage::Spawn,
+            stage: self.first_stage,
             probe,
         };
         fx.push(Effect::Attempt {

@@ -18,6 +18,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
+/// The id of the `ping` that checks whether a GET's 404 means the session is gone; its
+/// answer is ignored by the session like any answer nobody waits for.
+const PROBE_ID: &str = "lifeline-session-probe";
+
 /// The reconnection delay for a `retry:` value (in ms) per the rules above.
 pub fn resume_delay(retry_ms: Option<u64>) -> Duration {
     match retry_ms {
@@ -82,10 +86,15 @@ pub(super) async fn listen(inner: Arc<Inner>, opened: tokio::sync::oneshot::Send
     .await;
     if let Err(e) = result {
         if e.kind() == ErrorKind::SessionExpired {
-            // Not a flaky stream: the server says the session is gone (it restarted), so
-            // no request on it can succeed either. End the connection now.
-            inner.fail(e).await;
-            return;
+            // The GET says the session is gone (the server restarted?), but some servers
+            // answer 404 for a GET route they lack. A POST decides: if it is refused with
+            // 404 too, `send` ends the connection; otherwise only the stream is missing.
+            let probe = Message::request(RequestId::String(PROBE_ID.into()), "ping", None);
+            if let Err(p) = inner.send(&probe).await
+                && p.kind() == ErrorKind::SessionExpired
+            {
+                return;
+            }
         }
         let status = if e.context().status == Some(405) {
             tracing::debug!("the server offers no standalone GET stream (405)");
