@@ -1,7 +1,9 @@
 //! Running the configured servers from the command line: load the config, wait for a
 //! signal or a duration, name an unknown server helpfully.
 
+use crate::output::Out;
 use lifeline_core::config::{self, Config};
+use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::{Error, ErrorKind};
 use std::path::Path;
 use std::time::Duration;
@@ -10,6 +12,18 @@ use std::time::Duration;
 pub fn load(path: Option<&Path>) -> Result<Config, Error> {
     let path = config::resolve_path(path).map_err(Error::from)?;
     config::load(&path).map_err(Error::from)
+}
+
+/// Loads the config and an output whose redactor knows every secret in it; on failure,
+/// reports and returns the exit code.
+pub fn load_for_output(path: Option<&Path>, json: bool) -> Result<(Config, Out), i32> {
+    let mut out = Out {
+        json,
+        redactor: Redactor::default(),
+    };
+    let config = load(path).map_err(|e| out.error(&e))?;
+    out.redactor = Redactor::new(config.secrets());
+    Ok((config, out))
 }
 
 /// Resolves on SIGINT or SIGTERM, or after `limit` if given. The signal handlers are

@@ -256,23 +256,7 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
             EXIT_INTERRUPTED
         }
         Some(Err(e)) => out.error(&e),
-        Some(Ok(result)) => {
-            let is_error = result
-                .get("isError")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            if out.json {
-                out.json_line(&json!({ "ok": true, "result": result }));
-            } else if is_error {
-                out.note(&format!(
-                    "the tool reported an error:\n{}",
-                    content_text(&result)
-                ));
-            } else {
-                out.line(&content_text(&result));
-            }
-            if is_error { EXIT_TOOL_ERROR } else { EXIT_OK }
-        }
+        Some(Ok(result)) => print_result(&out, &result),
     };
     session.close().await;
     code
@@ -358,25 +342,28 @@ async fn supervised_call(args: TargetArgs, tool: String, arguments: Value) -> i3
         Some(_) => match interruptible(supervisor.call(&tool, arguments)).await {
             None => EXIT_INTERRUPTED,
             Some(Err(e)) => out.error(&e),
-            Some(Ok(result)) => {
-                let is_error = result
-                    .get("isError")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                if out.json {
-                    out.json_line(&json!({ "ok": true, "result": result }));
-                } else if is_error {
-                    out.note(&format!(
-                        "the tool reported an error:\n{}",
-                        content_text(&result)
-                    ));
-                } else {
-                    out.line(&content_text(&result));
-                }
-                if is_error { EXIT_TOOL_ERROR } else { EXIT_OK }
-            }
+            Some(Ok(result)) => print_result(&out, &result),
         },
     };
     supervisor.stop().await;
     code
+}
+
+/// Prints a tool result; exit 1 when the tool reported an error (`isError`).
+fn print_result(out: &Out, result: &Value) -> i32 {
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    if out.json {
+        out.json_line(&json!({ "ok": true, "result": result }));
+    } else if is_error {
+        out.note(&format!(
+            "the tool reported an error:\n{}",
+            content_text(result)
+        ));
+    } else {
+        out.line(&content_text(result));
+    }
+    if is_error { EXIT_TOOL_ERROR } else { EXIT_OK }
 }

@@ -5,7 +5,6 @@
 use crate::fleet;
 use crate::output::{EXIT_AUTH, EXIT_OK, EXIT_UNAVAILABLE, Out};
 use crate::table::Table;
-use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::events::{Event, EventBody, EventBus, StateName};
 use lifeline_core::supervisor::{Fleet, Snapshot};
 use serde_json::json;
@@ -16,15 +15,10 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
 pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>) -> i32 {
-    let mut out = Out {
-        json,
-        redactor: Redactor::default(),
+    let (config, out) = match fleet::load_for_output(config.as_deref(), json) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
-    let config = match fleet::load(config.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return out.error(&e),
-    };
-    out.redactor = Redactor::new(config.secrets());
     if config.servers.is_empty() {
         out.note(
             "no servers are configured; add some under \"mcpServers\" or run `lifeline import`",
@@ -170,15 +164,10 @@ fn settled(s: &Snapshot) -> bool {
 }
 
 pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i32 {
-    let mut out = Out {
-        json,
-        redactor: Redactor::default(),
+    let (config, out) = match fleet::load_for_output(config.as_deref(), json) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
-    let config = match fleet::load(config.as_deref()) {
-        Ok(c) => c,
-        Err(e) => return out.error(&e),
-    };
-    out.redactor = Redactor::new(config.secrets());
     let bus = Arc::new(EventBus::new(1 << 12));
     let fleet = match Fleet::start(&config, bus) {
         Ok(s) => s,

@@ -625,20 +625,11 @@ impl Actor {
     fn ping(&mut self) {
         let Some(live) = &self.live else { return };
         self.pinging = true;
-        let session = live.session.clone();
+        let ping = timed_ping(live.session.clone(), self.cfg.ping_timeout);
         let generation = live.generation;
         let tx = self.internal_tx.clone();
-        let timeout = self.cfg.ping_timeout;
         tokio::spawn(async move {
-            let started = Instant::now();
-            let opts = RequestOptions {
-                timeout: Some(timeout),
-                ..Default::default()
-            };
-            let result = session
-                .request("ping", None, opts)
-                .await
-                .map(|_| started.elapsed());
+            let result = ping.await;
             let _ = tx.send(Internal::Ping { generation, result });
         });
     }
@@ -651,19 +642,9 @@ impl Actor {
                 return;
             }
         };
-        let session = live.session.clone();
-        let timeout = self.cfg.ping_timeout;
+        let ping = timed_ping(live.session.clone(), self.cfg.ping_timeout);
         tokio::spawn(async move {
-            let started = Instant::now();
-            let opts = RequestOptions {
-                timeout: Some(timeout),
-                ..Default::default()
-            };
-            let result = session
-                .request("ping", None, opts)
-                .await
-                .map(|_| started.elapsed());
-            let _ = reply.send(result);
+            let _ = reply.send(ping.await);
         });
     }
 
@@ -815,6 +796,19 @@ impl Actor {
         let closing = std::mem::take(&mut self.closing);
         let _ = tokio::time::timeout(DISPOSE_LIMIT, closing.join_all()).await;
     }
+}
+
+/// A `ping` with its own timeout; resolves to the round trip.
+async fn timed_ping(session: Arc<Session>, timeout: Duration) -> Result<Duration, Error> {
+    let started = Instant::now();
+    let opts = RequestOptions {
+        timeout: Some(timeout),
+        ..Default::default()
+    };
+    session
+        .request("ping", None, opts)
+        .await
+        .map(|_| started.elapsed())
 }
 
 async fn close_live(live: Live) {

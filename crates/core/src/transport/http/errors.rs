@@ -19,6 +19,14 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
+/// The Retry-After of a response, resolved against the wall clock now.
+pub fn retry_after_of(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()))
+}
+
 /// Where an HTTP request went, in the allow-listed form errors may carry.
 #[derive(Debug, Clone)]
 pub struct Target {

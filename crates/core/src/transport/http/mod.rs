@@ -11,7 +11,7 @@ mod errors;
 mod stream;
 
 pub use errors::parse_retry_after;
-use errors::{Target, request_error, status_error, timeout_error, with_target};
+use errors::{Target, request_error, retry_after_of, status_error, timeout_error, with_target};
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::Redactor;
@@ -19,7 +19,7 @@ use crate::error::{Error, ErrorKind, IoKind};
 use crate::protocol::Message;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
@@ -295,11 +295,7 @@ impl Inner {
         }
         let status = resp.status();
         if !status.is_success() {
-            let retry_after = resp
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let retry_after = retry_after_of(resp.headers());
             let body = read_capped(resp, 64 * 1024, limit)
                 .await
                 .unwrap_or_default();

@@ -208,11 +208,7 @@ async fn get(
     };
     let status = resp.status();
     if !status.is_success() {
-        let retry_after = resp
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| super::parse_retry_after(v, std::time::SystemTime::now()));
+        let retry_after = super::errors::retry_after_of(resp.headers());
         return Err(status_error(
             &target,
             status,
