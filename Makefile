@@ -1,8 +1,12 @@
 # Lifeline's entry points. CI runs `.ci/run`, which runs `make test`.
 #
-#   make setup        install the non-Rust test tools (scripts/setup.sh; idempotent, fast when done)
-#   make test         setup, fmt check, clippy -D warnings, build, tests, conformance suite
-#   make run          setup, build, demo against the fixture server (scripts/demo.sh)
+#   make setup        install what the build and the tests need (scripts/setup.sh; idempotent, fast when done)
+#   make test         setup, UI checks and build, fmt check, clippy -D warnings, every test,
+#                     the UI in headless Chromium, the app in a real window (Xvfb), conformance
+#   make run          setup, build, start the desktop app (the CLI demo when there is no display)
+#   make ui           the UI's type check, unit tests and production build (ui/dist, embedded by the app)
+#   make ui-e2e       the UI in headless Chromium against its mock host
+#   make app-e2e      the real app in a real window under Xvfb, with screenshots (target/screenshots)
 #   make fmt          cargo fmt --all
 #   make lint         fmt check + clippy -D warnings
 #   make build        cargo build --workspace
@@ -16,7 +20,7 @@ SHELL := bash
 CARGO ?= cargo
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
-.PHONY: test run setup fmt fmt-check lint clippy build unit conformance help
+.PHONY: test run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -50,15 +54,35 @@ endif
 conformance:
 	scripts/conformance.sh
 
+ui:
+	cd ui && npm run check && npm test && npm run build
+
+ui-e2e:
+	cd ui && npm run e2e
+
+app-e2e:
+	src-tauri/e2e/screenshot.sh
+
 # Sequential on purpose (the steps share target/ and the machine has 2 cores); `make -j` would
 # not speed this up, so the recipe calls the steps in order rather than listing prerequisites.
 test:
 	scripts/setup.sh
+	$(MAKE) --no-print-directory ui
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory ui-e2e
+	$(MAKE) --no-print-directory app-e2e
 	scripts/conformance.sh
 
+# The app embeds ui/dist, so the UI is built before the app.
 run:
+	scripts/setup.sh
+	cd ui && npm run build
+	$(CARGO) build -p lifeline-app -p lifeline-cli -p lifeline-it
+	scripts/run-app.sh
+
+# The command-line demo against the fixture server.
+demo:
 	scripts/setup.sh
 	$(CARGO) build -p lifeline-cli -p lifeline-it
 	scripts/demo.sh

@@ -35,7 +35,15 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 # 1. Debian packages. Add a package to APT_PACKAGES when a tool needs one (xvfb, chromium, ...).
-APT_PACKAGES=(make)
+APT_PACKAGES=(
+  make
+  # The desktop app (Tauri 2 on WebKitGTK): build and link.
+  build-essential pkg-config libwebkit2gtk-4.1-dev
+  # The app in a real window under Xvfb, and its screenshots.
+  xvfb xauth x11-utils imagemagick
+  # The UI's end-to-end tests in headless Chromium.
+  chromium
+)
 
 # A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.
 BASE_PYTHON="${LIFELINE_BASE_PYTHON:-python3}"
@@ -111,6 +119,7 @@ node22_version=$("$LIFELINE_NODE22_BIN/node" --version) || die "$LIFELINE_NODE22
 say "node $(node --version) on PATH; node $node22_version at ${LIFELINE_NODE22_BIN#"$LIFELINE_ROOT"/}"
 
 npm_ci "$LIFELINE_PEERS_DIR" node_modules/@modelcontextprotocol/server-everything/dist/index.js
+npm_ci "$LIFELINE_ROOT/ui" node_modules/.bin/vite
 [[ -f $LIFELINE_CONFORMANCE_JS ]] || die "missing $LIFELINE_CONFORMANCE_JS"
 
 # ---------------------------------------------------------------------------------------------

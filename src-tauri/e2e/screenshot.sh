@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Smoke test of the desktop app in a real window under Xvfb. Builds nothing: it runs
+# target/debug/lifeline-app (and lifeline-fixture) as built by
+# `cargo build -p lifeline-app -p lifeline-it`.
+#
+#   1. app.png:  a config of fixture servers (healthy stdio, crash loop, healthy HTTP,
+#                HTTP answering 401, a missing command, a disabled one)
+#   2. demo.png: no config file, so the app runs its demo (src-tauri/README.md)
+#
+# Each run waits for the window and for the servers to settle (read from the app's log
+# file), screenshots the screen to target/screenshots/, then closes the app with SIGTERM
+# and checks that it exited 0, logged its shutdown and left none of its child processes
+# running. Needs the apt packages xvfb, xauth, x11-utils and imagemagick.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+APP=$ROOT/target/debug/lifeline-app
+FIXTURE=$ROOT/target/debug/lifeline-fixture
+OUT=$ROOT/target/screenshots
+IMPORT=/usr/bin/import # /usr/local/bin may hold stand-ins for ImageMagick's tools
+
+if [[ -z ${LIFELINE_E2E_IN_XVFB:-} ]]; then
+  for bin in "$APP" "$FIXTURE"; do
+    [[ -x $bin ]] || {
+      echo "screenshot: $bin not found: run 'cargo build -p lifeline-app -p lifeline-it'" >&2
+      exit 1
+    }
+  done
+  for tool in xvfb-run xauth xwininfo "$IMPORT"; do
+    command -v "$tool" >/dev/null || {
+      echo "screenshot: $tool not found: apt-get install xvfb xauth x11-utils imagemagick" >&2
+      exit 1
+    }
+  done
+  exec env LIFELINE_E2E_IN_XVFB=1 xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" "$0" "$@"
+fi
+
+say() { printf 'screenshot: %s\n' "$*"; }
+die() {
+  printf 'screenshot: FAILED: %s\n' "$*" >&2
+  [[ -n ${log:-} && -f ${log:-} ]] && tail -n 40 "$log" >&2
+  exit 1
+}
+
+mkdir -p "$OUT" "$ROOT/target/tmp"
+work=$(mktemp -d "$ROOT/target/tmp/screenshot.XXXXXX")
+pids=()
+app_pid=""
+cleanup() {
+  [[ -n $app_pid ]] && kill "$app_pid" 2>/dev/null || true
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# http_fixture VAR SCRIPT: starts an HTTP fixture with SCRIPT and sets VAR to its URL. Not
+# in a $(…) subshell, so that its pid reaches `pids` and the cleanup.
+http_fixture() {
+  local out=$work/http.$1
+  "$FIXTURE" http --script "$2" >"$out" 2>/dev/null &
+  pids+=($!)
+  local url=""
+  for _ in $(seq 100); do
+    url=$(sed -n 's/^LISTENING \(http[^ ]*\)$/\1/p' "$out")
+    [[ -n $url ]] && break
+    sleep 0.1
+  done
+  [[ -n $url ]] || die "the HTTP fixture for $1 did not start"
+  printf -v "$1" '%s' "$url"
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.2 s.
+wait_for() {
+  local limit=$1 what=$2
+  shift 2
+  local tries=$((limit * 5))
+  for _ in $(seq "$tries"); do
+    "$@" >/dev/null 2>&1 && return 0
+    kill -0 "$app_pid" 2>/dev/null || die "the app exited while waiting for $what"
+    sleep 0.2
+  done
+  die "no $what within ${limit} s"
+}
+
+logged() { grep -q -- "$1" "$log"; }
+
+alive() {
+  local stat
+  stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [[ $stat != Z* ]]
+}
+
+# Not `import -window NAME`: for a window that does not exist yet it grabs the server and
+# waits for a click.
+has_window() { xwininfo -root -tree | grep -q "\"$1\""; }
+
+# run NAME: starts the app (LIFELINE_CONFIG already exported), waits for the window and
+# for every line in $expect to be logged, screenshots, stops it and checks the stop.
+run() {
+  local name=$1 state=$work/state-$1
+  mkdir -p "$state"
+  XDG_STATE_HOME=$state LIFELINE_LOG=info "$APP" >"$work/$name.stderr" 2>&1 &
+  app_pid=$!
+  local started=$SECONDS
+  wait_for 60 "window titled Lifeline" has_window Lifeline
+  say "$name: window after $((SECONDS - started)) s"
+  wait_for 10 "log file" compgen -G "$state/lifeline/logs/lifeline-app.*.log"
+  log=$(compgen -G "$state/lifeline/logs/lifeline-app.*.log" | head -n 1)
+  for line in "${expect[@]}"; do
+    wait_for 60 "'$line' in the log" logged "$line"
+  done
+  # The UI draws what it was sent; give the webview a moment to paint it.
+  sleep 2
+  "$IMPORT" -window root "$OUT/$name.png"
+  say "$name: $OUT/$name.png"
+
+  local children
+  children=$(pgrep -P "$app_pid" || true)
+  pgrep -P "$app_pid" -f lifeline-fixture >/dev/null || die "$name: the app runs no fixture server"
+  kill -TERM "$app_pid"
+  local rc=0 stopped=""
+  for _ in $(seq 100); do
+    kill -0 "$app_pid" 2>/dev/null || { stopped=yes; break; }
+    sleep 0.2
+  done
+  [[ -n $stopped ]] || die "$name: the app did not exit within 20 s of SIGTERM"
+  wait "$app_pid" || rc=$?
+  app_pid=""
+  ((rc == 0)) || die "$name: the app exited $rc after SIGTERM"
+  logged "lifeline-app stopped" || die "$name: no 'lifeline-app stopped' in the log"
+  # The servers are gone by the time the app exits; WebKit's helper processes follow it
+  # within moments. A zombie (exited, not yet reaped by init) counts as gone.
+  for pid in $children; do
+    for _ in $(seq 25); do
+      alive "$pid" || continue 2
+      sleep 0.2
+    done
+    die "$name: child process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline)) outlived the app by 5 s"
+  done
+  say "$name: closed cleanly ($(echo "$children" | wc -w) child processes gone)"
+}
+
+# 1. A config of fixture servers.
+http_fixture api '{}'
+http_fixture locked '{"rules":[{"method":"initialize","action":{"kind":"http_status","status":401}}]}'
+cat >"$work/config.json" <<JSON
+{
+  "mcpServers": {
+    "notes": {"command": "$FIXTURE", "args": ["stdio"]},
+    "flaky": {
+      "command": "$FIXTURE",
+      "args": ["stdio", "--script", "{\"rules\":[{\"nth\":4,\"action\":{\"kind\":\"crash\",\"code\":1}}]}"],
+      "timeouts": {"pingIntervalMs": 1000}
+    },
+    "api": {"type": "http", "url": "$api"},
+    "locked": {"type": "http", "url": "$locked"},
+    "missing": {"command": "/nonexistent/mcp-server"},
+    "off": {"command": "$FIXTURE", "args": ["stdio"], "disabled": true}
+  }
+}
+JSON
+export LIFELINE_CONFIG=$work/config.json
+expect=("notes #1 ready" "api #1 ready" "locked #1 retired - auth" "missing #1 retired - config" "flaky #2 ")
+run app
+
+# 2. No config file: the demo.
+export LIFELINE_CONFIG=$work/no-such-config.json
+expect=("healthy #1 ready" "crash-loop #1 ready" "needs-auth #1 retired - auth" "rate-limited #1 retrying")
+run demo

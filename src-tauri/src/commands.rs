@@ -1,0 +1,76 @@
+//! The IPC surface the UI calls (`invoke("snapshot")`, …). Each command is one line that
+//! hands over to `AppState`; every failure is an `ErrorView` (`{kind, message}`). The
+//! shapes are listed in src-tauri/README.md.
+
+use crate::error::ErrorView;
+use crate::state::{AppInfo, AppState};
+use crate::view::ServerView;
+use lifeline_core::events::Event;
+use lifeline_core::supervisor::Supervisor;
+use serde_json::Value;
+use tauri::ipc::Channel;
+use tauri::{Runtime, State, Webview};
+
+type Result<T> = std::result::Result<T, ErrorView>;
+
+/// Every configured server, in config order.
+#[tauri::command]
+pub async fn snapshot(state: State<'_, AppState>) -> Result<Vec<ServerView>> {
+    state.views().await
+}
+
+/// The snapshot, then every event on `channel` in `seq` order. Calling it again from the
+/// same webview (a reload) ends the previous subscription.
+#[tauri::command]
+pub async fn subscribe<R: Runtime>(
+    webview: Webview<R>,
+    state: State<'_, AppState>,
+    channel: Channel<Event>,
+) -> Result<Vec<ServerView>> {
+    let sink = move |event| channel.send(event).is_ok();
+    state.subscribe(webview.label(), sink).await
+}
+
+#[tauri::command]
+pub async fn reconnect(state: State<'_, AppState>, server: String) -> Result<()> {
+    state.act(&server, Supervisor::reconnect).await
+}
+
+#[tauri::command]
+pub async fn reset(state: State<'_, AppState>, server: String) -> Result<()> {
+    state.act(&server, Supervisor::reset).await
+}
+
+#[tauri::command]
+pub async fn disable(state: State<'_, AppState>, server: String) -> Result<()> {
+    state.act(&server, Supervisor::disable).await
+}
+
+#[tauri::command]
+pub async fn enable(state: State<'_, AppState>, server: String) -> Result<()> {
+    state.act(&server, Supervisor::enable).await
+}
+
+/// The names of the servers that were quarantined, gave up or retired, now reconnecting.
+#[tauri::command]
+pub async fn reconnect_all_failed(state: State<'_, AppState>) -> Result<Vec<String>> {
+    state.reconnect_all_failed().await
+}
+
+/// `args` defaults to `{}`.
+#[tauri::command]
+pub async fn call_tool(
+    state: State<'_, AppState>,
+    server: String,
+    tool: String,
+    args: Option<Value>,
+) -> Result<Value> {
+    let args = args.unwrap_or_else(|| Value::Object(Default::default()));
+    state.call_tool(&server, &tool, args).await
+}
+
+/// Demo or config mode, the config path, the log directory, notices for a banner.
+#[tauri::command]
+pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo> {
+    Ok(state.info())
+}

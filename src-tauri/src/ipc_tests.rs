@@ -1,0 +1,129 @@
+//! The commands over real IPC, on tauri's mock runtime (no display): the same path a
+//! webview's `invoke` takes, from the local origin `tauri://localhost`.
+
+use crate::state::{AppInfo, AppState, Mode, Source};
+use lifeline_core::config;
+use lifeline_core::events::StateName;
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{
+    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+
+const CONFIG: &str = r#"{"mcpServers": {
+    "notes": {"command": "/nonexistent/lifeline-app-test", "disabled": true},
+    "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true}
+}}"#;
+
+fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let config = config::parse(CONFIG, None, &|_| None).unwrap();
+    let state = tauri::async_runtime::block_on(async {
+        let state = AppState::start(Source {
+            config,
+            info: AppInfo {
+                version: "test",
+                mode: Mode::Config,
+                config_path: None,
+                log_dir: None,
+                notices: Vec::new(),
+            },
+            fixtures: Vec::new(),
+        });
+        for server in ["notes", "web"] {
+            state
+                .wait_for(server, |s| s.state.state == Some(StateName::Disabled))
+                .await;
+        }
+        state
+    });
+    let app = crate::with_commands(mock_builder())
+        .manage(state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (app, webview)
+}
+
+fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(webview, request).map(|b| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn snapshot_lists_the_configured_servers_as_views() {
+    let (_app, webview) = app();
+    let views = invoke(&webview, "snapshot", json!({})).unwrap();
+    let rows: Vec<Value> = views
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            json!([
+                v["server"],
+                v["transport"],
+                v["state"],
+                v["generation"],
+                v["restarts"],
+                v["last_restart_at"]
+            ])
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            json!(["notes", "stdio", "disabled", 0, 0, null]),
+            json!(["web", "http", "disabled", 0, 0, null]),
+        ]
+    );
+    // The snapshot's own fields are flattened in, not nested.
+    assert_eq!(views[0]["tools"], json!([]));
+    assert_eq!(views[0]["quarantine_level"], 0);
+}
+
+#[test]
+fn failures_are_kind_and_message() {
+    let (_app, webview) = app();
+    let e = invoke(&webview, "reconnect", json!({"server": "nope"})).unwrap_err();
+    assert_eq!(
+        e,
+        json!({"kind": "unknown_server", "message": "there is no server named `nope` (configured: notes, web)"})
+    );
+    let e = invoke(
+        &webview,
+        "call_tool",
+        json!({"server": "notes", "tool": "echo"}),
+    )
+    .unwrap_err();
+    assert_eq!(e["kind"], "transport");
+    assert!(e["message"].as_str().unwrap().contains("not ready"));
+}
+
+#[test]
+fn app_info_says_where_the_servers_came_from() {
+    let (_app, webview) = app();
+    let info = invoke(&webview, "app_info", json!({})).unwrap();
+    assert_eq!(info["mode"], "config");
+    assert_eq!(info["notices"], json!([]));
+}
+
+#[test]
+fn subscribe_takes_a_channel_and_returns_the_snapshot() {
+    let (_app, webview) = app();
+    // What `new Channel()` from @tauri-apps/api serializes to.
+    let views = invoke(&webview, "subscribe", json!({"channel": "__CHANNEL__:7"})).unwrap();
+    assert_eq!(views.as_array().unwrap().len(), 2);
+    let e = invoke(&webview, "subscribe", json!({"channel": 7})).unwrap_err();
+    assert!(e.as_str().unwrap().contains("channel"), "{e}");
+}

@@ -1,0 +1,375 @@
+//! The app's one piece of state: the running `Fleet`, what the shell adds to its snapshots
+//! (transports, restart counts), the event subscriptions of the webviews, and what the UI
+//! should be told about where the servers came from (`AppInfo`). Every command is a method
+//! here, so the commands stay one line and this is tested without a window.
+
+use crate::demo;
+use crate::error::ErrorView;
+use crate::view::{Restarts, ServerView};
+use lifeline_core::config::{self, Config, ConfigErrorKind};
+use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::events::{Event, EventBody, EventBus};
+use lifeline_core::supervisor::{Fleet, Supervisor};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::process::Child;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::{RwLock, watch};
+use tokio::task::JoinHandle;
+
+/// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
+const BUS_CAPACITY: usize = 1 << 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The servers of the user's config file.
+    Config,
+    /// No config file: the fixture servers of `demo/config.json`.
+    Demo,
+}
+
+/// Where the servers came from, and what the UI should say about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AppInfo {
+    pub version: &'static str,
+    pub mode: Mode,
+    /// The config file in use, or the one that was looked for (demo mode).
+    pub config_path: Option<String>,
+    pub log_dir: Option<String>,
+    /// Things to show as a banner: `{kind, message}` (kinds `demo`, `fixture_missing`,
+    /// `fixture_failed`, `config`).
+    pub notices: Vec<ErrorView>,
+}
+
+/// What to run: the config and what the UI should know about it.
+pub struct Source {
+    pub config: Config,
+    pub info: AppInfo,
+    /// Processes the demo started; killed at shutdown.
+    pub fixtures: Vec<Child>,
+}
+
+pub fn empty_config() -> Config {
+    config::parse(r#"{"mcpServers": {}}"#, None, &|_| None).expect("an empty config is valid")
+}
+
+/// The config at `LIFELINE_CONFIG` or the platform default; the demo when there is no
+/// file there; no servers and a notice when the file is broken.
+pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
+    let mut info = AppInfo {
+        version: env!("CARGO_PKG_VERSION"),
+        mode: Mode::Config,
+        config_path: None,
+        log_dir: log_dir.map(|d| d.display().to_string()),
+        notices: Vec::new(),
+    };
+    let path = config::resolve_path(None);
+    info.config_path = path.as_ref().ok().map(|p| p.display().to_string());
+    let loaded = path.and_then(|p| config::load(&p));
+    match loaded {
+        Ok(config) => Source {
+            config,
+            info,
+            fixtures: Vec::new(),
+        },
+        Err(e) if e.kind == ConfigErrorKind::NotFound => {
+            let where_ = info
+                .config_path
+                .as_deref()
+                .unwrap_or("the default location");
+            info.mode = Mode::Demo;
+            info.notices.push(ErrorView::new(
+                demo::NOTICE_DEMO,
+                format!(
+                    "There is no config file at {where_}, so this is a demo of fixture servers. \
+                     Create the file (`lifeline import` copies another client's servers) or set \
+                     LIFELINE_CONFIG, then restart the app."
+                ),
+            ));
+            let demo = demo::start(fixture).await;
+            info.notices.extend(demo.notices);
+            Source {
+                config: demo.config,
+                info,
+                fixtures: demo.fixtures,
+            }
+        }
+        Err(e) => {
+            info.notices.push(ErrorView::new(
+                "config",
+                Redactor::default().scrub(&e.to_string()),
+            ));
+            Source {
+                config: empty_config(),
+                info,
+                fixtures: Vec::new(),
+            }
+        }
+    }
+}
+
+pub struct AppState {
+    /// `None` once shut down. Readers hold the lock across a tool call; `stopping` makes
+    /// those calls give up, so shutdown never waits for a slow server.
+    fleet: RwLock<Option<Fleet>>,
+    stopping: watch::Sender<bool>,
+    transports: HashMap<String, &'static str>,
+    restarts: Arc<Mutex<Restarts>>,
+    /// The `seq` of the last event `restarts` has seen (tests wait on it).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
+    tracked: watch::Receiver<u64>,
+    redactor: Redactor,
+    info: AppInfo,
+    /// One event forwarder per webview (by label): a reloaded page's new subscription
+    /// replaces the old one, whose channel would otherwise keep evaluating into the page.
+    subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
+    fixtures: Mutex<Vec<Child>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl AppState {
+    /// Starts every supervisor. Must run inside the tokio runtime (tauri's).
+    pub fn start(source: Source) -> AppState {
+        let Source {
+            config,
+            mut info,
+            fixtures,
+        } = source;
+        let bus = Arc::new(EventBus::new(BUS_CAPACITY));
+        let restarts = Arc::new(Mutex::new(Restarts::default()));
+        // Subscribed before the fleet starts, so the count sees every generation.
+        let (tracked_tx, tracked) = watch::channel(0);
+        tokio::spawn(track(bus.subscribe(), restarts.clone(), tracked_tx));
+        let fleet = Fleet::start(&config, bus.clone()).unwrap_or_else(|e| {
+            info.notices
+                .push(ErrorView::from_core(&e, &Redactor::default()));
+            Fleet::start(&empty_config(), bus).expect("an empty fleet starts")
+        });
+        AppState {
+            fleet: RwLock::new(Some(fleet)),
+            stopping: watch::Sender::new(false),
+            transports: config
+                .servers
+                .iter()
+                .map(|s| (s.name.clone(), s.transport.kind()))
+                .collect(),
+            restarts,
+            tracked,
+            redactor: Redactor::new(config.secrets()),
+            info,
+            subscriptions: Mutex::new(HashMap::new()),
+            fixtures: Mutex::new(fixtures),
+        }
+    }
+
+    pub fn info(&self) -> AppInfo {
+        self.info.clone()
+    }
+
+    fn views_of(&self, fleet: &Fleet) -> Vec<ServerView> {
+        let restarts = lock(&self.restarts);
+        fleet
+            .supervisors()
+            .iter()
+            .map(|s| {
+                let transport = self.transports.get(s.name()).copied().unwrap_or("stdio");
+                restarts.view(s.snapshot(), transport)
+            })
+            .collect()
+    }
+
+    pub async fn views(&self) -> Result<Vec<ServerView>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(self.views_of(running(&fleet)?))
+    }
+
+    /// The snapshot, and from now on every event through `sink`, in `seq` order, until
+    /// `sink` returns false or `key` subscribes again. Subscribed before the snapshot is
+    /// taken, so no event falls between the two (some may already be in the snapshot).
+    pub async fn subscribe(
+        &self,
+        key: &str,
+        sink: impl FnMut(Event) -> bool + Send + 'static,
+    ) -> Result<Vec<ServerView>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        let fleet = running(&fleet)?;
+        let events = fleet.bus().subscribe();
+        let views = self.views_of(fleet);
+        let task = tokio::spawn(forward(events, sink));
+        if let Some(old) = lock(&self.subscriptions).insert(key.to_owned(), task) {
+            old.abort();
+        }
+        Ok(views)
+    }
+
+    /// Runs `action` on the supervisor called `server`.
+    pub async fn act(&self, server: &str, action: fn(&Supervisor)) -> Result<(), ErrorView> {
+        let fleet = self.fleet.read().await;
+        action(supervisor(running(&fleet)?, server)?);
+        Ok(())
+    }
+
+    pub async fn reconnect_all_failed(&self) -> Result<Vec<String>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(running(&fleet)?.reconnect_all_failed())
+    }
+
+    /// One tool call, never replayed. The result is the MCP `CallToolResult` (a tool's own
+    /// failure is a result with `isError: true`), its text scrubbed of configured secrets.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Value,
+    ) -> Result<Value, ErrorView> {
+        let mut stopping = self.stopping.subscribe();
+        let fleet = self.fleet.read().await;
+        let supervisor = supervisor(running(&fleet)?, server)?;
+        tokio::select! {
+            result = supervisor.call(tool, args) => result
+                .map(|v| scrub_value(&self.redactor, v))
+                .map_err(|e| ErrorView::from_core(&e, &self.redactor)),
+            _ = stopping.wait_for(|s| *s) => Err(closing()),
+        }
+    }
+
+    /// Stops every supervisor (bounded by the core), ends the subscriptions and kills the
+    /// demo's fixtures. Safe to call twice.
+    pub async fn shutdown(&self) {
+        self.stopping.send_replace(true);
+        for (_, task) in lock(&self.subscriptions).drain() {
+            task.abort();
+        }
+        let fleet = self.fleet.write().await.take();
+        if let Some(fleet) = fleet {
+            fleet.stop().await;
+        }
+        let fixtures = std::mem::take(&mut *lock(&self.fixtures));
+        for mut child in fixtures {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+#[cfg(test)]
+impl AppState {
+    /// Resolves once `server`'s snapshot satisfies `done`.
+    pub async fn wait_for(
+        &self,
+        server: &str,
+        done: impl FnMut(&lifeline_core::supervisor::Snapshot) -> bool,
+    ) -> lifeline_core::supervisor::Snapshot {
+        let fleet = self.fleet.read().await;
+        let fleet = running(&fleet).expect("running");
+        supervisor(fleet, server)
+            .expect("configured")
+            .wait_for(done)
+            .await
+    }
+
+    /// Resolves once the restart count has seen event `seq`.
+    pub async fn tracked(&self, seq: u64) {
+        let mut tracked = self.tracked.clone();
+        let _ = tracked.wait_for(|s| *s >= seq).await;
+    }
+}
+
+fn closing() -> ErrorView {
+    ErrorView::new(
+        "cancelled",
+        "the app is closing; nothing more is sent to the servers",
+    )
+}
+
+fn running(fleet: &Option<Fleet>) -> Result<&Fleet, ErrorView> {
+    fleet.as_ref().ok_or_else(closing)
+}
+
+fn supervisor<'a>(fleet: &'a Fleet, name: &str) -> Result<&'a Supervisor, ErrorView> {
+    fleet.get(name).ok_or_else(|| {
+        ErrorView::unknown_server(name, fleet.supervisors().iter().map(|s| s.name()))
+    })
+}
+
+/// Every string in `value`, scrubbed; keys and structure untouched.
+pub fn scrub_value(redactor: &Redactor, value: Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(redactor.scrub(&s)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| scrub_value(redactor, v))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, scrub_value(redactor, v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Hands every event to `sink` in order. A reader that fell behind the bus skips what it
+/// lost and goes on; the consumer sees the gap in `seq` and takes a new snapshot.
+pub async fn forward(mut events: broadcast::Receiver<Event>, mut sink: impl FnMut(Event) -> bool) {
+    loop {
+        match events.recv().await {
+            Ok(event) => {
+                if !sink(event) {
+                    return;
+                }
+            }
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!("a UI subscriber fell {n} events behind; it sees the gap in seq")
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Counts restarts from the events, and logs what changed.
+async fn track(
+    events: broadcast::Receiver<Event>,
+    restarts: Arc<Mutex<Restarts>>,
+    tracked: watch::Sender<u64>,
+) {
+    forward(events, move |event| {
+        log_event(&event);
+        lock(&restarts).observe(&event);
+        tracked.send_replace(event.seq);
+        true
+    })
+    .await
+}
+
+fn log_event(event: &Event) {
+    let head = format!("{} #{}", event.server, event.generation);
+    match &event.body {
+        EventBody::State(s) => {
+            let mut line = format!("{head} {}", s.state.map_or("starting", |s| s.as_str()));
+            if let Some(stage) = s.stage {
+                line.push_str(&format!(" ({stage})"));
+            }
+            if let Some(reason) = &s.reason {
+                line.push_str(&format!(" - {reason}"));
+            }
+            tracing::info!("{line}");
+        }
+        EventBody::Failure { failure } => {
+            tracing::info!("{head} failed ({}): {}", failure.kind, failure.message);
+        }
+        _ => tracing::debug!("{head} {:?}", event.body),
+    }
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

@@ -1,0 +1,51 @@
+// The host seam: everything the dashboard asks of the backend goes through `Host`. Two
+// implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
+// and an in-browser simulation (mock.ts) for development, tests and screenshots.
+
+import type { Event, ServerView } from "./types";
+
+export type * from "./types";
+export { toCommandError } from "./errors";
+
+export interface Host {
+  /** "tauri" or "mock": shown in the header so a simulated dashboard is never mistaken for a real one. */
+  readonly kind: "tauri" | "mock";
+  /** Every configured server, now. */
+  snapshot(): Promise<ServerView[]>;
+  /**
+   * Deliver events, in `seq` order, to `onEvent` until the returned function is called.
+   * A host may first replay events it kept (the mock replays its whole log); the store
+   * tolerates both a replay and a stream that starts mid-way.
+   */
+  subscribe(onEvent: (e: Event) => void): Promise<() => void>;
+  /** Skip the wait; from gave_up or retired, start a fresh round. */
+  reconnect(server: string): Promise<void>;
+  /** Clear the attempt budget and the quarantine ladder (history is kept), then connect. */
+  reset(server: string): Promise<void>;
+  disable(server: string): Promise<void>;
+  enable(server: string): Promise<void>;
+  /** Reconnect every server that is retrying, reconnecting, quarantined, gave_up or retired; returns their names. */
+  reconnectAllFailed(): Promise<string[]>;
+  /** One tool call on the server's current generation; never replayed. */
+  callTool(server: string, tool: string, args: unknown): Promise<unknown>;
+}
+
+/** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */
+export function inTauri(w: Window = window): boolean {
+  return "__TAURI_INTERNALS__" in w;
+}
+
+/** The mock is used with `?mock` in the URL, and whenever the Tauri bridge is absent (a plain browser). */
+export function wantsMock(w: Window = window): boolean {
+  return new URLSearchParams(w.location.search).has("mock") || !inTauri(w);
+}
+
+/** Picks and loads the host; each implementation is its own chunk, so the shell never loads the mock's code. */
+export async function connectHost(w: Window = window): Promise<Host> {
+  if (wantsMock(w)) {
+    const { MockHost, mockOptionsFromUrl } = await import("./mock");
+    return new MockHost(mockOptionsFromUrl(new URL(w.location.href)));
+  }
+  const { TauriHost } = await import("./tauri");
+  return new TauriHost();
+}

@@ -1,0 +1,63 @@
+// The Tauri shell's host: commands over `invoke`, events over one `Channel`. The only module
+// (with the @tauri-apps/api it imports) that knows the UI runs in a webview. Command names and
+// argument keys are the shell's contract; see ui/README.md.
+
+import { Channel, invoke } from "@tauri-apps/api/core";
+import { toCommandError } from "./errors";
+import type { Host } from "./index";
+import type { Event, ServerView } from "./types";
+
+/** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
+async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (e) {
+    throw toCommandError(e);
+  }
+}
+
+export class TauriHost implements Host {
+  readonly kind = "tauri" as const;
+
+  snapshot(): Promise<ServerView[]> {
+    return call<ServerView[]>("snapshot");
+  }
+
+  async subscribe(onEvent: (e: Event) => void): Promise<() => void> {
+    let open = true;
+    // Channel delivers in the order the shell sent, even if IPC messages arrive out of order.
+    const channel = new Channel<Event>((e) => {
+      if (open) onEvent(e);
+    });
+    await call<unknown>("subscribe", { channel });
+    // The shell stops forwarding when a send fails (the page went away); here we only go quiet.
+    return () => {
+      open = false;
+      channel.onmessage = () => {};
+    };
+  }
+
+  reconnect(server: string): Promise<void> {
+    return call<void>("reconnect", { server });
+  }
+
+  reset(server: string): Promise<void> {
+    return call<void>("reset", { server });
+  }
+
+  disable(server: string): Promise<void> {
+    return call<void>("disable", { server });
+  }
+
+  enable(server: string): Promise<void> {
+    return call<void>("enable", { server });
+  }
+
+  reconnectAllFailed(): Promise<string[]> {
+    return call<string[]>("reconnect_all_failed");
+  }
+
+  callTool(server: string, tool: string, args: unknown): Promise<unknown> {
+    return call<unknown>("call_tool", { server, tool, args });
+  }
+}

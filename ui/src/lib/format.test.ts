@@ -1,0 +1,115 @@
+import { describe, expect, test } from "vitest";
+import type { StateInfo } from "../host/types";
+import {
+  ago,
+  badgeText,
+  formatAge,
+  formatCountdown,
+  formatDelay,
+  formatSpan,
+  isFailed,
+  restartsText,
+  roundTripText,
+  severityRank,
+} from "./format";
+
+const NOW = Date.parse("2026-11-29T17:00:00.000Z");
+const before = (ms: number) => new Date(NOW - ms).toISOString();
+
+describe("badgeText speaks the exact vocabulary", () => {
+  const base: Pick<StateInfo, "state" | "stage" | "attempt" | "max_attempts" | "quarantine_level" | "reason"> = {
+    state: null,
+    stage: null,
+    attempt: null,
+    max_attempts: null,
+    quarantine_level: 0,
+    reason: null,
+  };
+  const cases: [Partial<typeof base>, string][] = [
+    [{ state: "connecting", stage: "initialize" }, "connecting — initialize"],
+    [{ state: "connecting", stage: "spawn", reason: "probe", quarantine_level: 2 }, "connecting — spawn (probe)"],
+    [{ state: "connecting" }, "connecting"],
+    [{ state: "ready" }, "ready"],
+    [{ state: "retrying", attempt: 1, max_attempts: 10 }, "retrying — attempt 1/10"],
+    [{ state: "reconnecting", attempt: 3, max_attempts: 10 }, "reconnecting — attempt 3/10"],
+    [{ state: "quarantined", quarantine_level: 2 }, "quarantined — level 2"],
+    [{ state: "retired", reason: "auth" }, "retired — auth"],
+    [{ state: "retired", reason: "config" }, "retired — config"],
+    [{ state: "gave_up", quarantine_level: 3 }, "gave_up"],
+    [{ state: "disabled" }, "disabled"],
+    [{ state: "stopping" }, "stopping"],
+    [{}, "starting"],
+  ];
+  test.each(cases)("%o → %s", (info, text) => {
+    expect(badgeText({ ...base, ...info })).toBe(text);
+  });
+});
+
+describe("countdown", () => {
+  test.each([
+    [27_000, "27 s"],
+    [26_001, "27 s"], // rounded up: never shows a second less than is left
+    [999, "1 s"],
+    [0, "now"],
+    [-5, "now"],
+    [60_000, "1 m 00 s"],
+    [65_000, "1 m 05 s"],
+    [119_500, "2 m 00 s"],
+    [3_720_000, "1 h 02 m"],
+  ])("%d ms → %s", (ms, text) => expect(formatCountdown(ms)).toBe(text));
+});
+
+describe("restarts with recency", () => {
+  test("count and age, as kubectl prints them", () => {
+    expect(restartsText(5, before(3 * 60_000 + 10_000), NOW)).toBe("5 (3 m ago)");
+    expect(restartsText(1, before(2 * 3600_000 + 600_000), NOW)).toBe("1 (2 h ago)");
+    expect(restartsText(14, before(71 * 86_400_000), NOW)).toBe("14 (71 d ago)");
+  });
+  test("no restarts is a bare zero", () => {
+    expect(restartsText(0, null, NOW)).toBe("0");
+  });
+});
+
+describe("ages, spans and delays", () => {
+  test.each([
+    [0, "0 s"],
+    [59_999, "59 s"],
+    [60_000, "1 m"],
+    [47 * 3600_000, "47 h"],
+    [48 * 3600_000, "2 d"],
+  ])("age %d → %s", (ms, text) => expect(formatAge(ms)).toBe(text));
+
+  test("ago", () => {
+    expect(ago(before(400), NOW)).toBe("just now");
+    expect(ago(before(4_000), NOW)).toBe("4 s ago");
+  });
+
+  test.each([
+    [21_000, "21 s"],
+    [6 * 60_000 + 20_000, "6 min"],
+    [3 * 3600_000, "3 h"],
+  ])("span %d → %s", (ms, text) => expect(formatSpan(ms)).toBe(text));
+
+  test.each([
+    [512, "512 ms"],
+    [45_000, "45 s"],
+    [26_600, "26.6 s"],
+    [120_000, "2 min"],
+    [90_000, "1 m 30 s"],
+  ])("delay %d → %s", (ms, text) => expect(formatDelay(ms)).toBe(text));
+});
+
+test("round trip: value and age", () => {
+  expect(roundTripText(2, before(4_000), NOW)).toBe("2 ms, 4 s ago");
+  expect(roundTripText(null, null, NOW)).toBe("—");
+});
+
+test("severity orders states from needs-a-person down to off", () => {
+  const order = ["retired", "quarantined", "reconnecting", "connecting", "ready", "disabled"] as const;
+  const ranks = order.map(severityRank);
+  expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
+  expect(severityRank("gave_up")).toBe(severityRank("retired"));
+  expect(isFailed("quarantined")).toBe(true);
+  expect(isFailed("connecting")).toBe(false);
+  expect(isFailed("disabled")).toBe(false);
+});

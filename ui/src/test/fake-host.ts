@@ -1,0 +1,46 @@
+// A host the test drives by hand: it hands out the views it is given and delivers the events
+// the test pushes.
+
+import { vi } from "vitest";
+import type { Host } from "../host/index";
+import type { CommandError, Event, ServerView } from "../host/types";
+
+export class FakeHost implements Host {
+  readonly kind = "mock" as const;
+  views: ServerView[];
+  /** Events delivered synchronously inside subscribe (a replayed backlog). */
+  backlog: Event[] = [];
+  failWith: CommandError | null = null;
+  private listener: ((e: Event) => void) | null = null;
+
+  snapshot = vi.fn(async (): Promise<ServerView[]> => structuredClone(this.views));
+  reconnect = vi.fn(async (_server: string) => this.maybeFail());
+  reset = vi.fn(async (_server: string) => this.maybeFail());
+  disable = vi.fn(async (_server: string) => this.maybeFail());
+  enable = vi.fn(async (_server: string) => this.maybeFail());
+  reconnectAllFailed = vi.fn(async (): Promise<string[]> => {
+    this.maybeFail();
+    return this.views.filter((v) => v.state !== "ready").map((v) => v.server);
+  });
+  callTool = vi.fn(async () => ({}));
+
+  constructor(views: ServerView[]) {
+    this.views = views;
+  }
+
+  async subscribe(onEvent: (e: Event) => void): Promise<() => void> {
+    for (const e of this.backlog) onEvent(e);
+    this.listener = onEvent;
+    return () => {
+      this.listener = null;
+    };
+  }
+
+  push(...events: Event[]): void {
+    for (const e of events) this.listener?.(e);
+  }
+
+  private maybeFail(): void {
+    if (this.failWith) throw this.failWith;
+  }
+}

@@ -1,0 +1,116 @@
+// Builders for wire objects and a manual clock, shared by the tests.
+
+import type { MockClock } from "../host/mock";
+import type { Event, Failure, ServerView, StateInfo } from "../host/types";
+
+export const T0 = Date.parse("2026-11-29T17:00:00.000Z");
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+export function view(server: string, over: Partial<ServerView> = {}): ServerView {
+  return {
+    server,
+    generation: 1,
+    state: "ready",
+    stage: null,
+    attempt: null,
+    max_attempts: null,
+    delay_ms: null,
+    next_attempt_at: null,
+    quarantine_level: 0,
+    reason: null,
+    cause: null,
+    tools: ["a", "b"],
+    tools_stale: false,
+    last_round_trip_ms: 2,
+    last_round_trip_at: iso(T0),
+    protocol_version: "2025-06-18",
+    transport: "stdio",
+    restarts: 0,
+    last_restart_at: null,
+    ...over,
+  };
+}
+
+export function failure(over: Partial<Failure> = {}): Failure {
+  return {
+    kind: "transport",
+    phase: "connect",
+    stage: "connect",
+    status: null,
+    reason: null,
+    retry_after_ms: null,
+    method: "POST",
+    url_path: "/mcp",
+    exit_code: null,
+    signal: null,
+    attempt: 1,
+    generation: 1,
+    message: "POST /mcp: could not connect to 127.0.0.1:9: connection refused",
+    ...over,
+  };
+}
+
+const STATE_DEFAULTS: StateInfo = {
+  state: "ready",
+  stage: null,
+  attempt: null,
+  max_attempts: null,
+  delay_ms: null,
+  next_attempt_at: null,
+  quarantine_level: 0,
+  reason: null,
+  cause: null,
+};
+
+export function stateEvent(
+  seq: number,
+  server: string,
+  generation: number,
+  info: Partial<StateInfo>,
+  at = T0 + seq * 1000,
+): Event {
+  return { v: 1, seq, at: iso(at), server, generation, type: "state", ...STATE_DEFAULTS, ...info };
+}
+
+export function failureEvent(seq: number, server: string, f: Partial<Failure>, at = T0 + seq * 1000): Event {
+  const fl = failure(f);
+  return { v: 1, seq, at: iso(at), server, generation: fl.generation, type: "failure", failure: fl };
+}
+
+/** A clock whose time moves only when told; timers fire in order as it passes them. */
+export class ManualClock implements MockClock {
+  t: number;
+  private timers: { at: number; id: number; fn: () => void }[] = [];
+  private nextId = 1;
+
+  constructor(t = T0) {
+    this.t = t;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.timers.push({ at: this.t + Math.max(0, ms), id, fn });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.timers = this.timers.filter((x) => x.id !== handle);
+  }
+
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      this.timers.sort((a, b) => a.at - b.at || a.id - b.id);
+      const next = this.timers[0];
+      if (!next || next.at > end) break;
+      this.timers.shift();
+      this.t = Math.max(this.t, next.at);
+      next.fn();
+    }
+    this.t = end;
+  }
+}
