@@ -320,6 +320,13 @@ async fn spawn_failures_say_what_went_wrong() {
         &["not executable"],
         &[],
     );
+    // An absolute path is not searched for in PATH, so the message does not name PATH.
+    let missing_file = dir.path().join("no-such-server");
+    check(
+        plain(&missing_file.display().to_string()),
+        &["command not found", "no such file", "check the path"],
+        &["PATH="],
+    );
     let mut in_missing_dir = plain("sh");
     in_missing_dir.cwd = Some(missing_dir.clone());
     check(

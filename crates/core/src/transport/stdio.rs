@@ -271,6 +271,10 @@ fn spawn_failure(config: &StdioConfig, e: &std::io::Error) -> Error {
         .or_else(|| std::env::var("PATH").ok())
         .unwrap_or_default();
     let what = match e.kind() {
+        // A command with a slash is not looked up in PATH: naming PATH would mislead.
+        std::io::ErrorKind::NotFound if config.command.contains('/') => {
+            "command not found: no such file; check the path in the config".to_owned()
+        }
         std::io::ErrorKind::NotFound => format!(
             "command not found (searched PATH={path}); install it or give an absolute path in the config"
         ),
