@@ -8,7 +8,6 @@ use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
 use crate::protocol::mcp::Tool;
 use crate::session::{RequestOptions, Session, SessionOptions};
-use crate::transport::Transport;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -25,7 +24,6 @@ pub async fn establish(
     let first = cfg.first_stage;
     let _ = stage.send(first);
     let conn = (cfg.connector)().map_err(|e| e.in_stage(Phase::Connect, Some(first)))?;
-    let spawned = matches!(conn.transport, Transport::Stdio(_));
 
     let _ = stage.send(Stage::Initialize);
     let limit = stage_limit(&deadline, cfg.request_timeout, now(), Stage::Initialize)?;
@@ -35,7 +33,7 @@ pub async fn establish(
     };
     let session = Session::connect(conn, options)
         .await
-        .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::Initialize, spawned))?;
+        .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::Initialize))?;
     let session = Arc::new(session);
 
     let _ = stage.send(Stage::ListTools);
@@ -46,7 +44,7 @@ pub async fn establish(
                 ..Default::default()
             })
             .await
-            .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools, spawned)),
+            .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools)),
         Err(e) => Err(e),
     };
     match listed {
@@ -70,13 +68,7 @@ fn stage_limit(
 }
 
 /// A timeout that the deadline (not the request timeout) imposed says so.
-fn cut_by_deadline(
-    e: Error,
-    limit: Duration,
-    cfg: &SupervisorConfig,
-    stage: Stage,
-    _spawned: bool,
-) -> Error {
+fn cut_by_deadline(e: Error, limit: Duration, cfg: &SupervisorConfig, stage: Stage) -> Error {
     let e = e.in_stage(Phase::Connect, Some(stage));
     if e.kind() == ErrorKind::Timeout && limit < cfg.request_timeout {
         let message = format!(
