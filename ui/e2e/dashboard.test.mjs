@@ -189,6 +189,23 @@ describe("the dashboard against the mock host", () => {
     await close();
   });
 
+  test("?mock&notice=demo: the app's demo notice is a calm, dismissible banner", async () => {
+    const { page, close } = await open("&notice=demo");
+    const banner = page.locator("[data-testid=banner-info][data-notice=demo]");
+    await banner.waitFor();
+    assert.equal(await banner.getAttribute("role"), "status");
+    assert.match(
+      (await banner.innerText()).replace(/\s+/g, " "),
+      /Demo mode — these are built-in fixture servers; add your own in \/home\/ada\/\.config\/lifeline\/config\.json or import/,
+    );
+    assert.equal(await page.getByTestId("banner-error").count(), 0);
+    await banner.getByLabel("Dismiss").click();
+    await banner.waitFor({ state: "detached" });
+    const calls = await page.evaluate(() => /** @type {any} */ (window).__lifeline.host.calls);
+    assert.deepEqual(calls, [], "app_info is not a server command");
+    await close();
+  });
+
   test("filter and severity sort", async () => {
     const { page, close } = await open();
     await page.getByTestId("filter").fill("stdio");

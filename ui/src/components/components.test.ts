@@ -3,9 +3,11 @@ import { tick } from "svelte";
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import App from "../App.svelte";
 import { MockHost } from "../host/mock";
+import { noticeBanners } from "../lib/notices";
 import { DashboardStore } from "../lib/store.svelte";
 import { FakeHost } from "../test/fake-host";
 import { failure, failureEvent, iso, ManualClock, stateEvent, T0, view } from "../test/fixtures";
+import Banners from "./Banners.svelte";
 import Countdown from "./Countdown.svelte";
 import DetailPanel from "./DetailPanel.svelte";
 import ServerList from "./ServerList.svelte";
@@ -166,6 +168,93 @@ describe("DetailPanel", () => {
     host.failWith = null;
     await fireEvent.click(screen.getByTestId("detail-disable"));
     expect(host.disable).toHaveBeenCalledWith("a");
+  });
+});
+
+describe("notices from app_info", () => {
+  const CONFIG = "/home/ada/.config/lifeline/config.json";
+
+  test("demo is an informational banner naming the config path; the rest are warnings with the message", () => {
+    const banners = noticeBanners({
+      version: "0.1.0",
+      mode: "demo",
+      config_path: CONFIG,
+      log_dir: null,
+      notices: [
+        { kind: "demo", message: "There is no config file at …, so this is a demo" },
+        { kind: "fixture_missing", message: "looked for /opt/lifeline/lifeline-fixture" },
+        { kind: "fixture_failed", message: "the HTTP fixture did not start" },
+        { kind: "config", message: "expected `mcpServers` to be an object" },
+      ],
+    });
+    const ondismiss = vi.fn();
+    render(Banners, { banners, ondismiss });
+
+    const info = screen.getByTestId("banner-info");
+    expect(info.dataset.notice).toBe("demo");
+    expect(info.getAttribute("role")).toBe("status");
+    expect(info.textContent?.replace(/\s+/g, " ").trim()).toMatch(
+      /^Demo mode — these are built-in fixture servers; add your own in \/home\/ada\/\.config\/lifeline\/config\.json or import them with `lifeline import claude-desktop`/,
+    );
+
+    const warnings = screen.getAllByTestId("banner-warn");
+    expect(warnings.map((w) => w.dataset.notice)).toEqual(["fixture_missing", "fixture_failed", "config"]);
+    for (const w of warnings) {
+      expect(w.getAttribute("role")).toBe("status"); // calm: not an alert
+      expect(w.textContent).not.toContain("failed failed");
+    }
+    expect(warnings.map((w) => within(w).getByTestId("banner-message").textContent)).toEqual([
+      "looked for /opt/lifeline/lifeline-fixture",
+      "the HTTP fixture did not start",
+      "expected `mcpServers` to be an object",
+    ]);
+    expect(screen.queryByTestId("banner-error")).toBeNull();
+
+    fireEvent.click(within(warnings[1]!).getByLabelText("Dismiss"));
+    expect(ondismiss).toHaveBeenCalledWith(banners[2]!.id);
+  });
+
+  test("App shows the host's notices once, each dismissible, beside the store's banners", async () => {
+    const host = new FakeHost([view("a", { state: "ready" })]);
+    host.info = {
+      version: "0.1.0",
+      mode: "demo",
+      config_path: CONFIG,
+      log_dir: null,
+      notices: [
+        { kind: "demo", message: "demo" },
+        { kind: "fixture_missing", message: "the fixture is missing" },
+      ],
+    };
+    const store = await storeWith(host);
+    render(App, { store });
+    const info = await screen.findByTestId("banner-info");
+    expect(info.textContent).toContain(CONFIG);
+    expect(screen.getByTestId("banner-warn").textContent).toContain("the fixture is missing");
+    expect(host.appInfo).toHaveBeenCalledTimes(1);
+
+    store.error("Reset a", { kind: "supervisor_stopped", message: "stopped" });
+    await tick();
+    expect(screen.getByTestId("banner-error")).toBeTruthy();
+
+    await fireEvent.click(within(info).getByLabelText("Dismiss"));
+    expect(screen.queryByTestId("banner-info")).toBeNull();
+    expect(screen.getByTestId("banner-warn")).toBeTruthy();
+    expect(screen.getByTestId("banner-error")).toBeTruthy();
+    await fireEvent.click(within(screen.getByTestId("banner-warn")).getByLabelText("Dismiss"));
+    expect(screen.queryByTestId("banner-warn")).toBeNull();
+    expect(store.banners).toHaveLength(1); // the store's banner is untouched
+    expect(host.appInfo).toHaveBeenCalledTimes(1);
+  });
+
+  test("no notices (the mock's default): no banner area at all", async () => {
+    const host = new FakeHost([view("a", { state: "ready" })]);
+    const store = await storeWith(host);
+    const { container } = render(App, { store });
+    await tick();
+    await tick();
+    expect(host.appInfo).toHaveBeenCalledTimes(1);
+    expect(container.querySelector(".banner-area")).toBeNull();
   });
 });
 

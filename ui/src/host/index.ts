@@ -2,7 +2,7 @@
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
 // and an in-browser simulation (mock.ts) for development, tests and screenshots.
 
-import type { Event, ServerView } from "./types";
+import type { AppInfo, Event, ServerView } from "./types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -28,6 +28,8 @@ export interface Host {
   reconnectAllFailed(): Promise<string[]>;
   /** One tool call on the server's current generation; never replayed. */
   callTool(server: string, tool: string, args: unknown): Promise<unknown>;
+  /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
+  appInfo(): Promise<AppInfo>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

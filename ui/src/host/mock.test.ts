@@ -112,6 +112,20 @@ describe("commands", () => {
   });
 });
 
+test("appInfo: a plain config-mode app by default; ?mock&notice=demo adds the demo notice", async () => {
+  const plain = new MockHost({ clock: new ManualClock(T0) });
+  expect(await plain.appInfo()).toEqual({ version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] });
+  expect(plain.calls).toEqual([]);
+
+  const opts = mockOptionsFromUrl(new URL("http://x/?mock&notice=demo,fixture_missing"));
+  expect(opts.notices).toEqual(["demo", "fixture_missing"]);
+  const info = await new MockHost({ clock: new ManualClock(T0), ...opts }).appInfo();
+  expect(info.mode).toBe("demo");
+  expect(info.config_path).toMatch(/config\.json$/);
+  expect(info.notices.map((n) => n.kind)).toEqual(["demo", "fixture_missing"]);
+  expect(info.notices[1]!.message).toContain("lifeline-fixture");
+});
+
 test("?mock&servers=100 adds generated servers", async () => {
   const opts = mockOptionsFromUrl(new URL("http://x/?mock&servers=100"));
   const views = await new MockHost({ clock: new ManualClock(T0), ...opts }).snapshot();

@@ -7,6 +7,7 @@
 
 import type { Host } from "./index";
 import type {
+  AppInfo,
   CommandError,
   Event,
   Failure,
@@ -39,9 +40,11 @@ export interface MockOptions {
   fail?: string[];
   /** Jitter seed. */
   seed?: number;
+  /** Notice kinds `appInfo` reports (`demo`, `fixture_missing`, `fixture_failed`, `config`); none by default. */
+  notices?: string[];
 }
 
-/** `?mock&servers=100&fail=reset,disable&seed=7` */
+/** `?mock&servers=100&fail=reset,disable&seed=7&notice=demo,fixture_missing` */
 export function mockOptionsFromUrl(url: URL): MockOptions {
   const q = url.searchParams;
   const opts: MockOptions = {};
@@ -51,7 +54,32 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
   if (fail) opts.fail = fail.split(",").filter(Boolean);
   const seed = Number(q.get("seed"));
   if (q.has("seed") && Number.isFinite(seed)) opts.seed = seed;
+  const notice = q.get("notice");
+  if (notice) opts.notices = notice.split(",").filter(Boolean);
   return opts;
+}
+
+const MOCK_CONFIG_PATH = "/home/ada/.config/lifeline/config.json";
+
+/** What the shell would say for each notice kind (src-tauri/src/demo.rs), for `?mock&notice=…`. */
+const MOCK_NOTICE: Record<string, string> = {
+  demo: `There is no config file at ${MOCK_CONFIG_PATH}, so this is a demo: the servers are built-in fixtures.`,
+  fixture_missing:
+    "The demo runs the lifeline-fixture binary, which is not next to the app (looked for /opt/lifeline/lifeline-fixture). Build it with `cargo build -p lifeline-it`, then restart the app.",
+  fixture_failed: "The demo's HTTP fixture for RATE_LIMITED_URL did not start: address in use (simulated by ?mock&notice=fixture_failed).",
+  config: `${MOCK_CONFIG_PATH}: expected \`mcpServers\` to be an object (simulated by ?mock&notice=config)`,
+};
+
+/** `appInfo` of the mock: a plain config-mode app, unless notices were asked for. */
+export function mockAppInfo(notices: readonly string[] = []): AppInfo {
+  const demo = notices.some((k) => k !== "config");
+  return {
+    version: "0.1.0",
+    mode: demo ? "demo" : "config",
+    config_path: notices.length > 0 ? MOCK_CONFIG_PATH : null,
+    log_dir: null,
+    notices: notices.map((kind) => ({ kind, message: MOCK_NOTICE[kind] ?? `a \`${kind}\` notice (simulated)` })),
+  };
 }
 
 export const POLICY = {
@@ -133,6 +161,7 @@ export class MockHost implements Host {
   private readonly log: Event[] = [];
   private readonly listeners = new Set<(e: Event) => void>();
   private readonly failing: Set<string>;
+  private readonly notices: readonly string[];
   private pending: Pending[] = [];
   private nextId = 1;
   private seq = 0;
@@ -144,6 +173,7 @@ export class MockHost implements Host {
   constructor(opts: MockOptions = {}) {
     this.clock = opts.clock ?? systemClock;
     this.failing = new Set(opts.fail ?? []);
+    this.notices = opts.notices ?? [];
     this.rng = mulberry32(opts.seed ?? 20261129);
     this.t0 = this.clock.now();
     for (const def of scenario(opts.servers ?? 4)) {
@@ -263,6 +293,11 @@ export class MockHost implements Host {
     this.emit(sim, { type: "call", tool, outcome: "ok", duration_ms: ms, error: null });
     this.emit(sim, { type: "round_trip", round_trip_ms: ms });
     return { content: [{ type: "text", text: `${tool}: ok (mock)` }], isError: false };
+  }
+
+  /** Not recorded in `calls`: it is not a command on a server. */
+  async appInfo(): Promise<AppInfo> {
+    return mockAppInfo(this.notices);
   }
 
   // ## Test hooks

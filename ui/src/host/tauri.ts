@@ -5,7 +5,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { Event, ServerView } from "./types";
+import type { AppInfo, Event, ServerView } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -59,5 +59,9 @@ export class TauriHost implements Host {
 
   callTool(server: string, tool: string, args: unknown): Promise<unknown> {
     return call<unknown>("call_tool", { server, tool, args });
+  }
+
+  appInfo(): Promise<AppInfo> {
+    return call<AppInfo>("app_info");
   }
 }

@@ -134,3 +134,25 @@ export interface CommandError {
   /** When the server or the supervisor said how long to wait; absent otherwise. */
   retry_after_ms?: number;
 }
+
+/** What a notice is about: `demo` (no config file, the built-in fixtures run), `fixture_missing`,
+ * `fixture_failed` (a demo fixture could not be found or started), `config` (the file could not be
+ * used; no servers run). Typed as string too, so a newer backend's kind still renders. */
+export type NoticeKind = "demo" | "fixture_missing" | "fixture_failed" | "config";
+
+/** Something the shell wants shown as a banner (an `ErrorView`: `{kind, message}`). */
+export interface Notice {
+  kind: NoticeKind | (string & {});
+  message: string;
+}
+
+/** What the shell's `app_info` command returns. */
+export interface AppInfo {
+  version: string;
+  /** `demo` when there is no config file and the built-in fixture servers run. */
+  mode: "config" | "demo";
+  /** The config file in use, or the one that was looked for (demo mode). */
+  config_path: string | null;
+  log_dir: string | null;
+  notices: Notice[];
+}

@@ -15,14 +15,17 @@ export type Command = "reconnect" | "reset" | "disable" | "enable";
 
 export interface Banner {
   id: number;
-  tone: "error" | "info";
-  /** What was being done: "Reset sqlite". */
+  /** error: a command failed; warn: a notice that something is off; info: everything else. */
+  tone: "error" | "warn" | "info";
+  /** What was being done: "Reset sqlite", or a notice's headline. */
   title: string;
   /** The CommandError's kind (errors only). */
   kind?: string;
   message: string;
   /** The CommandError's Retry-After, when it had one. */
   retryAfterMs?: number;
+  /** The `app_info` notice kind this banner shows (lib/notices.ts). */
+  notice?: string;
 }
 
 const COMMAND_TITLE: Record<Command, string> = {

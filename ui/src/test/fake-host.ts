@@ -3,7 +3,7 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
-import type { CommandError, Event, ServerView } from "../host/types";
+import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -23,6 +23,8 @@ export class FakeHost implements Host {
     return this.views.filter((v) => v.state !== "ready").map((v) => v.server);
   });
   callTool = vi.fn(async () => ({}));
+  info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
+  appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
 
   constructor(views: ServerView[]) {
     this.views = views;

@@ -1,0 +1,35 @@
+// The shell's notices (`app_info`): shown once, at start, as calm banners the person can
+// dismiss. `demo` is informational; everything else is a warning with the shell's message.
+
+import type { AppInfo, Notice } from "../host/types";
+import type { Banner } from "./store.svelte";
+
+const WARNING_TITLE: Record<string, string> = {
+  fixture_missing: "Demo fixture missing",
+  fixture_failed: "Demo fixture failed",
+  config: "Config not used",
+};
+
+/** Where to add servers; the config path when the shell said which file it looked for. */
+function demoMessage(configPath: string | null): string {
+  const where = configPath ?? "the config file (~/.config/lifeline/config.json)";
+  return `these are built-in fixture servers; add your own in ${where} or import them with \`lifeline import claude-desktop\` (or cursor, vscode, …).`;
+}
+
+/** One banner (without its id) for one notice. */
+export function noticeBanner(notice: Notice, info: Pick<AppInfo, "config_path">): Omit<Banner, "id"> {
+  if (notice.kind === "demo") {
+    return { tone: "info", notice: notice.kind, title: "Demo mode —", message: demoMessage(info.config_path) };
+  }
+  return {
+    tone: "warn",
+    notice: notice.kind,
+    title: WARNING_TITLE[notice.kind] ?? "Notice",
+    message: notice.message,
+  };
+}
+
+/** Every notice of the app's info, as banners with ids -1, -2, …: never one of the store's (1 up). */
+export function noticeBanners(info: AppInfo): Banner[] {
+  return info.notices.map((n, i) => ({ id: -(i + 1), ...noticeBanner(n, info) }));
+}
