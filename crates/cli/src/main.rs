@@ -168,11 +168,28 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
         json: args.json,
         redactor: Redactor::default(),
     };
-    let mut target = match Target::parse(&args.target, &args.headers, &args.env) {
-        Ok(t) => t,
-        Err(e) => return Err(out.error(&e)),
+    let (mut target, secrets) = if is_direct(&args.target) {
+        match Target::parse(&args.target, &args.headers, &args.env) {
+            Ok(t) => {
+                let secrets = t.secrets();
+                (t, secrets)
+            }
+            Err(e) => return Err(out.error(&e)),
+        }
+    } else {
+        // A configured server's name: connect to it directly, once, with its settings.
+        let config = fleet::load(args.config.as_deref()).map_err(|e| out.error(&e))?;
+        let server = config
+            .server(&args.target)
+            .ok_or_else(|| out.error(&fleet::unknown_server(&config, &args.target)))?;
+        let target = match (server.stdio_config(), server.http_config()) {
+            (Some(stdio), _) => Target::Stdio(stdio),
+            (None, Some(http)) => Target::Http(http),
+            (None, None) => unreachable!("a server is stdio or http(s)"),
+        };
+        (target, config.secrets())
     };
-    out.redactor = Redactor::new(target.secrets());
+    out.redactor = Redactor::new(secrets);
     target.set_http_request_timeout(args.timeout);
     let options = SessionOptions {
         request_timeout: args.timeout,

@@ -5,6 +5,7 @@
 use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::{Error, ErrorKind};
 use serde_json::{Value, json};
+use std::io::Write;
 
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_TOOL_ERROR: i32 = 1;
@@ -29,8 +30,10 @@ pub struct Out {
 }
 
 impl Out {
+    /// A line on stdout. A reader that went away (`lifeline tools … | head`) is not an
+    /// error worth a panic: the rest is dropped.
     pub fn line(&self, text: &str) {
-        println!("{}", self.redactor.scrub(text));
+        let _ = writeln!(std::io::stdout().lock(), "{}", self.redactor.scrub(text));
     }
 
     pub fn json_line(&self, v: &Value) {
@@ -38,7 +41,7 @@ impl Out {
     }
 
     pub fn note(&self, text: &str) {
-        eprintln!("{}", self.redactor.scrub(text));
+        let _ = writeln!(std::io::stderr().lock(), "{}", self.redactor.scrub(text));
     }
 
     /// Reports an error and returns the exit code for it.

@@ -802,3 +802,42 @@ async fn lifeline_leaves_no_process_behind_when_the_server_ignores_sigterm() {
     let log = fixture.log_entries();
     assert_eq!(support::events(&log, "sigterm_ignored").len(), 1, "{log:?}");
 }
+
+#[tokio::test]
+async fn lifeline_tools_and_call_accept_a_configured_server_name() {
+    let fixture = support::stdio_fixture(&json!({}));
+    let dir = TempDirGuard::new("named");
+    let config = dir.path().join("config.json");
+    let server = json!({ "command": fixture.program, "args": fixture.args });
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "local": server } }).to_string(),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+
+    let run = lifeline(&["tools", "local", "--config", &config, "--json"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.outcome()["result"]["tools"].as_array().unwrap().len(),
+        10
+    );
+
+    let run = lifeline(&[
+        "call",
+        "local",
+        "echo",
+        r#"{"text":"named"}"#,
+        "--config",
+        &config,
+    ])
+    .await;
+    assert_eq!((run.code, run.stdout.trim()), (0, "named"), "{run:?}");
+
+    let run = lifeline(&["tools", "elsewhere", "--config", &config]).await;
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("no server named `elsewhere`") && run.stderr.contains("local"),
+        "{run:?}"
+    );
+}
