@@ -39,6 +39,8 @@ APT_PACKAGES=(
   make
   # The desktop app (Tauri 2 on WebKitGTK): build and link.
   build-essential pkg-config libwebkit2gtk-4.1-dev
+  # The tray icon (tauri's tray-icon feature links libayatana-appindicator).
+  libayatana-appindicator3-dev
   # The app in a real window under Xvfb, and its screenshots.
   xvfb xauth x11-utils imagemagick
   # The UI's end-to-end tests in headless Chromium.

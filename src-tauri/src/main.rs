@@ -11,13 +11,14 @@ mod demo;
 mod error;
 mod logs;
 mod state;
+mod tray;
 mod view;
 
 #[cfg(test)]
 mod ipc_tests;
 
 use state::AppState;
-use tauri::{Manager, RunEvent, Runtime};
+use tauri::{Manager, RunEvent, Runtime, WindowEvent};
 
 /// The app's commands, on any runtime (the real one, or `tauri::test`'s mock).
 fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
@@ -45,6 +46,7 @@ fn main() {
             .map_or("stderr only".into(), |d| d.display().to_string())
     );
     let app = with_commands(tauri::Builder::default())
+        .plugin(tauri_plugin_notification::init())
         .setup(move |app| {
             // The window exists but handles no IPC until `run`, so the state is in place
             // before the UI's first command.
@@ -55,8 +57,11 @@ fn main() {
             });
             app.manage(state);
             exit_on_signals(app.handle().clone());
+            tray::install(app.handle());
+            tray::watch(app.handle().clone());
             Ok(())
         })
+        .on_window_event(keep_running_in_tray)
         .build(tauri::generate_context!());
     let app = match app {
         Ok(app) => app,
@@ -75,6 +80,26 @@ fn main() {
             drop(log_guard.take());
         }
     });
+}
+
+/// Closing the window hides it: the servers stay supervised and the tray brings the window
+/// back (or quits). The first time, a notification says so. Without a tray, closing quits.
+fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    static TOLD: std::sync::Once = std::sync::Once::new();
+    if let WindowEvent::CloseRequested { api, .. } = event {
+        if !tray::available() || std::env::var_os("LIFELINE_CLOSE_QUITS").is_some() {
+            return;
+        }
+        api.prevent_close();
+        let _ = window.hide();
+        TOLD.call_once(|| {
+            tray::notify(
+                window.app_handle(),
+                "Lifeline is still supervising your servers",
+                "Open it again, or quit, from the Lifeline icon in the tray.",
+            )
+        });
+    }
 }
 
 /// SIGTERM and SIGINT close the app the way its window does, so every server is disposed

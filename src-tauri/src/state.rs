@@ -240,6 +240,22 @@ impl AppState {
         }
     }
 
+    /// Every server's snapshot, in config order.
+    pub async fn snapshots(&self) -> Result<Vec<lifeline_core::supervisor::Snapshot>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(running(&fleet)?
+            .supervisors()
+            .iter()
+            .map(Supervisor::snapshot)
+            .collect())
+    }
+
+    /// The fleet's events from now on (for the tray and notifications).
+    pub async fn events(&self) -> Result<broadcast::Receiver<Event>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(running(&fleet)?.bus().subscribe())
+    }
+
     /// Stops every supervisor (bounded by the core), ends the subscriptions and kills the
     /// demo's fixtures. Safe to call twice.
     pub async fn shutdown(&self) {

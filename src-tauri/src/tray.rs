@@ -1,0 +1,436 @@
+//! The tray icon and the desktop notifications. Closing the window does not stop the
+//! servers: the app keeps supervising from the tray, whose icon and menu say how the fleet
+//! is doing (all ready / some recovering / some failed), and the desktop is told when a
+//! server stops trying (retired or gave up). Quit is in the tray menu.
+//!
+//! What to show is computed by pure functions (`Summary`, `notification_for`, `icon_rgba`),
+//! tested without a display; `install` and `watch` only hand their results to tauri.
+
+use crate::state::AppState;
+use lifeline_core::events::{Event, EventBody, StateName};
+use lifeline_core::supervisor::Snapshot;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tauri::image::Image;
+use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::{TrayIcon, TrayIconBuilder};
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_plugin_notification::NotificationExt;
+
+const TRAY_ID: &str = "lifeline";
+const ICON_SIZE: u32 = 32;
+/// A notification body longer than this is cut; desktops show two or three lines.
+const NOTIFICATION_MAX_CHARS: usize = 200;
+
+/// The fleet at a glance, worst first: a failed server outweighs any number recovering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// No servers configured, or all of them disabled.
+    Idle,
+    AllReady,
+    Recovering,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub total: usize,
+    pub ready: usize,
+    /// Starting, connecting, retrying or reconnecting: still trying on its own.
+    pub recovering: usize,
+    /// Quarantined, gave up or retired: needs a look (what "Reconnect all failed" acts on).
+    pub failed: usize,
+    pub disabled: usize,
+}
+
+impl Summary {
+    pub fn of(states: impl IntoIterator<Item = Option<StateName>>) -> Summary {
+        let mut s = Summary::default();
+        for state in states {
+            s.total += 1;
+            match state {
+                Some(StateName::Ready) => s.ready += 1,
+                Some(StateName::Quarantined | StateName::GaveUp | StateName::Retired) => {
+                    s.failed += 1
+                }
+                Some(StateName::Disabled) => s.disabled += 1,
+                Some(
+                    StateName::Connecting
+                    | StateName::Retrying
+                    | StateName::Reconnecting
+                    | StateName::Stopping,
+                )
+                | None => s.recovering += 1,
+            }
+        }
+        s
+    }
+
+    pub fn health(&self) -> Health {
+        if self.failed > 0 {
+            Health::Failed
+        } else if self.recovering > 0 {
+            Health::Recovering
+        } else if self.ready > 0 {
+            Health::AllReady
+        } else {
+            Health::Idle
+        }
+    }
+
+    /// One line for the tooltip and the menu: "All 3 servers ready", "1 failed, 2 recovering
+    /// of 6 servers", "No servers configured".
+    pub fn label(&self) -> String {
+        let servers = |n: usize| if n == 1 { "server" } else { "servers" };
+        let active = self.total - self.disabled;
+        match self.health() {
+            Health::Idle if self.total == 0 => "No servers configured".to_owned(),
+            Health::Idle => format!("All {} {} disabled", self.total, servers(self.total)),
+            Health::AllReady if active == 1 => "The server is ready".to_owned(),
+            Health::AllReady => format!("All {active} {} ready", servers(active)),
+            Health::Recovering | Health::Failed => {
+                let mut parts = Vec::new();
+                if self.failed > 0 {
+                    parts.push(format!("{} failed", self.failed));
+                }
+                if self.recovering > 0 {
+                    parts.push(format!("{} recovering", self.recovering));
+                }
+                format!(
+                    "{} of {} {}",
+                    parts.join(", "),
+                    self.total,
+                    servers(self.total)
+                )
+            }
+        }
+    }
+}
+
+/// The title and body of the desktop notification an event deserves, if any: a server
+/// that stopped trying (retired or gave up). The body is the failure's message, which the
+/// core has already scrubbed.
+pub fn notification_for(event: &Event) -> Option<(String, String)> {
+    let EventBody::State(info) = &event.body else {
+        return None;
+    };
+    let (verb, hint) = match info.state? {
+        StateName::Retired => (
+            "stopped",
+            "It will not retry until you fix it and press Reconnect.",
+        ),
+        StateName::GaveUp => (
+            "gave up reconnecting",
+            "Press Reconnect in Lifeline to try again.",
+        ),
+        _ => return None,
+    };
+    let title = format!("{} {verb}", event.server);
+    let mut body = String::new();
+    if let Some(reason) = &info.reason {
+        body.push_str(&format!("Reason: {reason}. "));
+    }
+    if let Some(cause) = &info.cause {
+        body.push_str(cause.message.trim_end_matches('.'));
+        body.push_str(". ");
+    }
+    body.push_str(hint);
+    Some((title, cap(&body)))
+}
+
+fn cap(text: &str) -> String {
+    if text.chars().count() <= NOTIFICATION_MAX_CHARS {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(NOTIFICATION_MAX_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// The tray icon: a filled disc in the health's colour (grey, green, amber, red) with a
+/// light ring, so it reads on dark and light panels. RGBA, `ICON_SIZE` square.
+pub fn icon_rgba(health: Health) -> Vec<u8> {
+    let fill: [u8; 3] = match health {
+        Health::Idle => [0x8a, 0x8f, 0x98],
+        Health::AllReady => [0x2e, 0x9d, 0x5b],
+        Health::Recovering => [0xd0, 0x8a, 0x00],
+        Health::Failed => [0xd6, 0x45, 0x45],
+    };
+    let size = ICON_SIZE as f32;
+    let center = (size - 1.0) / 2.0;
+    let radius = size / 2.0 - 1.0;
+    let mut rgba = Vec::with_capacity((ICON_SIZE * ICON_SIZE * 4) as usize);
+    for y in 0..ICON_SIZE {
+        for x in 0..ICON_SIZE {
+            let d = ((x as f32 - center).powi(2) + (y as f32 - center).powi(2)).sqrt();
+            // Coverage for a one-pixel soft edge; the outer 2 px are the ring.
+            let alpha = (radius - d + 0.5).clamp(0.0, 1.0);
+            let color = if d > radius - 2.0 {
+                [0xf4, 0xf5, 0xf7]
+            } else {
+                fill
+            };
+            rgba.extend_from_slice(&color);
+            rgba.push((alpha * 255.0).round() as u8);
+        }
+    }
+    rgba
+}
+
+fn icon(health: Health) -> Image<'static> {
+    Image::new_owned(icon_rgba(health), ICON_SIZE, ICON_SIZE)
+}
+
+/// Whether the tray exists: without one, closing the window quits the app (there would be
+/// no way back to it).
+static TRAY_READY: AtomicBool = AtomicBool::new(false);
+
+pub fn available() -> bool {
+    TRAY_READY.load(Ordering::Relaxed)
+}
+
+/// Creates the tray icon and its menu: the status line, Open, Reconnect all failed, Quit.
+/// A desktop without a tray (or a failure to make one) is logged; the app still works.
+pub fn install<R: Runtime>(app: &AppHandle<R>) {
+    match build(app) {
+        Ok(_) => TRAY_READY.store(true, Ordering::Relaxed),
+        Err(e) => {
+            tracing::warn!("no tray icon ({e}); closing the window will quit the app")
+        }
+    }
+}
+
+fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
+    let summary = Summary::default();
+    let status = MenuItem::with_id(app, "status", summary.label(), false, None::<&str>)?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &status,
+            &PredefinedMenuItem::separator(app)?,
+            &MenuItem::with_id(app, "open", "Open Lifeline", true, None::<&str>)?,
+            &MenuItem::with_id(
+                app,
+                "reconnect_failed",
+                "Reconnect all failed",
+                true,
+                None::<&str>,
+            )?,
+            &PredefinedMenuItem::separator(app)?,
+            &MenuItem::with_id(app, "quit", "Quit Lifeline", true, None::<&str>)?,
+        ],
+    )?;
+    let tray = TrayIconBuilder::with_id(TRAY_ID)
+        .icon(icon(summary.health()))
+        .tooltip(format!("Lifeline: {}", summary.label()))
+        .menu(&menu)
+        .show_menu_on_left_click(true)
+        .on_menu_event(|app, event| match event.id().as_ref() {
+            "open" => show_window(app),
+            "reconnect_failed" => {
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    if let Some(state) = app.try_state::<AppState>() {
+                        let _ = state.reconnect_all_failed().await;
+                    }
+                });
+            }
+            "quit" => {
+                tracing::info!("Quit from the tray");
+                app.exit(0);
+            }
+            _ => {}
+        })
+        .build(app)?;
+    app.manage(StatusItem(status));
+    Ok(tray)
+}
+
+/// The menu's first line, kept to be relabelled.
+struct StatusItem<R: Runtime>(MenuItem<R>);
+
+pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window("main") {
+        let _ = window.show();
+        let _ = window.unminimize();
+        let _ = window.set_focus();
+    }
+}
+
+/// Keeps the tray in step with the fleet and raises the notifications, until the app ends.
+pub fn watch<R: Runtime>(app: AppHandle<R>) {
+    tauri::async_runtime::spawn(async move {
+        let Some(state) = app.try_state::<AppState>() else {
+            return;
+        };
+        let Ok(mut events) = state.events().await else {
+            return;
+        };
+        let mut shown = None;
+        loop {
+            let summary = match state.snapshots().await {
+                Ok(snapshots) => Summary::of(snapshots.iter().map(|s: &Snapshot| s.state.state)),
+                Err(_) => return, // shutting down
+            };
+            if shown != Some(summary) {
+                update(&app, &summary);
+                shown = Some(summary);
+            }
+            // Wait for the next event that could change the picture, raising notifications.
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        if let Some((title, body)) = notification_for(&event) {
+                            notify(&app, &title, &body);
+                        }
+                        if matches!(event.body, EventBody::State(_)) {
+                            break;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        }
+    });
+}
+
+fn update<R: Runtime>(app: &AppHandle<R>, summary: &Summary) {
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        let _ = tray.set_icon(Some(icon(summary.health())));
+        let _ = tray.set_tooltip(Some(format!("Lifeline: {}", summary.label())));
+    }
+    if let Some(item) = app.try_state::<StatusItem<R>>() {
+        let _ = item.0.set_text(summary.label());
+    }
+}
+
+/// A desktop notification; a desktop without a notification service only logs it.
+pub fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
+    tracing::info!("notification: {title}: {body}");
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::debug!("the notification was not shown: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use StateName::*;
+    use lifeline_core::events::{FailureInfo, StateInfo};
+
+    fn summary(states: &[Option<StateName>]) -> Summary {
+        Summary::of(states.iter().copied())
+    }
+
+    #[test]
+    fn health_is_the_worst_state() {
+        assert_eq!(summary(&[]).health(), Health::Idle);
+        assert_eq!(summary(&[Some(Disabled)]).health(), Health::Idle);
+        assert_eq!(
+            summary(&[Some(Ready), Some(Disabled)]).health(),
+            Health::AllReady
+        );
+        assert_eq!(summary(&[Some(Ready), None]).health(), Health::Recovering);
+        assert_eq!(
+            summary(&[Some(Ready), Some(Reconnecting), Some(Quarantined)]).health(),
+            Health::Failed
+        );
+        assert_eq!(summary(&[Some(Retired)]).health(), Health::Failed);
+        assert_eq!(summary(&[Some(GaveUp)]).health(), Health::Failed);
+    }
+
+    #[test]
+    fn labels_count_what_matters() {
+        assert_eq!(summary(&[]).label(), "No servers configured");
+        assert_eq!(summary(&[Some(Ready)]).label(), "The server is ready");
+        assert_eq!(
+            summary(&[Some(Ready), Some(Ready), Some(Disabled)]).label(),
+            "All 2 servers ready"
+        );
+        assert_eq!(
+            summary(&[Some(Disabled), Some(Disabled)]).label(),
+            "All 2 servers disabled"
+        );
+        assert_eq!(
+            summary(&[Some(Ready), Some(Retrying), Some(Connecting)]).label(),
+            "2 recovering of 3 servers"
+        );
+        assert_eq!(
+            summary(&[Some(Retired), Some(Retrying), Some(Ready)]).label(),
+            "1 failed, 1 recovering of 3 servers"
+        );
+    }
+
+    fn state_event(state: StateName, reason: Option<&str>, message: &str) -> Event {
+        Event {
+            v: 1,
+            seq: 7,
+            at: "2026-11-29T20:00:00.000Z".into(),
+            server: "github".into(),
+            generation: 3,
+            body: EventBody::State(StateInfo {
+                state: Some(state),
+                reason: reason.map(str::to_owned),
+                cause: Some(FailureInfo {
+                    kind: "auth".into(),
+                    message: message.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn only_servers_that_stop_trying_notify() {
+        let (title, body) = notification_for(&state_event(
+            Retired,
+            Some("auth"),
+            "HTTP 401 Unauthorized.",
+        ))
+        .expect("retired notifies");
+        assert_eq!(title, "github stopped");
+        assert_eq!(
+            body,
+            "Reason: auth. HTTP 401 Unauthorized. It will not retry until you fix it and press Reconnect."
+        );
+        let (title, _) = notification_for(&state_event(GaveUp, None, "connection refused"))
+            .expect("gave up notifies");
+        assert_eq!(title, "github gave up reconnecting");
+        for quiet in [Ready, Reconnecting, Quarantined, Retrying, Disabled] {
+            assert_eq!(notification_for(&state_event(quiet, None, "x")), None);
+        }
+    }
+
+    #[test]
+    fn long_messages_are_cut() {
+        let long = "x".repeat(500);
+        let (_, body) = notification_for(&state_event(Retired, None, &long)).unwrap();
+        assert_eq!(body.chars().count(), NOTIFICATION_MAX_CHARS);
+        assert!(body.ends_with('…'));
+    }
+
+    #[test]
+    fn icons_differ_by_health_and_are_round() {
+        let icons = [
+            Health::Idle,
+            Health::AllReady,
+            Health::Recovering,
+            Health::Failed,
+        ]
+        .map(icon_rgba);
+        for (i, a) in icons.iter().enumerate() {
+            assert_eq!(a.len(), (ICON_SIZE * ICON_SIZE * 4) as usize);
+            for b in &icons[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        let pixel = |rgba: &[u8], x: u32, y: u32| {
+            let i = ((y * ICON_SIZE + x) * 4) as usize;
+            [rgba[i], rgba[i + 1], rgba[i + 2], rgba[i + 3]]
+        };
+        // Corners transparent, the centre the opaque health colour.
+        assert_eq!(pixel(&icons[3], 0, 0)[3], 0);
+        assert_eq!(pixel(&icons[3], 16, 16), [0xd6, 0x45, 0x45, 0xff]);
+    }
+}
