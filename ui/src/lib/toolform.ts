@@ -131,7 +131,10 @@ function fieldOfLocation(location: string): string | null {
 export function validate(schema: Json, args: Json): ArgError[] {
   let result;
   try {
-    result = new Validator(structuredClone(schema) as Schema, "2020-12", false).validate(args);
+    // A copy: the validator annotates the schema it is given (and a reactive proxy cannot be
+    // structured-cloned).
+    const copy = JSON.parse(JSON.stringify(schema)) as Schema;
+    result = new Validator(copy, "2020-12", false).validate(args);
   } catch {
     return [];
   }
