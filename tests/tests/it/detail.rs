@@ -18,13 +18,21 @@ const CANARY: &str = "hunter2-detail-canary";
 
 /// A supervisor of `fixture`, with a secret env value and fast reconnects.
 fn supervise(fixture: &StdioFixture) -> Supervisor {
-    let text = json!({"mcpServers": {"fx": {
+    supervise_with(fixture, json!({}))
+}
+
+/// `supervise`, with `extra` keys in the server's entry.
+fn supervise_with(fixture: &StdioFixture, extra: Value) -> Supervisor {
+    let mut entry = json!({
         "command": fixture.program,
         "args": fixture.args,
         "env": {"API_TOKEN": CANARY},
         "reconnect": {"initialDelayMs": 20, "maxDelayMs": 100, "maxAttempts": 3}
-    }}})
-    .to_string();
+    });
+    if let (Some(e), Value::Object(extra)) = (entry.as_object_mut(), extra) {
+        e.extend(extra);
+    }
+    let text = json!({"mcpServers": {"fx": entry}}).to_string();
     let config = config::parse(&text, None, &|_| None).expect("a valid config");
     let cfg = SupervisorConfig::from_server(config.server("fx").unwrap(), 7).unwrap();
     Supervisor::spawn(cfg, Arc::new(EventBus::new(1024)))
@@ -35,7 +43,10 @@ fn ready(generation: u64) -> impl FnMut(&Snapshot) -> bool {
 }
 
 async fn ready_supervisor(fixture: &StdioFixture) -> Supervisor {
-    let sup = supervise(fixture);
+    wait_ready(supervise(fixture)).await
+}
+
+async fn wait_ready(sup: Supervisor) -> Supervisor {
     tokio::time::timeout(PATIENCE, sup.wait_for(ready(1)))
         .await
         .expect("ready within PATIENCE");
@@ -172,5 +183,63 @@ async fn stderr_of_the_current_and_the_previous_generation_survives_a_crash_scru
     assert!(!shown[1]["lines"].to_string().contains("first words"));
     assert_eq!(shown[0]["truncated"], false);
     assert!(!serde_json::to_string(&shown).unwrap().contains(CANARY));
+    sup.stop().await;
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_queued_is_never_sent() {
+    let fixture = support::stdio_fixture(&json!({}));
+    let sup = wait_ready(supervise_with(&fixture, json!({"maxConcurrentCalls": 1}))).await;
+    let (first_cancel, first_rx) = oneshot::channel();
+    let (queued_cancel, queued_rx) = oneshot::channel();
+    let first = sup.call_with(
+        "slow",
+        json!({"ms": 60_000}),
+        CallOptions {
+            cancel: Some(first_rx),
+            ..Default::default()
+        },
+    );
+    let queued = sup.call_with(
+        "echo",
+        json!({"text": "never"}),
+        CallOptions {
+            cancel: Some(queued_rx),
+            ..Default::default()
+        },
+    );
+    // Calls are sent when first polled, in the order `join!` polls them; the first one is
+    // cancelled only once the queued one has ended, so its slot cannot go to the queued one.
+    let (ended_tx, ended_rx) = oneshot::channel();
+    let queued = async {
+        let result = queued.await;
+        let _ = ended_tx.send(());
+        result
+    };
+    let drive = async {
+        fixture
+            .wait_for_log("the slow call", |e| {
+                e["event"] == "received" && e["params"]["name"] == "slow"
+            })
+            .await;
+        queued_cancel.send(()).unwrap();
+        ended_rx.await.unwrap();
+        first_cancel.send(()).unwrap();
+    };
+    let (first, queued, ()) =
+        tokio::time::timeout(PATIENCE, async { tokio::join!(first, queued, drive) })
+            .await
+            .expect("both calls end at once");
+    let error = queued.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Cancelled, "{error}");
+    assert!(error.message().contains("never sent"), "{error}");
+    assert_eq!(first.unwrap_err().kind(), ErrorKind::Cancelled);
+    fixture
+        .wait_for_log("notifications/cancelled", |e| {
+            e["event"] == "received" && e["rpc_method"] == "notifications/cancelled"
+        })
+        .await;
+    let calls = support::received(&fixture.log_entries(), "tools/call");
+    assert_eq!(calls.len(), 1, "only the slow call was sent: {calls:?}");
     sup.stop().await;
 }

@@ -207,3 +207,19 @@ describe("server internals", () => {
     expect(screen.getByTestId("command").textContent).toContain("2 directories, from the app");
   });
 });
+
+describe("switching servers", () => {
+  test("a tool open on one server closes when the next server has no such tool", async () => {
+    const host = new FakeHost([view("gh", { tools: ["list_issues"] }), view("db", { tools: ["read_query"] })]);
+    host.tools = [LIST_ISSUES];
+    const store = new DashboardStore(host);
+    await store.start();
+    const { rerender } = render(DetailPanel, { store, server: "gh", onclose: () => {} });
+    await fireEvent.click(await screen.findByTestId("tool-list_issues"));
+    await screen.findByTestId("tool-tester");
+    host.tools = [{ name: "read_query", inputSchema: { type: "object" } }];
+    await rerender({ store, server: "db", onclose: () => {} });
+    await waitFor(() => expect(host.toolList).toHaveBeenLastCalledWith("db"));
+    expect(screen.queryByTestId("tool-tester")).toBeNull();
+  });
+});
