@@ -189,7 +189,7 @@ impl AppState {
             args: r.args,
             cwd: r.cwd.map(|p| p.display().to_string()),
             path: r.path,
-            path_source: r.path_source,
+            path_source: r.path_source.as_str(),
             env_names: r.env_names,
             problem: r.problem,
         }))

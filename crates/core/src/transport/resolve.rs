@@ -20,13 +20,32 @@ pub struct Resolution {
     /// The PATH directories searched, in order. Empty when the config sets PATH (an env
     /// value, never shown) or when the command is a path.
     pub path: Vec<String>,
-    /// Where the PATH came from: `app` (inherited), `config` (the server's env; hidden) or
-    /// `none` (the command is a path, PATH is not searched).
-    pub path_source: &'static str,
+    pub path_source: PathSource,
     /// The names of the env variables the config adds; never their values.
     pub env_names: Vec<String>,
     /// Why nothing would start, in words, naming what was searched.
     pub problem: Option<String>,
+}
+
+/// Where the PATH that is searched comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathSource {
+    /// The app's own environment (shown).
+    App,
+    /// The server's `env` in the config: an env value, so never shown.
+    Config,
+    /// The command is a path; PATH is not searched.
+    None,
+}
+
+impl PathSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PathSource::App => "app",
+            PathSource::Config => "config",
+            PathSource::None => "none",
+        }
+    }
 }
 
 /// Resolves `config`'s command without starting anything.
@@ -35,9 +54,9 @@ pub fn resolve(config: &StdioConfig, redactor: &Redactor) -> Resolution {
     let inherited = std::env::var("PATH").unwrap_or_default();
     let is_path = config.command.contains('/');
     let (path, path_source) = match (is_path, configured_path) {
-        (true, _) => (Vec::new(), "none"),
-        (false, Some(_)) => (Vec::new(), "config"),
-        (false, None) => (split_path(&inherited), "app"),
+        (true, _) => (Vec::new(), PathSource::None),
+        (false, Some(_)) => (Vec::new(), PathSource::Config),
+        (false, None) => (split_path(&inherited), PathSource::App),
     };
     let search: Vec<String> = match configured_path {
         Some(p) => split_path(p),
@@ -92,7 +111,7 @@ fn find_as_path(command: &str, cwd: Option<&Path>) -> (Option<PathBuf>, Option<S
 fn find_in_path(
     command: &str,
     dirs: &[String],
-    source: &'static str,
+    source: PathSource,
 ) -> (Option<PathBuf>, Option<String>) {
     let found = dirs
         .iter()
@@ -102,7 +121,7 @@ fn find_in_path(
         return (Some(found), None);
     }
     let searched = match source {
-        "config" => format!(
+        PathSource::Config => format!(
             "the {} directories of the PATH the config sets (its value is not shown)",
             dirs.len()
         ),
@@ -149,7 +168,7 @@ mod tests {
             program.is_absolute() && program.ends_with("sh"),
             "{program:?}"
         );
-        assert_eq!(r.path_source, "app");
+        assert_eq!(r.path_source, PathSource::App);
         assert!(r.path.iter().any(|d| program.starts_with(d)));
         assert_eq!(r.problem, None);
     }
@@ -163,7 +182,7 @@ mod tests {
             &Redactor::new([path.clone()]),
         );
         assert_eq!(r.program, None);
-        assert_eq!(r.path_source, "config");
+        assert_eq!(r.path_source, PathSource::Config);
         assert!(r.path.is_empty(), "a configured PATH is an env value");
         let problem = r.problem.unwrap();
         assert!(
@@ -199,7 +218,7 @@ mod tests {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         let r = resolve(&c, &Redactor::default());
         assert_eq!(r.program, Some(dir.path().join("./srv")));
-        assert_eq!(r.path_source, "none");
+        assert_eq!(r.path_source, PathSource::None);
     }
 
     #[test]
