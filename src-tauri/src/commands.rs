@@ -2,7 +2,9 @@
 //! hands over to `AppState`; every failure is an `ErrorView` (`{kind, message}`). The
 //! shapes are listed in src-tauri/README.md.
 
+use crate::detail_cmds::OptionalChannel;
 use crate::error::ErrorView;
+use crate::state::detail::ProgressView;
 use crate::state::{AppInfo, AppState};
 use crate::view::ServerView;
 use lifeline_core::events::Event;
@@ -57,16 +59,26 @@ pub async fn reconnect_all_failed(state: State<'_, AppState>) -> Result<Vec<Stri
     state.reconnect_all_failed().await
 }
 
-/// `args` defaults to `{}`.
+/// `args` defaults to `{}`. `call_id` names the call for `cancel_call`; `progress` receives
+/// its `notifications/progress`.
 #[tauri::command]
 pub async fn call_tool(
     state: State<'_, AppState>,
     server: String,
     tool: String,
     args: Option<Value>,
+    call_id: Option<String>,
+    progress: OptionalChannel<ProgressView>,
 ) -> Result<Value> {
     let args = args.unwrap_or_else(|| Value::Object(Default::default()));
-    state.call_tool(&server, &tool, args).await
+    let sink = move |p| {
+        if let Some(channel) = &progress.0 {
+            let _ = channel.send(p);
+        }
+    };
+    state
+        .call_tool_with(&server, &tool, args, call_id, sink)
+        .await
 }
 
 /// Demo or config mode, the config path, the log directory, notices for a banner.

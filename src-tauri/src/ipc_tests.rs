@@ -127,3 +127,44 @@ fn subscribe_takes_a_channel_and_returns_the_snapshot() {
     let e = invoke(&webview, "subscribe", json!({"channel": 7})).unwrap_err();
     assert!(e.as_str().unwrap().contains("channel"), "{e}");
 }
+
+#[test]
+fn the_detail_commands_answer_over_ipc() {
+    let (_app, webview) = app();
+    // `progress` and `call_id` are optional; a progress that is not a Channel is refused.
+    let with_channel =
+        json!({"server": "notes", "tool": "echo", "callId": "c1", "progress": "__CHANNEL__:9"});
+    let e = invoke(&webview, "call_tool", with_channel).unwrap_err();
+    assert_eq!(e["kind"], "transport", "{e}");
+    let bad = json!({"server": "notes", "tool": "echo", "progress": 9});
+    let e = invoke(&webview, "call_tool", bad).unwrap_err();
+    assert!(e.as_str().unwrap().contains("progress"), "{e}");
+
+    let cancelled = invoke(&webview, "cancel_call", json!({"callId": "c1"})).unwrap();
+    assert_eq!(cancelled, false);
+    assert_eq!(
+        invoke(&webview, "tool_list", json!({"server": "notes"})).unwrap(),
+        json!([])
+    );
+    assert_eq!(
+        invoke(&webview, "server_stderr", json!({"server": "web"})).unwrap(),
+        json!([])
+    );
+    let command = invoke(&webview, "server_command", json!({"server": "notes"})).unwrap();
+    assert_eq!(command["program"], Value::Null);
+    assert!(
+        command["problem"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{command}"
+    );
+    assert_eq!(
+        invoke(&webview, "server_command", json!({"server": "web"})).unwrap(),
+        Value::Null
+    );
+    let config = invoke(&webview, "server_config", json!({"server": "web"})).unwrap();
+    assert_eq!(config["url"], "http://127.0.0.1:9/mcp");
+    let e = invoke(&webview, "server_config", json!({"server": "nope"})).unwrap_err();
+    assert_eq!(e["kind"], "unknown_server");
+}

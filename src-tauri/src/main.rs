@@ -8,6 +8,7 @@
 
 mod commands;
 mod demo;
+mod detail_cmds;
 mod error;
 mod logs;
 mod state;
@@ -32,6 +33,11 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         commands::reconnect_all_failed,
         commands::call_tool,
         commands::app_info,
+        detail_cmds::tool_list,
+        detail_cmds::cancel_call,
+        detail_cmds::server_stderr,
+        detail_cmds::server_command,
+        detail_cmds::server_config,
     ])
 }
 

@@ -20,6 +20,9 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
+#[path = "detail.rs"]
+pub mod detail;
+
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
 const BUS_CAPACITY: usize = 1 << 12;
 
@@ -128,6 +131,8 @@ pub struct AppState {
     /// replaces the old one, whose channel would otherwise keep evaluating into the page.
     subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
     fixtures: Mutex<Vec<Child>>,
+    /// The detail panel's tool calls in flight and the servers' configs.
+    detail: detail::Detail,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -163,6 +168,7 @@ impl AppState {
             restarts,
             tracked,
             redactor: Redactor::new(config.secrets()),
+            detail: detail::Detail::new(&config),
             info,
             subscriptions: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(fixtures),
@@ -223,21 +229,18 @@ impl AppState {
 
     /// One tool call, never replayed. The result is the MCP `CallToolResult` (a tool's own
     /// failure is a result with `isError: true`), its text scrubbed of configured secrets.
+    /// The command names calls and streams progress: `call_tool_with` (detail.rs).
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "the command uses call_tool_with")
+    )]
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         args: Value,
     ) -> Result<Value, ErrorView> {
-        let mut stopping = self.stopping.subscribe();
-        let fleet = self.fleet.read().await;
-        let supervisor = supervisor(running(&fleet)?, server)?;
-        tokio::select! {
-            result = supervisor.call(tool, args) => result
-                .map(|v| scrub_value(&self.redactor, v))
-                .map_err(|e| ErrorView::from_core(&e, &self.redactor)),
-            _ = stopping.wait_for(|s| *s) => Err(closing()),
-        }
+        self.call_tool_with(server, tool, args, None, |_| {}).await
     }
 
     /// Every server's snapshot, in config order.

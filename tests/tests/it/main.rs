@@ -2,6 +2,7 @@
 //! fixture server and real peers. Modules group tests by what they exercise.
 
 mod cli;
+mod detail;
 mod fixture_selftest;
 mod http;
 mod import;

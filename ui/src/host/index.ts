@@ -2,7 +2,16 @@
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
 // and an in-browser simulation (mock.ts) for development, tests and screenshots.
 
-import type { AppInfo, Event, ServerView } from "./types";
+import type {
+  AppInfo,
+  CallOptions,
+  Event,
+  GenerationStderr,
+  MaskedServerConfig,
+  ResolvedCommand,
+  ServerView,
+  ToolDef,
+} from "./types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -26,10 +35,22 @@ export interface Host {
   enable(server: string): Promise<void>;
   /** Reconnect every server that is retrying, reconnecting, quarantined, gave_up or retired; returns their names. */
   reconnectAllFailed(): Promise<string[]>;
-  /** One tool call on the server's current generation; never replayed. */
-  callTool(server: string, tool: string, args: unknown): Promise<unknown>;
+  /** One tool call on the server's current generation; never replayed. `opts.callId` names it for
+   * `cancelCall`; `opts.onProgress` hears its `notifications/progress`. */
+  callTool(server: string, tool: string, args: unknown, opts?: CallOptions): Promise<unknown>;
   /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
   appInfo(): Promise<AppInfo>;
+  /** The full definitions of the server's current tools. */
+  toolList(server: string): Promise<ToolDef[]>;
+  /** Cancels the call named `callId` (the server is told; the call rejects with kind `cancelled`).
+   * False when it is not in flight. */
+  cancelCall(callId: string): Promise<boolean>;
+  /** The stderr of the current and the previous generation (stdio; empty for HTTP). */
+  serverStderr(server: string): Promise<GenerationStderr[]>;
+  /** The resolved command of a stdio server; null for HTTP. */
+  serverCommand(server: string): Promise<ResolvedCommand | null>;
+  /** The server's config, read-only, every secret value masked. */
+  serverConfig(server: string): Promise<MaskedServerConfig>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

@@ -132,3 +132,52 @@ test("?mock&servers=100 adds generated servers", async () => {
   expect(views).toHaveLength(100);
   expect(new Set(views.map((v) => v.server)).size).toBe(100);
 });
+
+describe("the detail panel's commands", () => {
+  test("tool definitions follow the tool names, with schemas a form or raw JSON can fill", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
+    const defs = await m.toolList("filesystem");
+    expect(defs.map((d) => d.name)).toEqual((await byName(m)).filesystem!.tools);
+    const read = defs.find((d) => d.name === "read_file")!;
+    expect(read.inputSchema).toMatchObject({ type: "object", required: ["path"] });
+    expect(await m.toolList("linear")).toEqual([]);
+  });
+
+  test("search_files reports progress on the clock; cancel_call ends it as cancelled", async () => {
+    const clock = new ManualClock(T0);
+    const m = new MockHost({ clock });
+    const seen: string[] = [];
+    const onProgress = (p: { progress: number; total: number | null }) => seen.push(`${p.progress}/${p.total}`);
+    const done = m.callTool("filesystem", "search_files", { path: "/p", pattern: "*.rs" }, { callId: "c1", onProgress });
+    clock.advance(2_000);
+    await expect(done).resolves.toMatchObject({ isError: false });
+    expect(seen).toEqual(["1/5", "2/5", "3/5", "4/5", "5/5"]);
+
+    const slow = m.callTool("filesystem", "search_files", { path: "/p", pattern: "*" }, { callId: "c2", onProgress });
+    clock.advance(400);
+    await expect(m.callTool("filesystem", "echo", {}, { callId: "c2" })).rejects.toMatchObject({ kind: "call_id_in_use" });
+    expect(await m.cancelCall("c2")).toBe(true);
+    await expect(slow).rejects.toMatchObject({ kind: "cancelled" });
+    expect(await m.cancelCall("c2")).toBe(false);
+    const last = m.events().at(-1)!;
+    expect(last).toMatchObject({ type: "call", tool: "search_files", outcome: "error", error: { kind: "cancelled" } });
+  });
+
+  test("a tool error is a result, not a rejection", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
+    await expect(m.callTool("filesystem", "read_file", { path: "/etc/shadow" })).resolves.toMatchObject({ isError: true });
+  });
+
+  test("stderr, command and config: two generations for a restarted stdio server, nothing for http", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
+    const stderr = await m.serverStderr("filesystem");
+    expect(stderr.map((g) => g.generation)).toEqual([1, 2]);
+    expect(await m.serverStderr("github")).toEqual([]);
+    expect((await m.serverCommand("filesystem"))!.program).toMatch(/^\//);
+    expect((await m.serverCommand("sqlite"))!.problem).toContain("not found in PATH");
+    expect(await m.serverCommand("github")).toBeNull();
+    const config = await m.serverConfig("github");
+    expect(config).toMatchObject({ type: "http", headers: { Authorization: "***" } });
+    expect(JSON.stringify(await m.serverConfig("filesystem"))).not.toMatch(/"env":\{[^}]*"[^*]+"\}/);
+  });
+});

@@ -8,15 +8,22 @@
 import type { Host } from "./index";
 import type {
   AppInfo,
+  CallOptions,
+  CallResult,
   CommandError,
   Event,
   Failure,
+  GenerationStderr,
+  MaskedServerConfig,
+  ResolvedCommand,
   ServerView,
   Stage,
   StateInfo,
   StateName,
+  ToolDef,
   Transport,
 } from "./types";
+import { mockBehaviour, mockCommand, mockConfig, mockStderr, mockToolDefs } from "./mock-detail";
 import { type FailAction, type FailureSeed, type ServerDef, scenario } from "./mock-scenario";
 
 /** The simulation's time source; `systemClock` in the browser, a manual one in tests. */
@@ -149,6 +156,8 @@ const FAILED: ReadonlySet<StateName> = new Set([
   "retired",
 ]);
 
+const CANCELLED = "the call was cancelled; the server was sent notifications/cancelled";
+
 export class MockHost implements Host {
   readonly kind = "mock" as const;
   /** Every command received, in order. */
@@ -169,6 +178,8 @@ export class MockHost implements Host {
   private pumping = false;
   private armed: { at: number; handle: unknown } | null = null;
   private rng: () => number;
+  /** Calls in flight that a `callId` named, by that name: their cancel. */
+  private readonly running = new Map<string, () => void>();
 
   constructor(opts: MockOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -278,7 +289,7 @@ export class MockHost implements Host {
     return failed;
   }
 
-  async callTool(server: string, tool: string, _args: unknown): Promise<unknown> {
+  async callTool(server: string, tool: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
     this.pump();
     this.calls.push({ command: "call_tool", server, tool });
     this.maybeFail("call_tool");
@@ -289,10 +300,83 @@ export class MockHost implements Host {
         message: `\`${server}\` is ${sim.view.state ?? "starting"}; the call was not sent`,
       } satisfies CommandError;
     }
-    const ms = sim.def.rtt(this.seq);
-    this.emit(sim, { type: "call", tool, outcome: "ok", duration_ms: ms, error: null });
+    const argsObj = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
+    const plan = mockBehaviour(tool, argsObj);
+    if (opts.callId !== undefined && this.running.has(opts.callId)) {
+      throw {
+        kind: "call_id_in_use",
+        message: `a call named \`${opts.callId}\` is already in flight; give each call its own call_id`,
+      } satisfies CommandError;
+    }
+    const ms = sim.def.rtt(this.seq) + plan.steps * plan.stepMs;
+    if (plan.steps > 0) await this.playProgress(sim, tool, plan.steps, plan.stepMs, opts);
+    const outcome = plan.result.isError ? "tool_error" : "ok";
+    this.emit(sim, { type: "call", tool, outcome, duration_ms: ms, error: null });
     this.emit(sim, { type: "round_trip", round_trip_ms: ms });
-    return { content: [{ type: "text", text: `${tool}: ok (mock)` }], isError: false };
+    return structuredClone(plan.result);
+  }
+
+  /** `steps` progress notifications `stepMs` apart on the mock's clock; cancellable by `callId`. */
+  private playProgress(sim: Sim, tool: string, steps: number, stepMs: number, opts: CallOptions): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let step = 0;
+      let handle: unknown = null;
+      const done = () => {
+        if (opts.callId !== undefined) this.running.delete(opts.callId);
+      };
+      const next = () => {
+        step += 1;
+        opts.onProgress?.({ call_id: opts.callId ?? null, progress: step, total: steps, message: `searched ${step} of ${steps} directories` });
+        if (step >= steps) {
+          done();
+          resolve();
+        } else {
+          handle = this.clock.setTimeout(next, stepMs);
+        }
+      };
+      handle = this.clock.setTimeout(next, stepMs);
+      if (opts.callId !== undefined) {
+        this.running.set(opts.callId, () => {
+          this.clock.clearTimeout(handle);
+          done();
+          const failure: Failure = {
+            ...this.failure(sim, { kind: "cancelled", message: CANCELLED }),
+            phase: "call",
+            method: "tools/call",
+          };
+          this.emit(sim, { type: "call", tool, outcome: "error", duration_ms: step * stepMs, error: failure });
+          reject({ kind: "cancelled", message: CANCELLED } satisfies CommandError);
+        });
+      }
+    });
+  }
+
+  async toolList(server: string): Promise<ToolDef[]> {
+    this.pump();
+    this.calls.push({ command: "tool_list", server });
+    return mockToolDefs(this.sim(server).view.tools);
+  }
+
+  async cancelCall(callId: string): Promise<boolean> {
+    this.calls.push({ command: "cancel_call" });
+    const cancel = this.running.get(callId);
+    cancel?.();
+    return cancel !== undefined;
+  }
+
+  async serverStderr(server: string): Promise<GenerationStderr[]> {
+    this.pump();
+    const sim = this.sim(server);
+    return mockStderr(server, sim.def.transport, sim.view.generation);
+  }
+
+  async serverCommand(server: string): Promise<ResolvedCommand | null> {
+    return mockCommand(server, this.sim(server).def.transport);
+  }
+
+  async serverConfig(server: string): Promise<MaskedServerConfig> {
+    const sim = this.sim(server);
+    return mockConfig(server, sim.def.transport, sim.view.state === "disabled");
   }
 
   /** Not recorded in `calls`: it is not a command on a server. */

@@ -5,7 +5,17 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { AppInfo, Event, ServerView } from "./types";
+import type {
+  AppInfo,
+  CallOptions,
+  CallProgress,
+  Event,
+  GenerationStderr,
+  MaskedServerConfig,
+  ResolvedCommand,
+  ServerView,
+  ToolDef,
+} from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -57,11 +67,33 @@ export class TauriHost implements Host {
     return call<string[]>("reconnect_all_failed");
   }
 
-  callTool(server: string, tool: string, args: unknown): Promise<unknown> {
-    return call<unknown>("call_tool", { server, tool, args });
+  callTool(server: string, tool: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
+    const onProgress = opts.onProgress;
+    const progress = onProgress ? new Channel<CallProgress>((p) => onProgress(p)) : undefined;
+    return call<unknown>("call_tool", { server, tool, args, callId: opts.callId, progress });
   }
 
   appInfo(): Promise<AppInfo> {
     return call<AppInfo>("app_info");
+  }
+
+  toolList(server: string): Promise<ToolDef[]> {
+    return call<ToolDef[]>("tool_list", { server });
+  }
+
+  cancelCall(callId: string): Promise<boolean> {
+    return call<boolean>("cancel_call", { callId });
+  }
+
+  serverStderr(server: string): Promise<GenerationStderr[]> {
+    return call<GenerationStderr[]>("server_stderr", { server });
+  }
+
+  serverCommand(server: string): Promise<ResolvedCommand | null> {
+    return call<ResolvedCommand | null>("server_command", { server });
+  }
+
+  serverConfig(server: string): Promise<MaskedServerConfig> {
+    return call<MaskedServerConfig>("server_config", { server });
   }
 }

@@ -156,3 +156,70 @@ export interface AppInfo {
   log_dir: string | null;
   notices: Notice[];
 }
+
+// ## The detail panel's commands (src-tauri/README.md)
+
+/** One tool as the server lists it (`tool_list`): the MCP `Tool`, its text scrubbed of secrets. */
+export interface ToolDef {
+  name: string;
+  title?: string;
+  description?: string;
+  /** A JSON Schema for the arguments; `{type: "object"}` when the server gave none. */
+  inputSchema: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** One `notifications/progress` of a call, on the call's progress Channel. */
+export interface CallProgress {
+  call_id: string | null;
+  progress: number;
+  total: number | null;
+  message: string | null;
+}
+
+/** How the UI names a call (for `cancel_call`) and hears its progress. */
+export interface CallOptions {
+  callId?: string;
+  onProgress?: (p: CallProgress) => void;
+}
+
+/** One MCP content block of a tool result; the common ones typed, any other kind still renders as JSON. */
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "image" | "audio"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name?: string }
+  | { type: "resource"; resource: { uri: string; text?: string; mimeType?: string } }
+  | { type: string; [key: string]: unknown };
+
+/** What `call_tool` resolves to: the MCP `CallToolResult`. */
+export interface CallResult {
+  content?: ContentBlock[];
+  isError?: boolean;
+  structuredContent?: unknown;
+}
+
+/** `server_stderr`: one generation's stderr tail (bounded, scrubbed), oldest generation first. */
+export interface GenerationStderr {
+  generation: number;
+  lines: string[];
+  /** The process wrote more than the tail keeps. */
+  truncated: boolean;
+}
+
+/** `server_command`: what a stdio server's command resolves to. Env variable names only, never values. */
+export interface ResolvedCommand {
+  command: string;
+  /** The absolute path spawned; null when nothing was found (`problem` says why). */
+  program: string | null;
+  /** With `--token=…`-style values masked. */
+  args: string[];
+  cwd: string | null;
+  /** The PATH directories searched; empty when the config sets PATH (hidden) or the command is a path. */
+  path: string[];
+  path_source: "app" | "config" | "none";
+  env_names: string[];
+  problem: string | null;
+}
+
+/** `server_config`: the server's entry as the file's keys, every secret value `***`. */
+export type MaskedServerConfig = Record<string, unknown>;

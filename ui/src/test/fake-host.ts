@@ -3,7 +3,17 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
-import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
+import type {
+  AppInfo,
+  CallOptions,
+  CommandError,
+  Event,
+  GenerationStderr,
+  MaskedServerConfig,
+  ResolvedCommand,
+  ServerView,
+  ToolDef,
+} from "../host/types";
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -22,9 +32,18 @@ export class FakeHost implements Host {
     this.maybeFail();
     return this.views.filter((v) => v.state !== "ready").map((v) => v.server);
   });
-  callTool = vi.fn(async () => ({}));
+  callTool = vi.fn(async (_server: string, _tool: string, _args: unknown, _opts?: CallOptions): Promise<unknown> => ({}));
   info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
   appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
+  tools: ToolDef[] = [];
+  toolList = vi.fn(async (_server: string): Promise<ToolDef[]> => structuredClone(this.tools));
+  cancelCall = vi.fn(async (_callId: string): Promise<boolean> => false);
+  stderr: GenerationStderr[] = [];
+  serverStderr = vi.fn(async (_server: string): Promise<GenerationStderr[]> => structuredClone(this.stderr));
+  command: ResolvedCommand | null = null;
+  serverCommand = vi.fn(async (_server: string): Promise<ResolvedCommand | null> => structuredClone(this.command));
+  config: MaskedServerConfig = {};
+  serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.config));
 
   constructor(views: ServerView[]) {
     this.views = views;

@@ -109,6 +109,44 @@ fn scrub_token_shapes(text: &str) -> String {
     out
 }
 
+/// Words that make a command-line flag's value a secret (`--token=…`, `--api-key …`).
+const SECRET_FLAG_WORDS: [&str; 7] = [
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "key",
+    "auth",
+    "credential",
+];
+
+fn is_secret_flag(flag: &str) -> bool {
+    let name = flag.trim_start_matches('-').to_ascii_lowercase();
+    flag.starts_with('-') && SECRET_FLAG_WORDS.iter().any(|w| name.contains(w))
+}
+
+/// A command line safe to show: configured secrets and token shapes scrubbed, and the value
+/// of a flag named like a secret (`--token=…`, `--api-key …`, `-p` is left alone) masked.
+pub fn scrub_args(args: &[String], redactor: &Redactor) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut mask_next = false;
+    for arg in args {
+        if std::mem::take(&mut mask_next) && !arg.starts_with('-') {
+            out.push(MASK.to_owned());
+            continue;
+        }
+        match arg.split_once('=') {
+            Some((flag, _)) if is_secret_flag(flag) => out.push(format!("{flag}={MASK}")),
+            Some(_) => out.push(redactor.scrub(arg)),
+            None => {
+                mask_next = is_secret_flag(arg);
+                out.push(redactor.scrub(arg));
+            }
+        }
+    }
+    out
+}
+
 /// Caps a message at `max` bytes on a character boundary, saying that it was cut.
 pub fn cap(text: &str, max: usize) -> String {
     if text.len() <= max {
@@ -124,6 +162,25 @@ pub fn cap(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn args_named_like_secrets_lose_their_values() {
+        let check = |args: &[&str], expect: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            assert_eq!(
+                scrub_args(&args, &Redactor::new(["hunter2-canary"])),
+                expect
+            );
+        };
+        check(&["--token=abc", "--port=80"], &["--token=***", "--port=80"]);
+        check(&["--api-key", "abc", "x"], &["--api-key", "***", "x"]);
+        check(&["--password", "--verbose"], &["--password", "--verbose"]);
+        check(&["-p", "8080", "hunter2-canary"], &["-p", "8080", "***"]);
+        check(
+            &["--db=postgres://u:hunter2-canary@h"],
+            &["--db=postgres://u:***@h"],
+        );
+    }
 
     fn check(secrets: &[&str], input: &str, expect: &str) {
         assert_eq!(

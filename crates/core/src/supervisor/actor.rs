@@ -9,15 +9,18 @@
 use super::SupervisorConfig;
 use super::establish::establish;
 use super::state::{Effect, Input, State, Status, step};
+use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::events::{CallOutcome, EventBody, EventBus, FailureInfo, StateInfo, millis, rfc3339};
 use crate::policy::{Action, SeededRng, classify};
-use crate::protocol::mcp::Tool;
+use crate::protocol::mcp::{Progress, Tool};
 use crate::session::{RequestOptions, ServerNotification, Session};
+use crate::transport::stdio::StderrTail;
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 use tokio::sync::{OwnedMutexGuard, Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -37,11 +40,44 @@ pub struct Snapshot {
     pub protocol_version: Option<String>,
 }
 
+/// Per-call choices for `Supervisor::call_with`.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Receives the call's `notifications/progress`, in order.
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Sending `()` cancels the call: a call in flight is abandoned and the server is sent
+    /// `notifications/cancelled`; a queued one is never sent. Dropping the sender does not
+    /// cancel.
+    pub cancel: Option<oneshot::Receiver<()>>,
+}
+
+/// The stderr a generation's process wrote, as kept (bounded, scrubbed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GenerationStderr {
+    pub generation: u64,
+    pub lines: Vec<String>,
+    pub truncated: bool,
+}
+
+/// Generations whose stderr is kept: the current one and the one before it.
+const STDERR_GENERATIONS: usize = 2;
+
+/// What the actor shares for reading without a round trip through its mailbox: the full
+/// tool definitions (the snapshot carries names only) and the stderr tails.
+#[derive(Default)]
+struct Details {
+    tools: Vec<Tool>,
+    /// Oldest first; each tail is bounded by the transport and read through the
+    /// connection's redactor.
+    stderr: VecDeque<(u64, StderrTail, Redactor)>,
+}
+
 enum Command {
     Input(Input),
     Call {
         tool: String,
         args: Value,
+        opts: CallOptions,
         reply: oneshot::Sender<Result<Value, Error>>,
     },
     Ping {
@@ -57,6 +93,7 @@ pub struct Supervisor {
     name: String,
     tx: mpsc::UnboundedSender<Command>,
     snapshot: watch::Receiver<Snapshot>,
+    details: Arc<Mutex<Details>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -74,12 +111,14 @@ impl Supervisor {
             protocol_version: None,
         });
         let name = cfg.name.clone();
-        let actor = Actor::new(cfg, bus, snapshot_tx);
+        let details = Arc::new(Mutex::new(Details::default()));
+        let actor = Actor::new(cfg, bus, snapshot_tx, details.clone());
         let task = tokio::spawn(actor.run(rx));
         Supervisor {
             name,
             tx,
             snapshot,
+            details,
             task,
         }
     }
@@ -118,13 +157,48 @@ impl Supervisor {
         self.input(Input::Enable);
     }
 
+    /// The full definitions of the tools in the snapshot (name, description, input
+    /// schema, annotations), in the server's order; stale while the snapshot says so.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.details.lock().expect("details lock").tools.clone()
+    }
+
+    /// The stderr of the current and the previous generation that started a process
+    /// (stdio only), oldest first, scrubbed with the server's secrets. Empty for HTTP.
+    pub fn stderr(&self) -> Vec<GenerationStderr> {
+        let details = self.details.lock().expect("details lock");
+        details
+            .stderr
+            .iter()
+            .map(|(generation, tail, redactor)| {
+                let shown = tail.lines(redactor);
+                GenerationStderr {
+                    generation: *generation,
+                    lines: shown.lines,
+                    truncated: shown.truncated,
+                }
+            })
+            .collect()
+    }
+
     /// Calls a tool on the current generation. Fails at once, saying the state and when
     /// the next attempt is, unless the server is ready. Never replayed.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
+        self.call_with(tool, args, CallOptions::default()).await
+    }
+
+    /// `call` with progress and cancellation (see `CallOptions`).
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<Value, Error> {
         let (reply, rx) = oneshot::channel();
         let cmd = Command::Call {
             tool: tool.to_owned(),
             args,
+            opts,
             reply,
         };
         if self.tx.send(cmd).is_err() {
@@ -251,10 +325,16 @@ struct Actor {
     calls: Arc<Semaphore>,
     queued: Arc<AtomicUsize>,
     snapshot: watch::Sender<Snapshot>,
+    details: Arc<Mutex<Details>>,
 }
 
 impl Actor {
-    fn new(cfg: SupervisorConfig, bus: Arc<EventBus>, snapshot: watch::Sender<Snapshot>) -> Self {
+    fn new(
+        cfg: SupervisorConfig,
+        bus: Arc<EventBus>,
+        snapshot: watch::Sender<Snapshot>,
+        details: Arc<Mutex<Details>>,
+    ) -> Self {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let first_stage = cfg.first_stage;
         Actor {
@@ -283,6 +363,7 @@ impl Actor {
             last_round_trip: None,
             queued: Arc::new(AtomicUsize::new(0)),
             snapshot,
+            details,
         }
     }
 
@@ -304,7 +385,7 @@ impl Actor {
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(Command::Input(input)) => self.feed(input),
-                    Some(Command::Call { tool, args, reply }) => self.call(tool, args, reply),
+                    Some(Command::Call { tool, args, opts, reply }) => self.call(tool, args, opts, reply),
                     Some(Command::Ping { reply }) => self.ping_now(reply),
                     Some(Command::Stop { reply }) => {
                         self.dispose().await;
@@ -369,7 +450,8 @@ impl Actor {
     }
 
     fn start_attempt(&mut self, generation: u64) {
-        let cfg = self.cfg.clone();
+        let mut cfg = self.cfg.clone();
+        cfg.connector = keep_stderr(cfg.connector, generation, self.details.clone());
         let slot = self.slot.clone();
         let tx = self.internal_tx.clone();
         let epoch = self.epoch;
@@ -658,7 +740,13 @@ impl Actor {
         self.publish_snapshot();
     }
 
-    fn call(&mut self, tool: String, args: Value, reply: oneshot::Sender<Result<Value, Error>>) {
+    fn call(
+        &mut self,
+        tool: String,
+        args: Value,
+        opts: CallOptions,
+        reply: oneshot::Sender<Result<Value, Error>>,
+    ) {
         let live = match (&self.state.status, &self.live) {
             (Status::Ready { .. }, Some(live)) => live,
             _ => {
@@ -684,15 +772,36 @@ impl Actor {
         let queued = self.queued.clone();
         let tx = self.internal_tx.clone();
         let timeout = self.cfg.request_timeout;
+        let CallOptions { progress, cancel } = opts;
         tokio::spawn(async move {
-            let result = match permits.acquire_owned().await {
+            let cancelled = cancelled(cancel);
+            tokio::pin!(cancelled);
+            let permit = tokio::select! {
+                permit = permits.acquire_owned() => permit
+                    .map_err(|_| Error::cancelled("the supervisor is stopping")),
+                () = &mut cancelled => Err(Error::cancelled(
+                    "the call was cancelled while it waited for a free slot; it was never sent",
+                )),
+            };
+            let result = match permit {
                 Ok(_permit) => {
                     let started = Instant::now();
                     let opts = RequestOptions {
                         timeout: Some(timeout),
-                        ..Default::default()
+                        progress,
                     };
-                    let result = session.call_tool(&tool, args, opts).await;
+                    // Dropping the call's future on cancel is what sends the server
+                    // `notifications/cancelled` (the session's cancel-on-drop).
+                    let result = tokio::select! {
+                        result = session.call_tool(&tool, args, opts) => result,
+                        () = &mut cancelled => Err(Error::cancelled(
+                            "the call was cancelled; the server was sent notifications/cancelled",
+                        )
+                        .with(|c| {
+                            c.phase = Some(Phase::Call);
+                            c.method = Some("tools/call".to_owned());
+                        })),
+                    };
                     let _ = tx.send(Internal::CallDone {
                         generation,
                         tool,
@@ -701,7 +810,7 @@ impl Actor {
                     });
                     result
                 }
-                Err(_) => Err(Error::cancelled("the supervisor is stopping")),
+                Err(e) => Err(e),
             };
             queued.fetch_sub(1, Ordering::Relaxed);
             let _ = reply.send(result);
@@ -756,6 +865,7 @@ impl Actor {
     }
 
     fn emit_tools(&self) {
+        self.details.lock().expect("details lock").tools = self.tools.clone();
         let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
         let body = EventBody::Tools {
             count: names.len(),
@@ -817,6 +927,41 @@ async fn close_live(live: Live) {
     }
     live.session.close().await;
     drop(live.slot);
+}
+
+/// Resolves when `cancel` fires; never when there is none or its sender was dropped.
+async fn cancelled(cancel: Option<oneshot::Receiver<()>>) {
+    let fired = match cancel {
+        Some(rx) => rx.await.is_ok(),
+        None => false,
+    };
+    if !fired {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Wraps a connector so that each process it starts has its stderr tail recorded under
+/// `generation`, with the connection's redactor; only the last `STDERR_GENERATIONS` are
+/// kept.
+fn keep_stderr(
+    open: super::Connector,
+    generation: u64,
+    details: Arc<Mutex<Details>>,
+) -> super::Connector {
+    Arc::new(move || {
+        let conn = open()?;
+        if let Some(tail) = conn.transport.stderr() {
+            let mut details = details.lock().expect("details lock");
+            details.stderr.retain(|(g, _, _)| *g != generation);
+            details
+                .stderr
+                .push_back((generation, tail, conn.redactor.clone()));
+            while details.stderr.len() > STDERR_GENERATIONS {
+                details.stderr.pop_front();
+            }
+        }
+        Ok(conn)
+    })
 }
 
 async fn sleep_until(at: Option<Instant>) {

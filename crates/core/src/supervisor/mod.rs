@@ -13,7 +13,7 @@ mod actor_tests;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{Snapshot, Supervisor};
+pub use actor::{CallOptions, GenerationStderr, Snapshot, Supervisor};
 pub use fleet::Fleet;
 
 use crate::error::{Error, Stage};

@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod memory;
+pub mod resolve;
 pub mod sse;
 pub mod stdio;
 
@@ -70,6 +71,15 @@ impl Transport {
             Transport::Stdio(t) => t.close().await,
             Transport::Http(t) => t.close().await,
             Transport::Memory(t) => t.close(),
+        }
+    }
+
+    /// A handle on a stdio server's stderr tail that outlives this transport; `None` for
+    /// HTTP.
+    pub fn stderr(&self) -> Option<stdio::StderrTail> {
+        match self {
+            Transport::Stdio(t) => Some(t.stderr()),
+            Transport::Http(_) | Transport::Memory(_) => None,
         }
     }
 

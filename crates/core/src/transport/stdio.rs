@@ -161,6 +161,12 @@ impl StdioTransport {
         })
     }
 
+    /// A handle on this process's stderr tail that outlives the transport, so a
+    /// generation's last words can be read after it was closed.
+    pub fn stderr(&self) -> StderrTail {
+        StderrTail(self.stderr.clone())
+    }
+
     /// The last lines the server wrote to stderr, scrubbed of configured secrets.
     pub fn stderr_tail(&self) -> String {
         self.redactor
@@ -470,6 +476,8 @@ async fn read_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Tail
 struct Tail {
     bytes: VecDeque<u8>,
     cap: usize,
+    /// Whether anything was dropped from the front.
+    truncated: bool,
 }
 
 impl Tail {
@@ -477,10 +485,12 @@ impl Tail {
         Tail {
             bytes: VecDeque::with_capacity(cap.min(8192)),
             cap,
+            truncated: false,
         }
     }
 
     fn push(&mut self, data: &[u8]) {
+        self.truncated |= self.bytes.len() + data.len() > self.cap;
         let data = &data[data.len().saturating_sub(self.cap)..];
         let overflow = (self.bytes.len() + data.len()).saturating_sub(self.cap);
         self.bytes.drain(..overflow);
@@ -492,6 +502,38 @@ impl Tail {
         let mut v = a.to_vec();
         v.extend_from_slice(b);
         String::from_utf8_lossy(&v).into_owned()
+    }
+}
+
+/// A shared view of one process's bounded stderr tail (`stderr_tail_bytes`, from the end).
+#[derive(Debug, Clone)]
+pub struct StderrTail(Arc<Mutex<Tail>>);
+
+/// What a stderr tail holds now, as lines, scrubbed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StderrLines {
+    pub lines: Vec<String>,
+    /// The process wrote more than the tail keeps; the first kept line is whole (a cut
+    /// one is dropped).
+    pub truncated: bool,
+}
+
+impl StderrTail {
+    /// The lines kept so far, each scrubbed by `redactor` (the connection's: its env and
+    /// header values and the server's substituted values).
+    pub fn lines(&self, redactor: &Redactor) -> StderrLines {
+        let (text, truncated) = {
+            let tail = self.0.lock().expect("stderr lock");
+            (tail.text(), tail.truncated)
+        };
+        let mut lines: Vec<&str> = text.lines().collect();
+        if truncated && !lines.is_empty() {
+            lines.remove(0);
+        }
+        StderrLines {
+            lines: lines.into_iter().map(|l| redactor.scrub(l)).collect(),
+            truncated,
+        }
     }
 }
 
@@ -507,6 +549,24 @@ mod tests {
         assert_eq!(t.text(), "cdefg");
         t.push(b"0123456789");
         assert_eq!(t.text(), "56789");
+        assert!(t.truncated);
+        let mut fits = Tail::new(5);
+        fits.push(b"abcde");
+        assert!(!fits.truncated);
+    }
+
+    #[test]
+    fn stderr_lines_drop_a_cut_first_line_and_scrub() {
+        let tail = StderrTail(Arc::new(Mutex::new(Tail::new(26))));
+        let redactor = Redactor::new(["hunter2-canary"]);
+        tail.0.lock().unwrap().push(b"one\ntwo hunter2-canary\n");
+        let shown = tail.lines(&redactor);
+        assert_eq!(shown.lines, ["one", "two ***"]);
+        assert!(!shown.truncated);
+        tail.0.lock().unwrap().push(b"three\n");
+        let shown = tail.lines(&redactor);
+        assert_eq!(shown.lines, ["two ***", "three"]);
+        assert!(shown.truncated);
     }
 
     #[tokio::test]

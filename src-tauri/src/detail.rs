@@ -1,0 +1,284 @@
+//! What the detail panel shows beyond the snapshot: the full tool definitions, tool calls
+//! with progress and cancellation, the stderr of the current and the previous generation,
+//! the resolved command of a stdio server, and the server's config with every secret value
+//! masked. A child module of `state`, so these are `AppState` methods like the others.
+
+use super::{AppState, closing, running, scrub_value, supervisor};
+use crate::error::ErrorView;
+use lifeline_core::config::{Config, ServerConfig, TransportConfig, shown_url};
+use lifeline_core::diagnostics::redact::{MASK, Redactor, scrub_args};
+use lifeline_core::protocol::mcp::{Progress, Tool};
+use lifeline_core::supervisor::{CallOptions, GenerationStderr};
+use lifeline_core::transport::resolve::resolve;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// A shell error kind: a second call with a `call_id` that is still in flight.
+pub const CALL_ID_IN_USE: &str = "call_id_in_use";
+
+/// The detail panel's part of the app state.
+pub struct Detail {
+    /// The config's servers, for the config view and the command resolution.
+    servers: Vec<ServerConfig>,
+    /// The cancel switch of every call in flight that the UI named with a `call_id`.
+    calls: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+impl Detail {
+    pub fn new(config: &Config) -> Detail {
+        Detail {
+            servers: config.servers.clone(),
+            calls: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// One `notifications/progress` of a call, as the UI gets it on the call's Channel.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgressView {
+    pub call_id: Option<String>,
+    pub progress: f64,
+    pub total: Option<f64>,
+    /// Scrubbed of configured secrets.
+    pub message: Option<String>,
+}
+
+/// A stdio server's command as it would be spawned (`transport::resolve`), safe to show.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandView {
+    pub command: String,
+    /// The absolute path spawned; `None` when nothing was found (`problem` says why).
+    pub program: Option<String>,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    /// The PATH directories searched; empty when the config sets PATH (its value is a
+    /// secret) or the command is a path.
+    pub path: Vec<String>,
+    /// `app`, `config` or `none`.
+    pub path_source: &'static str,
+    /// Names only, never values.
+    pub env_names: Vec<String>,
+    pub problem: Option<String>,
+}
+
+/// Removes a call's cancel switch however the call ends.
+struct Registered<'a> {
+    calls: &'a Mutex<HashMap<String, oneshot::Sender<()>>>,
+    id: Option<String>,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = &self.id {
+            super::lock(self.calls).remove(id);
+        }
+    }
+}
+
+impl AppState {
+    /// The full definitions of `server`'s current tools (stale ones while the snapshot
+    /// says so), their text scrubbed of configured secrets.
+    pub async fn tool_list(&self, server: &str) -> Result<Vec<Value>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        let tools: Vec<Tool> = supervisor(running(&fleet)?, server)?.tools();
+        Ok(tools
+            .into_iter()
+            .map(|t| scrub_value(&self.redactor, serde_json::to_value(t).unwrap_or_default()))
+            .collect())
+    }
+
+    /// `call_tool` with a name the UI chose (`cancel_call` takes it) and a sink for the
+    /// call's progress. Never replayed.
+    pub async fn call_tool_with(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Value,
+        call_id: Option<String>,
+        mut on_progress: impl FnMut(ProgressView) + Send + 'static,
+    ) -> Result<Value, ErrorView> {
+        let (cancel_tx, cancel) = oneshot::channel();
+        let registered = Registered {
+            calls: &self.detail.calls,
+            id: match call_id.clone() {
+                Some(id) => {
+                    let mut calls = super::lock(&self.detail.calls);
+                    if calls.contains_key(&id) {
+                        return Err(ErrorView::new(
+                            CALL_ID_IN_USE,
+                            format!(
+                                "a call named `{id}` is already in flight; give each call its own call_id"
+                            ),
+                        ));
+                    }
+                    calls.insert(id.clone(), cancel_tx);
+                    Some(id)
+                }
+                None => None,
+            },
+        };
+        let (progress_tx, mut progress) = mpsc::unbounded_channel::<Progress>();
+        let redactor = self.redactor.clone();
+        let forward_id = call_id.clone();
+        let forwarder = tokio::spawn(async move {
+            while let Some(p) = progress.recv().await {
+                on_progress(ProgressView {
+                    call_id: forward_id.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message.map(|m| redactor.scrub(&m)),
+                });
+            }
+        });
+        let opts = CallOptions {
+            progress: Some(progress_tx),
+            cancel: Some(cancel),
+        };
+        let mut stopping = self.stopping.subscribe();
+        let result = {
+            let fleet = self.fleet.read().await;
+            let supervisor = supervisor(running(&fleet)?, server)?;
+            tokio::select! {
+                result = supervisor.call_with(tool, args, opts) => result
+                    .map(|v| scrub_value(&self.redactor, v))
+                    .map_err(|e| ErrorView::from_core(&e, &self.redactor)),
+                _ = stopping.wait_for(|s| *s) => Err(closing()),
+            }
+        };
+        drop(registered);
+        // Every progress sent before the answer is delivered before the result returns.
+        let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
+        result
+    }
+
+    /// Cancels the call named `call_id`: the server is sent `notifications/cancelled` and
+    /// the call ends with a `cancelled` error. False when no such call is in flight (it
+    /// may have just finished).
+    pub fn cancel_call(&self, call_id: &str) -> bool {
+        let cancel = super::lock(&self.detail.calls).remove(call_id);
+        cancel.is_some_and(|c| c.send(()).is_ok())
+    }
+
+    /// The stderr of `server`'s current and previous generation (stdio; empty for HTTP),
+    /// oldest first.
+    pub async fn server_stderr(&self, server: &str) -> Result<Vec<GenerationStderr>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        let mut all = supervisor(running(&fleet)?, server)?.stderr();
+        for g in &mut all {
+            for line in &mut g.lines {
+                *line = self.redactor.scrub(line);
+            }
+        }
+        Ok(all)
+    }
+
+    /// What a stdio server's command resolves to; `None` for an HTTP server.
+    pub fn server_command(&self, server: &str) -> Result<Option<CommandView>, ErrorView> {
+        let config = self.server_config_of(server)?;
+        let Some(stdio) = config.stdio_config() else {
+            return Ok(None);
+        };
+        let r = resolve(&stdio, &Redactor::new(config.secrets()));
+        Ok(Some(CommandView {
+            command: r.command,
+            program: r.program.map(|p| p.display().to_string()),
+            args: r.args,
+            cwd: r.cwd.map(|p| p.display().to_string()),
+            path: r.path,
+            path_source: r.path_source.as_str(),
+            env_names: r.env_names,
+            problem: r.problem,
+        }))
+    }
+
+    /// `server`'s config entry as the file's keys, read-only: env and header values are
+    /// `***`, URL credentials and query values are masked, secret-looking arguments too.
+    pub fn server_config(&self, server: &str) -> Result<Value, ErrorView> {
+        let config = self.server_config_of(server)?;
+        Ok(masked_config(config))
+    }
+
+    fn server_config_of(&self, server: &str) -> Result<&ServerConfig, ErrorView> {
+        self.detail
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .ok_or_else(|| {
+                ErrorView::unknown_server(
+                    server,
+                    self.detail.servers.iter().map(|s| s.name.as_str()),
+                )
+            })
+    }
+}
+
+fn masked(pairs: &[(String, lifeline_core::config::Secret)]) -> Value {
+    let map: Map<String, Value> = pairs
+        .iter()
+        .map(|(k, _)| (k.clone(), Value::String(MASK.to_owned())))
+        .collect();
+    Value::Object(map)
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One server as its config file spells it, with nothing secret left in it.
+pub fn masked_config(server: &ServerConfig) -> Value {
+    let redactor = Redactor::new(server.secrets());
+    let mut out = json!({ "name": server.name });
+    let fields = match &server.transport {
+        TransportConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => json!({
+            "type": "stdio",
+            "command": redactor.scrub(command),
+            "args": scrub_args(args, &redactor),
+            "env": masked(env),
+            "cwd": cwd.as_ref().map(|p| p.display().to_string()),
+        }),
+        TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => json!({
+            "type": server.transport.kind(),
+            "url": redactor.scrub(&shown_url(url)),
+            "headers": masked(headers),
+        }),
+    };
+    let p = &server.policy;
+    let r = &p.reconnect;
+    let t = &p.timeouts;
+    let policy = json!({
+        "disabled": server.disabled,
+        "reconnect": {
+            "enabled": r.enabled,
+            "initialDelayMs": millis(r.initial_delay),
+            "maxDelayMs": millis(r.max_delay),
+            "maxAttempts": r.max_attempts,
+            "quarantineMs": r.quarantine.map(millis),
+        },
+        "timeouts": {
+            "establishMs": millis(t.establish),
+            "requestMs": millis(t.request),
+            "pingIntervalMs": t.ping_interval.map_or(0, millis),
+            "pingTimeoutMs": millis(t.ping_timeout),
+        },
+        "maxConcurrentCalls": p.max_concurrent_calls,
+    });
+    for part in [fields, policy] {
+        if let (Some(out), Value::Object(part)) = (out.as_object_mut(), part) {
+            out.extend(part);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "detail_tests.rs"]
+mod tests;

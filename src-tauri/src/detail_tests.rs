@@ -1,0 +1,253 @@
+//! The detail panel's `AppState` methods against a real stdio fixture server
+//! (target/debug/lifeline-fixture, which `make test` builds before the tests) and real
+//! supervisors: tool definitions, calls with progress and cancel, stderr, the resolved
+//! command and the masked config. No secret value may come out of any of them.
+
+use super::super::{AppInfo, AppState, Mode, Source};
+use super::*;
+use lifeline_core::config;
+use lifeline_core::events::StateName;
+use std::path::PathBuf;
+use tokio::sync::mpsc;
+
+const CANARY: &str = "hunter2-app-canary";
+
+/// How long a wait on the fixture may take before the test fails.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The fixture binary next to this test's executable (target/debug/deps/..).
+fn fixture() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let path = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/debug")
+        .join("lifeline-fixture");
+    assert!(
+        path.is_file(),
+        "{} is missing: build it first (cargo build -p lifeline-it)",
+        path.display()
+    );
+    path
+}
+
+/// A temp directory for one test's fixture log, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "lifeline-app-detail-{}-{label}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `fx` is a stdio fixture logging to `log`, with a secret env value; `sh` has a token
+/// argument;
+/// `web` is a disabled HTTP server with secrets in its URL and headers.
+fn start(log: &std::path::Path) -> AppState {
+    let text = json!({"mcpServers": {
+        "fx": {
+            "command": fixture(),
+            "args": ["stdio", "--log", log],
+            "env": {"API_TOKEN": CANARY}
+        },
+        "sh": {"command": "sh", "args": ["-c", "exit 0", "--token=tok-value-123"], "disabled": true},
+        "web": {
+            "type": "http",
+            "url": format!("http://user:{CANARY}@127.0.0.1:9/mcp?key=q-secret-1"),
+            "headers": {"Authorization": format!("Bearer {CANARY}")},
+            "disabled": true
+        }
+    }})
+    .to_string();
+    let config = config::parse(&text, None, &|_| None).unwrap();
+    AppState::start(Source {
+        config,
+        info: AppInfo {
+            version: "test",
+            mode: Mode::Config,
+            config_path: None,
+            log_dir: None,
+            notices: Vec::new(),
+        },
+        fixtures: Vec::new(),
+    })
+}
+
+async fn ready(state: &AppState) {
+    let wait = state.wait_for("fx", |s| s.state.state == Some(StateName::Ready));
+    tokio::time::timeout(PATIENCE, wait)
+        .await
+        .expect("fx ready within PATIENCE");
+}
+
+/// Waits for the fixture to log a message it received with `method` and, if given, a
+/// `params.name` (the tool of a `tools/call`).
+async fn logged(log: &std::path::Path, method: &str, name: Option<&str>) -> Value {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let found = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|e| {
+                e["event"] == "received"
+                    && e["rpc_method"] == method
+                    && name.is_none_or(|n| e["params"]["name"] == n)
+            });
+        if let Some(entry) = found {
+            return entry;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the fixture never logged {method}:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn tool_definitions_calls_with_progress_and_a_cancel_by_call_id() {
+    let dir = TempDir::new("calls");
+    let log = dir.0.join("fixture.log");
+    let state = start(&log);
+    ready(&state).await;
+
+    let tools = state.tool_list("fx").await.unwrap();
+    let add = tools.iter().find(|t| t["name"] == "add").unwrap();
+    assert_eq!(add["inputSchema"]["type"], "object", "{add}");
+
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let args = json!({"steps": 2, "interval_ms": 5});
+    let sink = move |p| {
+        let _ = tx.send(p);
+    };
+    let id = Some("p1".to_owned());
+    let result = state.call_tool_with("fx", "progress", args, id, sink).await;
+    assert_ne!(result.unwrap()["isError"], true);
+    let mut seen = Vec::new();
+    while let Ok(p) = progress.try_recv() {
+        seen.push(p);
+    }
+    let expect = |n: f64| ProgressView {
+        call_id: Some("p1".into()),
+        progress: n,
+        total: Some(2.0),
+        message: None,
+    };
+    assert_eq!(seen, [expect(1.0), expect(2.0)]);
+
+    let call = state.call_tool_with(
+        "fx",
+        "slow",
+        json!({"ms": 60_000}),
+        Some("s1".into()),
+        |_| {},
+    );
+    let cancel = async {
+        logged(&log, "tools/call", Some("slow")).await;
+        let twice = state
+            .call_tool_with(
+                "fx",
+                "echo",
+                json!({"text": "x"}),
+                Some("s1".into()),
+                |_| {},
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(twice.kind, CALL_ID_IN_USE);
+        assert!(state.cancel_call("s1"));
+    };
+    let (result, ()) = tokio::time::timeout(PATIENCE, async { tokio::join!(call, cancel) })
+        .await
+        .expect("the cancelled call ends at once");
+    let e = result.unwrap_err();
+    assert_eq!(e.kind, "cancelled", "{e:?}");
+    assert!(!state.cancel_call("s1"), "the finished call is forgotten");
+    logged(&log, "notifications/cancelled", None).await;
+    state.shutdown().await;
+}
+
+#[tokio::test]
+async fn stderr_command_and_config_are_shown_without_secrets() {
+    let dir = TempDir::new("shown");
+    let log = dir.0.join("fixture.log");
+    let state = start(&log);
+    ready(&state).await;
+
+    let text = format!("warning: key {CANARY} rejected");
+    state
+        .call_tool_with("fx", "stderr", json!({"text": text}), None, |_| {})
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let stderr = loop {
+        let stderr = state.server_stderr("fx").await.unwrap();
+        if stderr
+            .iter()
+            .any(|g| g.lines.iter().any(|l| l.contains("rejected")))
+        {
+            break stderr;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{stderr:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(stderr[0].generation, 1);
+    assert!(
+        stderr[0]
+            .lines
+            .iter()
+            .any(|l| l == "warning: key *** rejected"),
+        "{stderr:?}"
+    );
+    assert_eq!(state.server_stderr("web").await.unwrap(), []);
+
+    let command = state.server_command("fx").unwrap().expect("a stdio server");
+    assert_eq!(
+        command.program.as_deref(),
+        Some(fixture().to_str().unwrap())
+    );
+    assert_eq!(command.env_names, ["API_TOKEN"]);
+    assert_eq!(command.problem, None);
+    let sh = state.server_command("sh").unwrap().expect("a stdio server");
+    assert_eq!(sh.args, ["-c", "exit 0", "--token=***"]);
+    assert!(sh.program.as_ref().is_some_and(|p| p.starts_with('/')));
+    assert_eq!(sh.path_source, "app");
+    assert!(state.server_command("web").unwrap().is_none());
+    assert_eq!(
+        state.server_command("nope").unwrap_err().kind,
+        "unknown_server"
+    );
+
+    let fx = state.server_config("fx").unwrap();
+    assert_eq!(fx["type"], "stdio");
+    assert_eq!(fx["env"], json!({"API_TOKEN": "***"}));
+    assert_eq!(fx["timeouts"]["requestMs"], 60_000);
+    let web = state.server_config("web").unwrap();
+    assert_eq!(web["url"], "http://127.0.0.1:9/mcp?***");
+    assert_eq!(web["headers"], json!({"Authorization": "***"}));
+    assert_eq!(web["disabled"], true);
+
+    assert_eq!(state.server_config("sh").unwrap()["args"][2], "--token=***");
+
+    let everything = format!("{stderr:?} {command:?} {sh:?} {fx} {web}");
+    for secret in [CANARY, "tok-value-123", "q-secret-1"] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} leaked: {everything}"
+        );
+    }
+    state.shutdown().await;
+}

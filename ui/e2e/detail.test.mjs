@@ -1,0 +1,102 @@
+// End-to-end: the detail panel's tool tester and server internals in headless Chromium against
+// the mock host, on Playwright's fake clock: a form from a tool's inputSchema refuses a missing
+// required field, a long call shows its progress and is cancelled, and the stderr of two
+// generations, the resolved command and the masked config are shown.
+
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { launch } from "./browser.mjs";
+import { DIST, serve } from "./serve.mjs";
+
+const START = new Date("2026-11-29T17:05:00.000Z");
+
+/** @type {{ url: string, close: () => Promise<unknown> }} */
+let server;
+/** @type {Awaited<ReturnType<typeof launch>>} */
+let chromium;
+
+before(async () => {
+  assert.ok(existsSync(join(DIST, "index.html")), `${DIST}/index.html is missing: run \`npm run build\` first`);
+  server = await serve();
+  chromium = await launch();
+});
+
+after(async () => {
+  await chromium?.close();
+  await server?.close();
+});
+
+/** The filesystem server's detail, open, with the fake clock installed; fails on any page error. */
+async function openFilesystem() {
+  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC" });
+  const page = await context.newPage();
+  /** @type {string[]} */
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  await page.clock.install({ time: START });
+  await page.goto(`${server.url}/index.html?mock`);
+  await page.locator('[data-testid=sync][data-sync="live"]').waitFor();
+  await page.locator('[data-testid=server-row][data-server="filesystem"]').click();
+  const detail = page.getByTestId("detail");
+  await detail.waitFor();
+  return {
+    page,
+    detail,
+    async close() {
+      await context.close();
+      assert.deepEqual(errors, [], "the page logged errors");
+    },
+  };
+}
+
+describe("the detail panel against the mock host", () => {
+  test("the tester: a schema form refuses a missing field, then a call shows progress and is cancelled", async () => {
+    const { page, detail, close } = await openFilesystem();
+    await detail.getByTestId("tool-search_files").click();
+    const tester = detail.getByTestId("tool-tester");
+    await tester.waitFor();
+    assert.match(await detail.getByTestId("tool-def").innerText(), /Recursively search/);
+
+    await tester.getByTestId("field-path").locator("input").fill("/home/ada/projects");
+    await tester.getByTestId("tester-run").click();
+    assert.equal(await tester.getByTestId("field-pattern").getByTestId("field-error").innerText(), "Required");
+
+    await tester.getByTestId("field-pattern").locator("input").fill("*.rs");
+    await tester.getByTestId("tester-run").click();
+    const progress = tester.getByTestId("tester-progress");
+    await progress.waitFor();
+    await page.clock.runFor(1_000);
+    await page.waitForFunction(() => document.querySelector("[data-testid=tester-progress]")?.textContent?.includes("2 of 5"));
+    assert.match(await progress.innerText(), /2 of 5/);
+
+    await tester.getByTestId("tester-cancel").click();
+    const error = tester.getByTestId("tester-error");
+    await error.waitFor();
+    assert.match(await error.innerText(), /Cancelled/);
+    assert.match(await tester.getByTestId("tester-outcome").innerText(), /notifications\/cancelled/);
+    assert.equal(await progress.count(), 0);
+
+    await tester.getByTestId("tester-run").click();
+    await page.clock.runFor(2_500);
+    await tester.getByTestId("tester-result").waitFor();
+    assert.match(await tester.getByTestId("tester-result").innerText(), /OK/);
+    assert.match(await tester.getByTestId("tester-outcome").innerText(), /src\/main\.rs/);
+    await close();
+  });
+
+  test("stderr of the current and the previous generation, the resolved command, the masked config", async () => {
+    const { detail, close } = await openFilesystem();
+    const gens = detail.getByTestId("stderr-gen");
+    await gens.first().waitFor();
+    assert.deepEqual(await gens.evaluateAll((gs) => gs.map((g) => /** @type {HTMLElement} */ (g).dataset.generation)), ["2", "1"]);
+    assert.match(await gens.nth(0).innerText(), /gen 2\s*current/);
+    assert.match(await gens.nth(1).innerText(), /gen 1\s*previous/);
+    assert.equal(await detail.getByTestId("command-program").innerText(), "/usr/local/bin/npx");
+    assert.match(await detail.getByTestId("command").innerText(), /--token=\*\*\*/);
+    assert.match(await detail.getByTestId("config").innerText(), /"FS_API_TOKEN": "\*\*\*"/);
+    await close();
+  });
+});
