@@ -57,7 +57,7 @@ work=$(mktemp -d "$ROOT/target/tmp/webdriver.XXXXXX")
 # Every process started for this run inherits this variable (tauri-driver, WebKitWebDriver,
 # the app, its webview helpers and its fixture servers), so they can all be found at the end
 # even if one of them has been orphaned. This script and the Python test do not carry it.
-run_id=$(basename "$work")
+run_id=$work # unique while the directory exists, across checkouts too
 driver_pid=""
 test_pid=""
 
