@@ -127,14 +127,26 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Two free loopback ports: tauri-driver's and WebKitWebDriver's.
-read -r port native_port < <(python3 -c '
-import socket
-socks = [socket.socket() for _ in range(2)]
-for s in socks:
-    s.bind(("127.0.0.1", 0))
-print(*(s.getsockname()[1] for s in socks))
-')
+# free_ports: two loopback ports free now, for tauri-driver and WebKitWebDriver. Below the
+# kernel's ephemeral range, which the machine's outgoing connections draw from all the time;
+# only another listener can take one before the drivers bind it, and start_drivers retries then.
+free_ports() {
+  python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+ports = []
+while len(ports) < 2:
+    port = random.randrange(10000, low)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    if port not in ports:
+        ports.append(port)
+print(*ports)
+'
+}
 
 # `notes` is a healthy server; `flaky` is healthy too until the test calls its crash tool. Its
 # first backoff is 5 s (±20 %) so the countdown can be seen to run; the 2 min stability window
@@ -152,24 +164,58 @@ cat >"$work/config.json" <<JSON
 }
 JSON
 
-mkdir -p "$work/state"
-LIFELINE_E2E_RUN=$run_id LIFELINE_CONFIG=$work/config.json XDG_STATE_HOME=$work/state \
-  LIFELINE_LOG=info \
-  "$DRIVER" --port "$port" --native-port "$native_port" --native-driver "$NATIVE_DRIVER" \
-  >"$work/tauri-driver.log" 2>&1 &
-driver_pid=$!
+# start_drivers: starts tauri-driver (which starts WebKitWebDriver) on free ports and waits
+# until both listen. Fails when tauri-driver exits or the two do not listen within 20 s: a
+# port was taken meanwhile (tauri-driver then exits; WebKitWebDriver stays up, not listening).
+start_drivers() {
+  read -r port native_port < <(free_ports)
+  LIFELINE_E2E_RUN=$run_id LIFELINE_CONFIG=$work/config.json XDG_STATE_HOME=$work/state \
+    LIFELINE_LOG=info \
+    "$DRIVER" --port "$port" --native-port "$native_port" --native-driver "$NATIVE_DRIVER" \
+    >>"$work/tauri-driver.log" 2>&1 &
+  driver_pid=$!
+  local native_pid deadline=$((SECONDS + 20))
+  while ((SECONDS < deadline)) && kill -0 "$driver_pid" 2>/dev/null; do
+    # tauri-driver starts WebKitWebDriver before it binds its own port.
+    if listens "$driver_pid" "$port"; then
+      native_pid=$(pgrep -P "$driver_pid" -x WebKitWebDriver) || break
+      listens "$native_pid" "$native_port" && return 0
+      # Exited (tauri-driver does not reap it): the port was taken.
+      [[ $(ps -o stat= -p "$native_pid") == Z* ]] && break
+    fi
+    sleep 0.1
+  done
+  # Nothing else of this run is up yet: end both, WebKitWebDriver too if tauri-driver is gone.
+  local pid
+  for pid in $(ours); do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  wait "$driver_pid" 2>/dev/null || true
+  driver_pid=""
+  gone_within 10 || true
+  return 1
+}
+# listens PID PORT: whether process PID holds a socket listening on 127.0.0.1:PORT (a port
+# that merely accepts connections could be someone else's).
+listens() {
+  local inode
+  while read -r inode; do
+    [[ -n $(find "/proc/$1/fd" -lname "socket:\[$inode\]" 2>/dev/null) ]] && return 0
+  done < <(awk -v port=":$(printf '%04X' "$2")" \
+    '$2 == "0100007F" port && $4 == "0A" { print $10 }' /proc/net/tcp)
+  return 1
+}
 
+mkdir -p "$work/state"
 started=$SECONDS
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
-for _ in $(seq 300); do
-  listening && break
-  kill -0 "$driver_pid" 2>/dev/null || {
-    cat "$work/tauri-driver.log" >&2
-    die "tauri-driver exited before it listened on 127.0.0.1:$port"
+for try in 1 2 3; do
+  if start_drivers; then break; fi
+  say "tauri-driver ($port) or WebKitWebDriver ($native_port) did not start (try $try of 3)"
+  ((try < 3)) || {
+    tail -n 20 "$work/tauri-driver.log" >&2
+    die "tauri-driver and WebKitWebDriver did not start, three times; their output is above"
   }
-  sleep 0.1
 done
-listening || die "tauri-driver did not listen on 127.0.0.1:$port within 30 s"
 say "tauri-driver on 127.0.0.1:$port (WebKitWebDriver on $native_port) after $((SECONDS - started)) s"
 
 # In the background, so that a signal to this script is handled at once, not after the test.

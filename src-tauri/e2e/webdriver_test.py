@@ -344,17 +344,18 @@ def main():
 
     (args.out / "webdriver-failure.png").unlink(missing_ok=True)  # from an earlier run
     wd = Session(args.driver)
-    wd.wait_ready()
-    wd.start(args.app.resolve())
-    say(f"session {wd.id}: {args.app}")
     try:
+        wd.wait_ready()
+        wd.start(args.app.resolve())
+        say(f"session {wd.id}: {args.app}")
         scenario(wd, args.out)
     except (Failed, WebDriverError, OSError) as e:
         print(f"webdriver: FAILED: {e}", file=sys.stderr, flush=True)
-        try:
-            say(f"screenshot: {wd.screenshot(args.out / 'webdriver-failure.png')}")
-        except (OSError, WebDriverError) as shot:
-            print(f"webdriver: no failure screenshot: {shot}", file=sys.stderr)
+        if wd.id is not None:
+            try:
+                say(f"screenshot: {wd.screenshot(args.out / 'webdriver-failure.png')}")
+            except (OSError, WebDriverError) as shot:
+                print(f"webdriver: no failure screenshot: {shot}", file=sys.stderr)
         return 1
     finally:
         # DELETE /session closes the app (webdriver.sh checks that it exits and cleans up).
