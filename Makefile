@@ -6,7 +6,7 @@
 #   make run          setup, build, start the desktop app (the CLI demo when there is no display)
 #   make ui           the UI's type check, unit tests and production build (ui/dist, embedded by the app)
 #   make ui-e2e       the UI in headless Chromium against its mock host
-#   make app-e2e      the real app in a real window under Xvfb, with screenshots (target/screenshots)
+#   make app-e2e      the real app in a real window (Xvfb): screenshots, then a WebDriver test
 #   make fmt          cargo fmt --all
 #   make lint         fmt check + clippy -D warnings
 #   make build        cargo build --workspace
@@ -62,6 +62,9 @@ ui-e2e:
 
 app-e2e:
 	src-tauri/e2e/screenshot.sh
+	src-tauri/e2e/webdriver.sh || { echo "app-e2e: the WebDriver test of the app failed; see above and" \
+	  "target/screenshots/webdriver-failure.png. It runs the app as built, which must embed the UI:" \
+	  "cd ui && npm run build && cargo build -p lifeline-app -p lifeline-it" >&2; exit 1; }
 
 # Sequential on purpose (the steps share target/ and the machine has 2 cores); `make -j` would
 # not speed this up, so the recipe calls the steps in order rather than listing prerequisites.

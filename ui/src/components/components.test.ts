@@ -71,7 +71,7 @@ describe("ServerList", () => {
     view("filesystem", { restarts: 1, last_restart_at: iso(Date.now() - 2 * 3600_000) }),
     view("sqlite", { state: "quarantined", quarantine_level: 2, next_attempt_at: iso(Date.now() + 38_000) }),
     view("linear", { state: "retired", reason: "auth", transport: "sse", tools: [] }),
-    view("github", { state: "reconnecting", attempt: 3, max_attempts: 10, transport: "http", tools_stale: true }),
+    view("github", { state: "reconnecting", attempt: 3, max_attempts: 10, transport: "http", tools_stale: true, generation: 5 }),
   ];
 
   test("one row per server with its badge, restarts and stale tools", async () => {
@@ -83,6 +83,8 @@ describe("ServerList", () => {
     const gh = rows()[1]!;
     expect(within(gh).getByTestId("state-badge").textContent?.trim()).toBe("reconnecting — attempt 3/10");
     expect(within(gh).getByTestId("tools").textContent).toContain("stale");
+    expect(within(gh).getByTestId("generation").textContent?.trim()).toBe("5");
+    expect(gh.dataset.generation).toBe("5");
     expect(within(rows()[3]!).getByTestId("quarantine").dataset.level).toBe("2");
   });
 
@@ -142,6 +144,7 @@ describe("DetailPanel", () => {
     render(DetailPanel, { store, server: "sqlite", onclose: () => {} });
     await tick();
 
+    expect(screen.getByTestId("detail-generation").textContent).toBe("gen 4");
     expect(screen.getByTestId("cause").textContent).toContain("command not found");
     expect(screen.getByTestId("cause").textContent).toContain("exited with code 127 — command not found");
     const summaries = screen.getAllByTestId("failure-summary").map((s) => s.textContent?.trim());
