@@ -9,6 +9,7 @@
 mod commands;
 mod demo;
 mod error;
+mod history;
 mod logs;
 mod state;
 mod view;
@@ -31,6 +32,9 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         commands::reconnect_all_failed,
         commands::call_tool,
         commands::app_info,
+        history::history_events,
+        history::history_failures,
+        history::history_calls,
     ])
 }
 
@@ -51,7 +55,7 @@ fn main() {
             let fixture = demo::fixture_path();
             let state = tauri::async_runtime::block_on(async {
                 let source = state::load(fixture.as_deref(), log_dir.as_deref()).await;
-                AppState::start(source)
+                AppState::start_with_history(source, |o| history::open(history::path(), o))
             });
             app.manage(state);
             exit_on_signals(app.handle().clone());

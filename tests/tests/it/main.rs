@@ -3,6 +3,7 @@
 
 mod cli;
 mod fixture_selftest;
+mod history;
 mod http;
 mod import;
 mod peers;
