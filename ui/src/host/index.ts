@@ -2,7 +2,7 @@
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
 // and an in-browser simulation (mock.ts) for development, tests and screenshots.
 
-import type { AppInfo, Event, ServerView } from "./types";
+import type { AppInfo, Event, HistoryQuery, PastCall, PastEvent, PastFailure, ServerView } from "./types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -30,6 +30,12 @@ export interface Host {
   callTool(server: string, tool: string, args: unknown): Promise<unknown>;
   /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
   appInfo(): Promise<AppInfo>;
+  /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
+  historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
+  /** Failures of earlier runs, newest first. */
+  historyFailures(query: HistoryQuery): Promise<PastFailure[]>;
+  /** Tool calls of earlier runs, newest first. */
+  historyCalls(query: HistoryQuery): Promise<PastCall[]>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

@@ -6,11 +6,16 @@
 // replayed to every subscriber), its future runs on the clock. Tests inject a manual clock.
 
 import type { Host } from "./index";
+import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
   CommandError,
   Event,
   Failure,
+  HistoryQuery,
+  PastCall,
+  PastEvent,
+  PastFailure,
   ServerView,
   Stage,
   StateInfo,
@@ -42,6 +47,8 @@ export interface MockOptions {
   seed?: number;
   /** Notice kinds `appInfo` reports (`demo`, `fixture_missing`, `fixture_failed`, `config`); none by default. */
   notices?: string[];
+  /** Earlier runs in the history (mock-history.ts); none by default, as on a first start. */
+  history?: boolean;
 }
 
 /** `?mock&servers=100&fail=reset,disable&seed=7&notice=demo,fixture_missing` */
@@ -56,6 +63,7 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
   if (q.has("seed") && Number.isFinite(seed)) opts.seed = seed;
   const notice = q.get("notice");
   if (notice) opts.notices = notice.split(",").filter(Boolean);
+  if (q.has("history")) opts.history = true;
   return opts;
 }
 
@@ -162,6 +170,7 @@ export class MockHost implements Host {
   private readonly listeners = new Set<(e: Event) => void>();
   private readonly failing: Set<string>;
   private readonly notices: readonly string[];
+  private readonly history: MockHistory;
   private pending: Pending[] = [];
   private nextId = 1;
   private seq = 0;
@@ -174,6 +183,7 @@ export class MockHost implements Host {
     this.clock = opts.clock ?? systemClock;
     this.failing = new Set(opts.fail ?? []);
     this.notices = opts.notices ?? [];
+    this.history = opts.history ? mockHistory(this.clock.now()) : { events: [], failures: [], calls: [] };
     this.rng = mulberry32(opts.seed ?? 20261129);
     this.t0 = this.clock.now();
     for (const def of scenario(opts.servers ?? 4)) {
@@ -298,6 +308,19 @@ export class MockHost implements Host {
   /** Not recorded in `calls`: it is not a command on a server. */
   async appInfo(): Promise<AppInfo> {
     return mockAppInfo(this.notices);
+  }
+
+  /** The history queries are not recorded in `calls` either: they change nothing. */
+  async historyEvents(query: HistoryQuery): Promise<PastEvent[]> {
+    return queryRows(this.history.events, query);
+  }
+
+  async historyFailures(query: HistoryQuery): Promise<PastFailure[]> {
+    return queryRows(this.history.failures, query);
+  }
+
+  async historyCalls(query: HistoryQuery): Promise<PastCall[]> {
+    return queryRows(this.history.calls, query);
   }
 
   // ## Test hooks

@@ -5,7 +5,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { AppInfo, Event, ServerView } from "./types";
+import type { AppInfo, Event, HistoryQuery, PastCall, PastEvent, PastFailure, ServerView } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -63,5 +63,17 @@ export class TauriHost implements Host {
 
   appInfo(): Promise<AppInfo> {
     return call<AppInfo>("app_info");
+  }
+
+  historyEvents(query: HistoryQuery): Promise<PastEvent[]> {
+    return call<PastEvent[]>("history_events", { ...query });
+  }
+
+  historyFailures(query: HistoryQuery): Promise<PastFailure[]> {
+    return call<PastFailure[]>("history_failures", { ...query });
+  }
+
+  historyCalls(query: HistoryQuery): Promise<PastCall[]> {
+    return call<PastCall[]>("history_calls", { ...query });
   }
 }

@@ -3,7 +3,7 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
-import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
+import type { AppInfo, CommandError, Event, PastCall, PastEvent, PastFailure, ServerView } from "../host/types";
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -25,6 +25,13 @@ export class FakeHost implements Host {
   callTool = vi.fn(async () => ({}));
   info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
   appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
+  /** Earlier runs' rows, newest first, returned whatever the query. */
+  pastEvents: PastEvent[] = [];
+  pastFailures: PastFailure[] = [];
+  pastCalls: PastCall[] = [];
+  historyEvents = vi.fn(async (): Promise<PastEvent[]> => structuredClone(this.pastEvents));
+  historyFailures = vi.fn(async (): Promise<PastFailure[]> => structuredClone(this.pastFailures));
+  historyCalls = vi.fn(async (): Promise<PastCall[]> => structuredClone(this.pastCalls));
 
   constructor(views: ServerView[]) {
     this.views = views;
