@@ -201,12 +201,19 @@ impl History {
         let _ = wait.recv();
     }
 
-    /// Writes what is queued and stops the writer; later records are dropped. Blocks.
+    /// Writes what is queued and stops the writer; later records are dropped. The WAL is
+    /// folded into the file, so a copy of `history.db` alone holds everything. Blocks;
+    /// queries still work afterwards.
     pub fn close(&self) {
         let tx = lock(&self.shared.tx).take();
         drop(tx);
         if let Some(writer) = lock(&self.shared.writer).take() {
             let _ = writer.join();
+        }
+        let checkpoint =
+            lock(&self.shared.conn).query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        if let Err(e) = checkpoint {
+            tracing::debug!("history: no checkpoint at close: {e}");
         }
     }
 
