@@ -400,3 +400,33 @@ fn configured_secrets_never_reach_the_file() {
         assert!(!bytes.windows(canary.len()).any(|w| w == canary.as_bytes()));
     }
 }
+
+#[test]
+fn the_writer_prunes_as_it_goes_not_only_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let small = Options {
+        retention: Retention {
+            max_age: MAX_AGE,
+            max_rows: 10,
+        },
+        ..options()
+    };
+    let (history, _) = History::open(&path, small);
+    let bus = EventBus::new(1);
+    for _ in 0..1000 {
+        history.record(&bus.emit("a", 1, ready()));
+    }
+    // The flush is answered after the batch that reached 1000 rows, and its prune.
+    history.flush();
+    history.close();
+    // Opened with room for everything: only the writer can have trimmed the table.
+    let (history, _) = History::open(&path, options());
+    let seqs: Vec<u64> = history
+        .events(&query(1000))
+        .unwrap()
+        .iter()
+        .map(|e| e.event["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, (991..=1000).rev().collect::<Vec<_>>());
+}
