@@ -79,7 +79,7 @@ describe("history of earlier runs against the mock host", () => {
     assert.deepEqual(await past.getByTestId("past-failure").count(), 1);
     const calls = await past.getByTestId("past-call").allTextContents();
     assert.equal(calls.length, 2);
-    assert.match(calls[1], /query\s+error \(timeout\)\s+1 min/);
+    assert.match(calls[1] ?? "", /query\s+error \(timeout\)\s+1 min/);
     await close();
   });
 
