@@ -1,31 +1,19 @@
 //! The app's history file (docs/history.md) and the commands that read earlier runs from it:
 //! `history_events`, `history_failures`, `history_calls`. The store itself is
-//! `lifeline_core::history`; this module only says where the file is and turns its answers
-//! into what the UI receives. Queries block on SQLite, so they run on the blocking pool.
+//! `lifeline_core::history` (which also says where the file is); this module opens it with a
+//! notice the UI can show and turns its answers into what the UI receives. Queries block on
+//! SQLite, so they run on the blocking pool.
 
 use crate::error::ErrorView;
 use crate::state::AppState;
 use lifeline_core::history::{
-    History, Notice, Options, PastCall, PastEvent, PastFailure, Query, QueryError,
+    HISTORY_ENV, History, Notice, Options, PastCall, PastEvent, PastFailure, Query, QueryError,
 };
 use std::path::PathBuf;
 use tauri::State;
 
-/// The environment variable that points the app at another history file (tests, a second
-/// profile).
-pub const ENV: &str = "LIFELINE_HISTORY";
-
 /// A query the store refuses (a limit out of bounds).
 pub const BAD_QUERY: &str = "bad_query";
-
-/// `LIFELINE_HISTORY` when set and non-empty, else `<data dir>/lifeline/history.db`
-/// (`~/.local/share/lifeline/history.db` on Linux).
-pub fn path() -> Option<PathBuf> {
-    match std::env::var_os(ENV) {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ => dirs::data_dir().map(|d| d.join("lifeline").join("history.db")),
-    }
-}
 
 /// Opens the history at `path`, or in memory with a notice when there is no data directory.
 pub fn open(path: Option<PathBuf>, options: Options) -> (History, Option<ErrorView>) {
@@ -40,7 +28,7 @@ pub fn open(path: Option<PathBuf>, options: Options) -> (History, Option<ErrorVi
                 "history_unavailable",
                 format!(
                     "There is no data directory for the history file, so this session's \
-                     history is kept in memory only. Set {ENV} to a file to keep it."
+                     history is kept in memory only. Set {HISTORY_ENV} to a file to keep it."
                 ),
             )),
         ),

@@ -131,7 +131,7 @@ async fn no_data_directory_is_a_notice() {
     let (_history, notice) = open(None, Options::default());
     let notice = notice.unwrap();
     assert_eq!(notice.kind, "history_unavailable");
-    assert!(notice.message.contains(ENV));
+    assert!(notice.message.contains(HISTORY_ENV));
 }
 
 #[test]

@@ -55,7 +55,9 @@ fn main() {
             let fixture = demo::fixture_path();
             let state = tauri::async_runtime::block_on(async {
                 let source = state::load(fixture.as_deref(), log_dir.as_deref()).await;
-                AppState::start_with_history(source, |o| history::open(history::path(), o))
+                AppState::start_with_history(source, |o| {
+                    history::open(lifeline_core::history::resolve_path(), o)
+                })
             });
             app.manage(state);
             exit_on_signals(app.handle().clone());

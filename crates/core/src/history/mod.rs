@@ -22,7 +22,8 @@ use crate::diagnostics::redact::Redactor;
 use crate::events::{CallOutcome, Event, rfc3339};
 use rusqlite::Connection;
 use serde::Serialize;
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -33,6 +34,22 @@ pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 pub const MAX_ROWS: u64 = 100_000;
 /// How long opening waits for another connection's write lock before it gives up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The environment variable that points at another history file (tests, a second profile).
+pub const HISTORY_ENV: &str = "LIFELINE_HISTORY";
+
+/// `LIFELINE_HISTORY` when set and non-empty, else `<data dir>/lifeline/history.db`
+/// (`~/.local/share/lifeline/history.db` on Linux); `None` when the platform has no data dir.
+pub fn resolve_path() -> Option<PathBuf> {
+    resolve(
+        std::env::var_os(HISTORY_ENV),
+        dirs::data_dir().map(|d| d.join("lifeline").join("history.db")),
+    )
+}
+
+fn resolve(env: Option<OsString>, default: Option<PathBuf>) -> Option<PathBuf> {
+    env.filter(|p| !p.is_empty()).map(PathBuf::from).or(default)
+}
 
 /// How much history is kept: whichever limit is reached first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -430,3 +430,18 @@ fn the_writer_prunes_as_it_goes_not_only_at_open() {
         .collect();
     assert_eq!(seqs, (991..=1000).rev().collect::<Vec<_>>());
 }
+
+#[test]
+fn the_env_names_the_file_unless_empty() {
+    let default = Some(PathBuf::from("/data/lifeline/history.db"));
+    let check = |env: Option<&str>, expect: Option<&str>| {
+        assert_eq!(
+            resolve(env.map(OsString::from), default.clone()),
+            expect.map(PathBuf::from)
+        );
+    };
+    check(Some("/tmp/h.db"), Some("/tmp/h.db"));
+    check(Some(""), Some("/data/lifeline/history.db"));
+    check(None, Some("/data/lifeline/history.db"));
+    assert_eq!(resolve(None, None), None);
+}
