@@ -158,6 +158,24 @@ impl History {
         (History::start(conn, options, now), notice)
     }
 
+    /// Opens an existing file only to read it, while the app may be writing it (the CLI, the
+    /// diagnostic bundle): no run is started, nothing is pruned or moved aside, records are
+    /// ignored, and every run in the file counts as earlier (`run().id` is 0).
+    pub fn open_read_only(path: &Path) -> Result<History, QueryError> {
+        let conn = schema::open_read_only(path, BUSY_TIMEOUT)?;
+        Ok(History {
+            shared: Arc::new(Shared {
+                conn: Arc::new(Mutex::new(conn)),
+                run: Run {
+                    id: 0,
+                    started_at: String::new(),
+                },
+                tx: Mutex::new(None),
+                writer: Mutex::new(None),
+            }),
+        })
+    }
+
     /// History that lasts as long as the process (tests, and the fallback above).
     pub fn in_memory(options: Options) -> History {
         History::start(schema::open_memory(), options, SystemTime::now())

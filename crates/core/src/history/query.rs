@@ -26,6 +26,11 @@ pub enum QueryError {
     Limit(u32),
     #[error("the history could not be read: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the history file has schema version {0}; this build reads version {v} (use the Lifeline that wrote it)",
+        v = super::SCHEMA_VERSION
+    )]
+    Schema(i32),
 }
 
 /// One event of an earlier run, exactly as the bus published it (already scrubbed).

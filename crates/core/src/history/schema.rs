@@ -104,6 +104,21 @@ pub(super) fn open_file(path: &Path, busy_timeout: Duration) -> Result<Connectio
     Ok(conn)
 }
 
+/// `path` as it is, read-only; a schema other than `SCHEMA_VERSION` is refused.
+pub(super) fn open_read_only(
+    path: &Path,
+    busy_timeout: Duration,
+) -> Result<Connection, super::QueryError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(busy_timeout)?;
+    let version: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version != SCHEMA_VERSION {
+        return Err(super::QueryError::Schema(version));
+    }
+    Ok(conn)
+}
+
 /// A fresh in-memory database with the schema.
 pub(super) fn open_memory() -> Connection {
     let conn = Connection::open_in_memory().expect("SQLite can always open an in-memory database");

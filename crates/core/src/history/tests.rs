@@ -445,3 +445,59 @@ fn the_env_names_the_file_unless_empty() {
     check(None, Some("/data/lifeline/history.db"));
     assert_eq!(resolve(None, None), None);
 }
+
+#[test]
+fn a_reader_sees_every_run_while_the_app_writes_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let first = run_once(&path, options(), &[("a", ready())]);
+    let (app, _) = History::open(&path, options());
+    app.record(&EventBus::new(1).emit("b", 1, failure("timeout", "slow")));
+    app.record_call(call("b", CallOutcome::Ok, None));
+    app.flush();
+
+    let reader = History::open_read_only(&path).unwrap();
+    let runs: Vec<(i64, String)> = reader
+        .events(&query(10))
+        .unwrap()
+        .iter()
+        .map(|e| (e.run, e.event["server"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(runs, [(app.run().id, "b".into()), (first.id, "a".into())]);
+    assert_eq!(reader.calls(&query(10)).unwrap().len(), 1);
+    reader.record(&EventBus::new(1).emit("c", 1, ready()));
+    reader.flush();
+    app.close();
+    assert_eq!(
+        History::open_read_only(&path)
+            .unwrap()
+            .events(&query(10))
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_reader_refuses_what_it_cannot_read_and_leaves_it_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    assert!(matches!(
+        History::open_read_only(&path),
+        Err(QueryError::Sqlite(_))
+    ));
+    std::fs::write(&path, b"not a database at all".repeat(50)).unwrap();
+    let e = History::open_read_only(&path).err().unwrap();
+    assert!(e.to_string().contains("not a database"), "{e}");
+    let conn = Connection::open(path.with_file_name("newer.db")).unwrap();
+    conn.execute_batch("PRAGMA user_version = 2;").unwrap();
+    drop(conn);
+    let e = History::open_read_only(&path.with_file_name("newer.db"))
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "the history file has schema version 2; this build reads version 1 (use the Lifeline that wrote it)"
+    );
+    assert!(path.exists());
+}
