@@ -76,11 +76,13 @@ const MOCK_NOTICE: Record<string, string> = {
     "The demo runs the lifeline-fixture binary, which is not next to the app (looked for /opt/lifeline/lifeline-fixture). Build it with `cargo build -p lifeline-it`, then restart the app.",
   fixture_failed: "The demo's HTTP fixture for RATE_LIMITED_URL did not start: address in use (simulated by ?mock&notice=fixture_failed).",
   config: `${MOCK_CONFIG_PATH}: expected \`mcpServers\` to be an object (simulated by ?mock&notice=config)`,
+  history_locked:
+    "The history file /home/ada/.local/share/lifeline/history.db is in use by another Lifeline instance, so this session's history is kept in memory only and earlier runs are not shown. Close the other instance and restart to keep history again.",
 };
 
 /** `appInfo` of the mock: a plain config-mode app, unless notices were asked for. */
 export function mockAppInfo(notices: readonly string[] = []): AppInfo {
-  const demo = notices.some((k) => k !== "config");
+  const demo = notices.some((k) => k === "demo" || k.startsWith("fixture_"));
   return {
     version: "0.1.0",
     mode: demo ? "demo" : "config",

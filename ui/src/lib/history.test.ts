@@ -3,7 +3,8 @@ import { tick } from "svelte";
 import { describe, expect, test } from "vitest";
 import ActivityFeed from "../components/ActivityFeed.svelte";
 import PastRuns from "../components/PastRuns.svelte";
-import { MockHost } from "../host/mock";
+import { MockHost, mockAppInfo } from "../host/mock";
+import { noticeBanners } from "./notices";
 import type { Event, PastCall, PastEvent, PastFailure } from "../host/types";
 import { FakeHost } from "../test/fake-host";
 import { failure, failureEvent, iso, ManualClock, stateEvent, T0, view } from "../test/fixtures";
@@ -145,4 +146,12 @@ describe("components", () => {
     expect(call.textContent).toContain("query");
     expect(call.textContent).toContain("error (timeout)");
   });
+});
+
+test("a history notice is a warning banner, and not the demo", () => {
+  const info = mockAppInfo(["history_locked"]);
+  expect(info.mode).toBe("config");
+  const [banner] = noticeBanners(info);
+  expect(banner).toMatchObject({ tone: "warn", notice: "history_locked", title: "History not kept" });
+  expect(banner!.message).toContain("in use by another Lifeline instance");
 });
