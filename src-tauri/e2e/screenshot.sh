@@ -100,7 +100,7 @@ has_window() { xwininfo -root -tree | grep -q "\"$1\""; }
 run() {
   local name=$1 state=$work/state-$1
   mkdir -p "$state"
-  XDG_STATE_HOME=$state LIFELINE_LOG=info "$APP" >"$work/$name.stderr" 2>&1 &
+  XDG_STATE_HOME=$state LIFELINE_HISTORY=$state/history.db LIFELINE_LOG=info "$APP" >"$work/$name.stderr" 2>&1 &
   app_pid=$!
   local started=$SECONDS
   wait_for 60 "window titled Lifeline" has_window Lifeline
@@ -129,6 +129,8 @@ run() {
   app_pid=""
   ((rc == 0)) || die "$name: the app exited $rc after SIGTERM"
   logged "lifeline-app stopped" || die "$name: no 'lifeline-app stopped' in the log"
+  # The history was written and folded into one file at shutdown (docs/history.md).
+  [[ -s $state/history.db && ! -s $state/history.db-wal ]] || die "$name: no history in $state/history.db"
   # The servers are gone by the time the app exits; WebKit's helper processes follow it
   # within moments. A zombie (exited, not yet reaped by init) counts as gone.
   for pid in $children; do

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, oneshot};
 
 /// A shell error kind: a second call with a `call_id` that is still in flight.
@@ -139,17 +139,29 @@ impl AppState {
             cancel: Some(cancel),
         };
         let mut stopping = self.stopping.subscribe();
+        let started_at = SystemTime::now();
+        let started = tokio::time::Instant::now();
         let result = {
             let fleet = self.fleet.read().await;
             let supervisor = supervisor(running(&fleet)?, server)?;
             tokio::select! {
-                result = supervisor.call_with(tool, args, opts) => result
-                    .map(|v| scrub_value(&self.redactor, v))
-                    .map_err(|e| ErrorView::from_core(&e, &self.redactor)),
-                _ = stopping.wait_for(|s| *s) => Err(closing()),
+                result = supervisor.call_with(tool, args, opts) => result,
+                _ = stopping.wait_for(|s| *s) => {
+                    Err(lifeline_core::Error::cancelled(closing().message))
+                }
             }
         };
         drop(registered);
+        self.history.record_call(super::call_record(
+            server,
+            tool,
+            started_at,
+            started.elapsed(),
+            &result,
+        ));
+        let result = result
+            .map(|v| scrub_value(&self.redactor, v))
+            .map_err(|e| ErrorView::from_core(&e, &self.redactor));
         // Every progress sent before the answer is delivered before the result returns.
         let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
         result

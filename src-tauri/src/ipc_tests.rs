@@ -17,7 +17,7 @@ const CONFIG: &str = r#"{"mcpServers": {
     "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true}
 }}"#;
 
-fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let config = config::parse(CONFIG, None, &|_| None).unwrap();
     let state = tauri::async_runtime::block_on(async {
         let state = AppState::start(Source {
@@ -48,7 +48,11 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     (app, webview)
 }
 
-fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+pub(crate) fn invoke(
+    webview: &WebviewWindow<MockRuntime>,
+    cmd: &str,
+    args: Value,
+) -> Result<Value, Value> {
     let request = InvokeRequest {
         cmd: cmd.into(),
         callback: CallbackFn(0),

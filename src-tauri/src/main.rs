@@ -10,6 +10,7 @@ mod commands;
 mod demo;
 mod detail_cmds;
 mod error;
+mod history;
 mod logs;
 mod state;
 mod tray;
@@ -38,6 +39,9 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         detail_cmds::server_stderr,
         detail_cmds::server_command,
         detail_cmds::server_config,
+        history::history_events,
+        history::history_failures,
+        history::history_calls,
     ])
 }
 
@@ -59,7 +63,9 @@ fn main() {
             let fixture = demo::fixture_path();
             let state = tauri::async_runtime::block_on(async {
                 let source = state::load(fixture.as_deref(), log_dir.as_deref()).await;
-                AppState::start(source)
+                AppState::start_with_history(source, |o| {
+                    history::open(lifeline_core::history::resolve_path(), o)
+                })
             });
             app.manage(state);
             exit_on_signals(app.handle().clone());

@@ -8,13 +8,15 @@ use crate::error::ErrorView;
 use crate::view::{Restarts, ServerView};
 use lifeline_core::config::{self, Config, ConfigErrorKind};
 use lifeline_core::diagnostics::redact::Redactor;
-use lifeline_core::events::{Event, EventBody, EventBus};
+use lifeline_core::events::{CallOutcome, Event, EventBody, EventBus};
+use lifeline_core::history::{CallRecord, History};
 use lifeline_core::supervisor::{Fleet, Supervisor};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
 use tokio::process::Child;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::{RwLock, watch};
@@ -133,21 +135,49 @@ pub struct AppState {
     fixtures: Mutex<Vec<Child>>,
     /// The detail panel's tool calls in flight and the servers' configs.
     detail: detail::Detail,
+    /// Every event of the bus and every `call_tool`, kept across runs (docs/history.md).
+    history: History,
+    /// Records the bus into `history`; ends when the fleet (and so the bus) is gone.
+    recorder: Mutex<Option<JoinHandle<()>>>,
 }
+
+/// How long shutdown waits for the last events to reach the history.
+const RECORDER_DRAIN: Duration = Duration::from_secs(2);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl AppState {
-    /// Starts every supervisor. Must run inside the tokio runtime (tauri's).
+    /// Starts every supervisor, with this run's history in memory only. Must run inside the
+    /// tokio runtime (tauri's).
+    // `allow`, not `expect`: the app itself starts with a history file.
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "tests run without a history file")
+    )]
     pub fn start(source: Source) -> AppState {
+        AppState::start_with_history(source, |options| (History::in_memory(options), None))
+    }
+
+    /// Starts every supervisor, recording into the history `open` returns (given the
+    /// options that scrub the config's secrets); its notice, if any, joins `info.notices`.
+    pub fn start_with_history(
+        source: Source,
+        open: impl FnOnce(lifeline_core::history::Options) -> (History, Option<ErrorView>),
+    ) -> AppState {
         let Source {
             config,
             mut info,
             fixtures,
         } = source;
+        let (history, notice) = open(lifeline_core::history::Options {
+            redactor: Redactor::new(config.secrets()),
+            ..Default::default()
+        });
+        info.notices.extend(notice);
         let bus = Arc::new(EventBus::new(BUS_CAPACITY));
+        let recorder = tokio::spawn(history.clone().record_from(bus.subscribe()));
         let restarts = Arc::new(Mutex::new(Restarts::default()));
         // Subscribed before the fleet starts, so the count sees every generation.
         let (tracked_tx, tracked) = watch::channel(0);
@@ -172,7 +202,13 @@ impl AppState {
             info,
             subscriptions: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(fixtures),
+            history,
+            recorder: Mutex::new(Some(recorder)),
         }
+    }
+
+    pub fn history(&self) -> History {
+        self.history.clone()
     }
 
     pub fn info(&self) -> AppInfo {
@@ -270,6 +306,17 @@ impl AppState {
         if let Some(fleet) = fleet {
             fleet.stop().await;
         }
+        // The fleet held the bus: the recorder drains what is left and ends.
+        let recorder = lock(&self.recorder).take();
+        if let Some(recorder) = recorder
+            && tokio::time::timeout(RECORDER_DRAIN, recorder)
+                .await
+                .is_err()
+        {
+            tracing::warn!("history: the last events were not all recorded");
+        }
+        let history = self.history.clone();
+        let _ = tokio::task::spawn_blocking(move || history.close()).await;
         let fixtures = std::mem::take(&mut *lock(&self.fixtures));
         for mut child in fixtures {
             let _ = child.kill().await;
@@ -297,6 +344,31 @@ impl AppState {
     pub async fn tracked(&self, seq: u64) {
         let mut tracked = self.tracked.clone();
         let _ = tracked.wait_for(|s| *s >= seq).await;
+    }
+}
+
+/// What the history keeps of a call: never its arguments or its result.
+fn call_record(
+    server: &str,
+    tool: &str,
+    started_at: SystemTime,
+    duration: Duration,
+    result: &Result<Value, lifeline_core::Error>,
+) -> CallRecord {
+    let (outcome, error_kind) = match result {
+        Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
+            (CallOutcome::ToolError, None)
+        }
+        Ok(_) => (CallOutcome::Ok, None),
+        Err(e) => (CallOutcome::Error, Some(e.kind().as_str().to_owned())),
+    };
+    CallRecord {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        started_at,
+        duration,
+        outcome,
+        error_kind,
     }
 }
 

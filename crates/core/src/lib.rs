@@ -7,6 +7,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod events;
+pub mod history;
 pub mod policy;
 pub mod protocol;
 pub mod session;

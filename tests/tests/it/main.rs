@@ -4,6 +4,7 @@
 mod cli;
 mod detail;
 mod fixture_selftest;
+mod history;
 mod http;
 mod import;
 mod peers;

@@ -7,7 +7,11 @@ import type {
   CallOptions,
   Event,
   GenerationStderr,
+  HistoryQuery,
   MaskedServerConfig,
+  PastCall,
+  PastEvent,
+  PastFailure,
   ResolvedCommand,
   ServerView,
   ToolDef,
@@ -51,6 +55,12 @@ export interface Host {
   serverCommand(server: string): Promise<ResolvedCommand | null>;
   /** The server's config, read-only, every secret value masked. */
   serverConfig(server: string): Promise<MaskedServerConfig>;
+  /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
+  historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
+  /** Failures of earlier runs, newest first. */
+  historyFailures(query: HistoryQuery): Promise<PastFailure[]>;
+  /** Tool calls of earlier runs, newest first. */
+  historyCalls(query: HistoryQuery): Promise<PastCall[]>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

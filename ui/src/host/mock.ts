@@ -6,6 +6,7 @@
 // replayed to every subscriber), its future runs on the clock. Tests inject a manual clock.
 
 import type { Host } from "./index";
+import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
   CallOptions,
@@ -16,6 +17,10 @@ import type {
   GenerationStderr,
   MaskedServerConfig,
   ResolvedCommand,
+  HistoryQuery,
+  PastCall,
+  PastEvent,
+  PastFailure,
   ServerView,
   Stage,
   StateInfo,
@@ -49,6 +54,8 @@ export interface MockOptions {
   seed?: number;
   /** Notice kinds `appInfo` reports (`demo`, `fixture_missing`, `fixture_failed`, `config`); none by default. */
   notices?: string[];
+  /** Earlier runs in the history (mock-history.ts); none by default, as on a first start. */
+  history?: boolean;
 }
 
 /** `?mock&servers=100&fail=reset,disable&seed=7&notice=demo,fixture_missing` */
@@ -63,6 +70,7 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
   if (q.has("seed") && Number.isFinite(seed)) opts.seed = seed;
   const notice = q.get("notice");
   if (notice) opts.notices = notice.split(",").filter(Boolean);
+  if (q.has("history")) opts.history = true;
   return opts;
 }
 
@@ -75,11 +83,13 @@ const MOCK_NOTICE: Record<string, string> = {
     "The demo runs the lifeline-fixture binary, which is not next to the app (looked for /opt/lifeline/lifeline-fixture). Build it with `cargo build -p lifeline-it`, then restart the app.",
   fixture_failed: "The demo's HTTP fixture for RATE_LIMITED_URL did not start: address in use (simulated by ?mock&notice=fixture_failed).",
   config: `${MOCK_CONFIG_PATH}: expected \`mcpServers\` to be an object (simulated by ?mock&notice=config)`,
+  history_locked:
+    "The history file /home/ada/.local/share/lifeline/history.db is in use by another Lifeline instance, so this session's history is kept in memory only and earlier runs are not shown. Close the other instance and restart to keep history again.",
 };
 
 /** `appInfo` of the mock: a plain config-mode app, unless notices were asked for. */
 export function mockAppInfo(notices: readonly string[] = []): AppInfo {
-  const demo = notices.some((k) => k !== "config");
+  const demo = notices.some((k) => k === "demo" || k.startsWith("fixture_"));
   return {
     version: "0.1.0",
     mode: demo ? "demo" : "config",
@@ -171,6 +181,7 @@ export class MockHost implements Host {
   private readonly listeners = new Set<(e: Event) => void>();
   private readonly failing: Set<string>;
   private readonly notices: readonly string[];
+  private readonly history: MockHistory;
   private pending: Pending[] = [];
   private nextId = 1;
   private seq = 0;
@@ -185,6 +196,7 @@ export class MockHost implements Host {
     this.clock = opts.clock ?? systemClock;
     this.failing = new Set(opts.fail ?? []);
     this.notices = opts.notices ?? [];
+    this.history = opts.history ? mockHistory(this.clock.now()) : { events: [], failures: [], calls: [] };
     this.rng = mulberry32(opts.seed ?? 20261129);
     this.t0 = this.clock.now();
     for (const def of scenario(opts.servers ?? 4)) {
@@ -382,6 +394,19 @@ export class MockHost implements Host {
   /** Not recorded in `calls`: it is not a command on a server. */
   async appInfo(): Promise<AppInfo> {
     return mockAppInfo(this.notices);
+  }
+
+  /** The history queries are not recorded in `calls` either: they change nothing. */
+  async historyEvents(query: HistoryQuery): Promise<PastEvent[]> {
+    return queryRows(this.history.events, query);
+  }
+
+  async historyFailures(query: HistoryQuery): Promise<PastFailure[]> {
+    return queryRows(this.history.failures, query);
+  }
+
+  async historyCalls(query: HistoryQuery): Promise<PastCall[]> {
+    return queryRows(this.history.calls, query);
   }
 
   // ## Test hooks

@@ -11,7 +11,11 @@ import type {
   CallProgress,
   Event,
   GenerationStderr,
+  HistoryQuery,
   MaskedServerConfig,
+  PastCall,
+  PastEvent,
+  PastFailure,
   ResolvedCommand,
   ServerView,
   ToolDef,
@@ -95,5 +99,17 @@ export class TauriHost implements Host {
 
   serverConfig(server: string): Promise<MaskedServerConfig> {
     return call<MaskedServerConfig>("server_config", { server });
+  }
+
+  historyEvents(query: HistoryQuery): Promise<PastEvent[]> {
+    return call<PastEvent[]>("history_events", { ...query });
+  }
+
+  historyFailures(query: HistoryQuery): Promise<PastFailure[]> {
+    return call<PastFailure[]>("history_failures", { ...query });
+  }
+
+  historyCalls(query: HistoryQuery): Promise<PastCall[]> {
+    return call<PastCall[]>("history_calls", { ...query });
   }
 }

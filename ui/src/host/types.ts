@@ -223,3 +223,38 @@ export interface ResolvedCommand {
 
 /** `server_config`: the server's entry as the file's keys, every secret value `***`. */
 export type MaskedServerConfig = Record<string, unknown>;
+
+// ## History of earlier runs (src-tauri/README.md, docs/history.md)
+
+/** What `history_*` commands filter by; `limit` is 1 to 1000. Rows come newest first. */
+export interface HistoryQuery {
+  server?: string;
+  /** Only rows with an `id` below this one: the next page. */
+  before?: number;
+  limit: number;
+}
+
+/** The run (an app start) a row of history belongs to. */
+interface PastHead {
+  /** The row's id in its table; ordering across runs, and the `before` of the next page. */
+  id: number;
+  run: number;
+  run_started_at: string;
+}
+
+/** An event of an earlier run, exactly as that run's bus published it (its `seq` is that run's). */
+export type PastEvent = PastHead & { event: Event };
+
+/** A failure of an earlier run. */
+export type PastFailure = PastHead & { at: string; server: string; failure: Failure };
+
+/** A tool call of an earlier run: never its arguments or result. */
+export type PastCall = PastHead & {
+  server: string;
+  tool: string;
+  started_at: string;
+  duration_ms: number;
+  outcome: CallOutcome;
+  /** The error's kind when `outcome` is `error`. */
+  error_kind: string | null;
+};

@@ -8,6 +8,9 @@ const WARNING_TITLE: Record<string, string> = {
   fixture_missing: "Demo fixture missing",
   fixture_failed: "Demo fixture failed",
   config: "Config not used",
+  history_corrupt: "History started anew",
+  history_locked: "History not kept",
+  history_unavailable: "History not kept",
 };
 
 /** Where to add servers; the config path when the shell said which file it looked for. */

@@ -6,6 +6,7 @@
 import { type Host, toCommandError } from "../host/index";
 import type { Event, ServerView } from "../host/types";
 import { type ActivityItem, activityItem, MAX_ACTIVITY } from "./activity";
+import { HistoryStore } from "./history.svelte";
 import { applyEvent, markGap, newModel, replaceView, type ServerModel } from "./model";
 
 /** connecting: first snapshot pending; live; resyncing: re-reading after a gap; offline: the host failed. */
@@ -50,6 +51,8 @@ export class DashboardStore {
   inFlight: Record<string, Command | "reconnect_all_failed"> = $state({});
 
   readonly host: Host;
+  /** Earlier runs, shown beside the live state and never applied to it. */
+  readonly history: HistoryStore;
   #lastSeq: number | null = null;
   #buffer: Event[] | null = null;
   #unsubscribe: (() => void) | null = null;
@@ -61,10 +64,12 @@ export class DashboardStore {
 
   constructor(host: Host) {
     this.host = host;
+    this.history = new HistoryStore(host);
   }
 
   /** Subscribe first and hold events, then snapshot, then apply what was held: nothing falls between. */
   async start(): Promise<void> {
+    void this.history.load();
     this.#buffer = [];
     try {
       this.#unsubscribe = await this.host.subscribe((e) => this.receive(e));

@@ -10,6 +10,9 @@ import type {
   Event,
   GenerationStderr,
   MaskedServerConfig,
+  PastCall,
+  PastEvent,
+  PastFailure,
   ResolvedCommand,
   ServerView,
   ToolDef,
@@ -44,6 +47,13 @@ export class FakeHost implements Host {
   serverCommand = vi.fn(async (_server: string): Promise<ResolvedCommand | null> => structuredClone(this.command));
   config: MaskedServerConfig = {};
   serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.config));
+  /** Earlier runs' rows, newest first, returned whatever the query. */
+  pastEvents: PastEvent[] = [];
+  pastFailures: PastFailure[] = [];
+  pastCalls: PastCall[] = [];
+  historyEvents = vi.fn(async (): Promise<PastEvent[]> => structuredClone(this.pastEvents));
+  historyFailures = vi.fn(async (): Promise<PastFailure[]> => structuredClone(this.pastFailures));
+  historyCalls = vi.fn(async (): Promise<PastCall[]> => structuredClone(this.pastCalls));
 
   constructor(views: ServerView[]) {
     this.views = views;

@@ -1,0 +1,163 @@
+//! Reading earlier runs: events, failures and calls, newest first, by server, a page at a
+//! time (`before` is the `id` of the oldest row already shown). The current run is left out:
+//! its events reach the UI live.
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Most rows one query returns.
+pub const MAX_LIMIT: u32 = 1000;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    /// Only this server's rows.
+    pub server: Option<String>,
+    /// Only rows with an `id` below this one (the next page).
+    pub before: Option<i64>,
+    /// 1 to `MAX_LIMIT`.
+    pub limit: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    #[error("limit must be between 1 and {max}, got {0}", max = MAX_LIMIT)]
+    Limit(u32),
+    #[error("the history could not be read: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the history file has schema version {0}; this build reads version {v} (use the Lifeline that wrote it)",
+        v = super::SCHEMA_VERSION
+    )]
+    Schema(i32),
+}
+
+/// One event of an earlier run, exactly as the bus published it (already scrubbed).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PastEvent {
+    pub id: i64,
+    pub run: i64,
+    pub run_started_at: String,
+    pub event: Value,
+}
+
+/// One failure of an earlier run: the `FailureInfo` of a failure event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PastFailure {
+    pub id: i64,
+    pub run: i64,
+    pub run_started_at: String,
+    pub at: String,
+    pub server: String,
+    pub failure: Value,
+}
+
+/// One tool call of an earlier run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PastCall {
+    pub id: i64,
+    pub run: i64,
+    pub run_started_at: String,
+    pub server: String,
+    pub tool: String,
+    pub started_at: String,
+    pub duration_ms: i64,
+    /// `ok`, `tool_error` or `error`.
+    pub outcome: String,
+    pub error_kind: Option<String>,
+}
+
+fn checked(query: &Query) -> Result<(), QueryError> {
+    if query.limit == 0 || query.limit > MAX_LIMIT {
+        return Err(QueryError::Limit(query.limit));
+    }
+    Ok(())
+}
+
+/// `{table} t JOIN runs r` filtered to earlier runs, a server and a page, newest first.
+fn select(columns: &str, table: &str) -> String {
+    format!(
+        "SELECT t.id, t.run, coalesce(r.started_at, ''), {columns}
+           FROM {table} t LEFT JOIN runs r ON r.id = t.run
+          WHERE t.run <> ?1
+            AND (?2 IS NULL OR t.server = ?2)
+            AND (?3 IS NULL OR t.id < ?3)
+          ORDER BY t.id DESC
+          LIMIT ?4"
+    )
+}
+
+fn rows<T>(
+    conn: &Connection,
+    sql: &str,
+    current_run: i64,
+    query: &Query,
+    map: impl FnMut(&Row) -> rusqlite::Result<T>,
+) -> Result<Vec<T>, QueryError> {
+    checked(query)?;
+    let mut stmt = conn.prepare_cached(sql)?;
+    let found = stmt.query_map(
+        params![current_run, query.server, query.before, query.limit],
+        map,
+    )?;
+    Ok(found.collect::<Result<_, _>>()?)
+}
+
+fn json(text: String) -> Value {
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+pub(super) fn events(
+    conn: &Connection,
+    current_run: i64,
+    query: &Query,
+) -> Result<Vec<PastEvent>, QueryError> {
+    rows(conn, &select("t.json", "events"), current_run, query, |r| {
+        Ok(PastEvent {
+            id: r.get(0)?,
+            run: r.get(1)?,
+            run_started_at: r.get(2)?,
+            event: json(r.get(3)?),
+        })
+    })
+}
+
+pub(super) fn failures(
+    conn: &Connection,
+    current_run: i64,
+    query: &Query,
+) -> Result<Vec<PastFailure>, QueryError> {
+    let sql = select("t.at, t.server, t.json", "failures");
+    rows(conn, &sql, current_run, query, |r| {
+        Ok(PastFailure {
+            id: r.get(0)?,
+            run: r.get(1)?,
+            run_started_at: r.get(2)?,
+            at: r.get(3)?,
+            server: r.get(4)?,
+            failure: json(r.get(5)?),
+        })
+    })
+}
+
+pub(super) fn calls(
+    conn: &Connection,
+    current_run: i64,
+    query: &Query,
+) -> Result<Vec<PastCall>, QueryError> {
+    let columns = "t.server, t.tool, t.started_at, t.duration_ms, t.outcome, t.error_kind";
+    rows(conn, &select(columns, "calls"), current_run, query, |r| {
+        Ok(PastCall {
+            id: r.get(0)?,
+            run: r.get(1)?,
+            run_started_at: r.get(2)?,
+            server: r.get(3)?,
+            tool: r.get(4)?,
+            started_at: r.get(5)?,
+            duration_ms: r.get(6)?,
+            outcome: r.get(7)?,
+            error_kind: r.get(8)?,
+        })
+    })
+}
