@@ -192,8 +192,10 @@ fn shown_url(url: &str, fired: &mut dyn FnMut(Rule)) -> String {
             .split('&')
             .filter(|kv| !kv.is_empty())
             .map(|kv| match kv.split_once('=') {
-                Some((k, _)) => {
-                    fired(Rule::UrlQueryValue);
+                Some((k, v)) => {
+                    if v != MASK {
+                        fired(Rule::UrlQueryValue);
+                    }
                     format!("{k}={MASK}")
                 }
                 None => kv.to_owned(),

@@ -9,6 +9,7 @@
 use super::SupervisorConfig;
 use super::establish::establish;
 use super::state::{Effect, Input, State, Status, step};
+use super::stderr::StderrLog;
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::events::{CallOutcome, EventBody, EventBus, FailureInfo, StateInfo, millis, rfc3339};
 use crate::policy::{Action, SeededRng, classify};
@@ -58,6 +59,7 @@ pub struct Supervisor {
     tx: mpsc::UnboundedSender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     task: tokio::task::JoinHandle<()>,
+    stderr: StderrLog,
 }
 
 impl Supervisor {
@@ -75,13 +77,21 @@ impl Supervisor {
         });
         let name = cfg.name.clone();
         let actor = Actor::new(cfg, bus, snapshot_tx);
+        let stderr = actor.stderr.clone();
         let task = tokio::spawn(actor.run(rx));
         Supervisor {
             name,
             tx,
             snapshot,
             task,
+            stderr,
         }
+    }
+
+    /// What the last generations (`KEPT_GENERATIONS`) of a stdio server wrote to stderr,
+    /// scrubbed, oldest first; empty for HTTP servers.
+    pub fn stderr_tails(&self) -> Vec<(u64, String)> {
+        self.stderr.tails()
     }
 
     pub fn name(&self) -> &str {
@@ -238,6 +248,8 @@ struct Actor {
     internal_rx: mpsc::UnboundedReceiver<Internal>,
     /// `now` of the step being performed.
     step_now: Duration,
+    /// Each generation's stderr tail, kept past its process for diagnostics.
+    stderr: StderrLog,
     tools: Vec<Tool>,
     /// The generation that listed `tools` (a stale list is still that generation's).
     tools_generation: u64,
@@ -272,6 +284,7 @@ impl Actor {
             internal_tx,
             internal_rx,
             step_now: Duration::ZERO,
+            stderr: StderrLog::default(),
             tools: Vec::new(),
             tools_generation: 0,
             tools_stale: false,
@@ -369,7 +382,8 @@ impl Actor {
     }
 
     fn start_attempt(&mut self, generation: u64) {
-        let cfg = self.cfg.clone();
+        let mut cfg = self.cfg.clone();
+        cfg.connector = self.stderr.recording(generation, cfg.connector);
         let slot = self.slot.clone();
         let tx = self.internal_tx.clone();
         let epoch = self.epoch;

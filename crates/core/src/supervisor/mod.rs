@@ -7,6 +7,7 @@ mod establish;
 mod fleet;
 mod from_config;
 pub mod state;
+mod stderr;
 
 #[cfg(test)]
 mod actor_tests;
@@ -15,6 +16,7 @@ mod tests;
 
 pub use actor::{Snapshot, Supervisor};
 pub use fleet::Fleet;
+pub use stderr::KEPT_GENERATIONS;
 
 use crate::error::{Error, Stage};
 use crate::session::SessionOptions;

@@ -80,6 +80,14 @@ impl Transport {
             Transport::Http(_) | Transport::Memory(_) => String::new(),
         }
     }
+
+    /// A handle on the stderr tail that outlives this transport; `None` for HTTP.
+    pub fn stderr_handle(&self) -> Option<stdio::StderrTail> {
+        match self {
+            Transport::Stdio(t) => Some(t.stderr_handle()),
+            Transport::Http(_) | Transport::Memory(_) => None,
+        }
+    }
 }
 
 /// A transport and the stream of what it receives.

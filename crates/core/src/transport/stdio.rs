@@ -161,6 +161,15 @@ impl StdioTransport {
         })
     }
 
+    /// A handle on this server's stderr tail that stays readable after the transport is
+    /// gone, so a diagnostic bundle can show what a failed generation wrote.
+    pub fn stderr_handle(&self) -> StderrTail {
+        StderrTail {
+            tail: self.stderr.clone(),
+            redactor: self.redactor.clone(),
+        }
+    }
+
     /// The last lines the server wrote to stderr, scrubbed of configured secrets.
     pub fn stderr_tail(&self) -> String {
         self.redactor
@@ -462,6 +471,21 @@ async fn read_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Tail
             break;
         }
         tail.lock().expect("stderr lock").push(&buf[..n]);
+    }
+}
+
+/// A stdio server's stderr tail, shared with the reader that fills it.
+#[derive(Clone)]
+pub struct StderrTail {
+    tail: Arc<Mutex<Tail>>,
+    redactor: Redactor,
+}
+
+impl StderrTail {
+    /// What the server wrote last, scrubbed of its configured secrets and token shapes.
+    pub fn text(&self) -> String {
+        self.redactor
+            .scrub(&self.tail.lock().expect("stderr lock").text())
     }
 }
 
