@@ -415,3 +415,50 @@ fn redact_args(args: &[Value], redactor: &Redactor) -> Value {
             .collect(),
     )
 }
+
+/// Where the desktop app writes its log files (the same rule as the app's `logs::dir`):
+/// Linux `$XDG_STATE_HOME/lifeline/logs` (`~/.local/state/lifeline/logs`), macOS
+/// `~/Library/Logs/Lifeline`, elsewhere `<local data dir>/lifeline/logs`.
+pub fn default_log_dir() -> Option<std::path::PathBuf> {
+    match std::env::consts::OS {
+        "linux" => dirs::state_dir()
+            .or_else(|| dirs::home_dir().map(|h| h.join(".local").join("state")))
+            .map(|d| d.join("lifeline").join("logs")),
+        "macos" => dirs::home_dir().map(|h| h.join("Library").join("Logs").join("Lifeline")),
+        _ => dirs::data_local_dir().map(|d| d.join("lifeline").join("logs")),
+    }
+}
+
+/// The last `max_lines` lines of the newest log files in `dir` (oldest first), each file's
+/// part headed by its name. A missing or unreadable folder gives no lines: a bundle is
+/// still worth having without logs.
+pub fn read_log_tail(dir: &std::path::Path, max_lines: usize) -> Vec<String> {
+    let Ok(listing) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(SystemTime, std::path::PathBuf)> = listing
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    let mut lines: VecDeque<String> = VecDeque::new();
+    for (_, path) in files.iter().rev() {
+        if lines.len() >= max_lines {
+            break;
+        }
+        let Ok(bytes) = std::fs::read(path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut part: Vec<String> = text.lines().map(str::to_owned).collect();
+        let keep = max_lines.saturating_sub(lines.len() + 1);
+        part.drain(..part.len().saturating_sub(keep));
+        for line in part.into_iter().rev() {
+            lines.push_front(line);
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        lines.push_front(format!("==> {} <==", name.unwrap_or_default()));
+    }
+    lines.into()
+}

@@ -269,7 +269,8 @@ fn is_secret_name(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
-/// Masks the value of `--token=VALUE`, `API_KEY=VALUE` and the word after `--api-key`.
+/// Masks the value of `--token=VALUE`, `API_KEY=VALUE` and the word after `--api-key`. A
+/// word may be quoted or bracketed (`"--token=VALUE"`, as a program echoes its arguments).
 fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
     let mut out = String::with_capacity(text.len());
     let mut mask_next = false;
@@ -280,30 +281,64 @@ fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
             out.push_str(space);
             continue;
         }
-        let is_flag = word.starts_with('-') && word.len() > 1;
+        let (open, inner, close) = unquote(word);
+        let is_flag = inner.starts_with('-') && inner.len() > 1;
+        out.push_str(open);
         if mask_next && !is_flag {
             fired(Rule::SecretArgument);
             out.push_str(MASK);
-            out.push_str(space);
             mask_next = false;
-            continue;
-        }
-        mask_next = is_flag && !word.contains('=') && is_secret_name(word);
-        match word.split_once('=') {
-            Some((name, value))
-                if !value.is_empty()
-                    && value != MASK
-                    && is_plain_name(name)
-                    && is_secret_name(name) =>
-            {
-                fired(Rule::SecretArgument);
-                out.push_str(name);
-                out.push('=');
-                out.push_str(MASK);
+        } else {
+            mask_next = is_flag && !inner.contains('=') && is_secret_name(inner);
+            match inner.split_once('=') {
+                Some((name, value))
+                    if !value.is_empty()
+                        && value != MASK
+                        && is_plain_name(name)
+                        && is_secret_name(name) =>
+                {
+                    fired(Rule::SecretArgument);
+                    out.push_str(name);
+                    out.push('=');
+                    out.push_str(MASK);
+                }
+                _ => out.push_str(inner),
             }
-            _ => out.push_str(word),
         }
+        out.push_str(close);
         out.push_str(space);
+    }
+    out
+}
+
+/// Splits the quotes and brackets around a word from the word.
+fn unquote(word: &str) -> (&str, &str, &str) {
+    let quotes = ['"', '\'', '`', '(', '[', '{', ')', ']', '}', ',', ';'];
+    let inner = word.trim_start_matches(quotes);
+    let open = &word[..word.len() - inner.len()];
+    let trimmed = inner.trim_end_matches(quotes);
+    let close = &inner[trimmed.len()..];
+    (open, trimmed, close)
+}
+
+/// The values of secret-named arguments in an argument list (`--token=V`, `--api-key V`),
+/// for the redactor to scrub wherever else they turn up.
+pub fn secret_argument_values(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut next_is_secret = false;
+    for arg in args {
+        let is_flag = arg.starts_with('-') && arg.len() > 1;
+        if next_is_secret && !is_flag {
+            out.push(arg.clone());
+        }
+        next_is_secret = is_flag && !arg.contains('=') && is_secret_name(arg);
+        if let Some((name, value)) = arg.split_once('=')
+            && is_plain_name(name)
+            && is_secret_name(name)
+            && !value.is_empty()
+        {
+            out.push(value.to_owned());
+        }
     }
     out
 }
@@ -467,6 +502,15 @@ mod tests {
         check(&[], "a == b", "a == b");
         check(&[], "--api-key --other", "--api-key --other");
         check(&[], "--token  two-spaces", "--token  ***");
+        check(
+            &[],
+            "unknown argument \"--token=abc123\", (--api-key abc)",
+            "unknown argument \"--token=***\", (--api-key ***)",
+        );
+        let args: Vec<String> = ["run", "--token=t1", "--api-key", "k2", "-v", "--port=1"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(secret_argument_values(&args), ["t1", "k2"]);
     }
 
     #[test]
