@@ -6,6 +6,7 @@
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod bundle_cmds;
 mod commands;
 mod demo;
 mod error;
@@ -31,6 +32,8 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         commands::reconnect_all_failed,
         commands::call_tool,
         commands::app_info,
+        commands::bundle_preview,
+        commands::bundle_export,
     ])
 }
 
