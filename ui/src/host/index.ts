@@ -2,7 +2,7 @@
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
 // and an in-browser simulation (mock.ts) for development, tests and screenshots.
 
-import type { AppInfo, Event, ServerView } from "./types";
+import type { AppInfo, BundleExported, BundlePreview, Event, ServerView } from "./types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -30,6 +30,10 @@ export interface Host {
   callTool(server: string, tool: string, args: unknown): Promise<unknown>;
   /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
   appInfo(): Promise<AppInfo>;
+  /** Builds the diagnostic bundle (every secret removed) and returns every file with its exact content. */
+  bundlePreview(): Promise<BundlePreview>;
+  /** Writes the bundle last previewed to `path` (absolute); rejects naming the path and what to do. */
+  bundleExport(path: string): Promise<BundleExported>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

@@ -6,8 +6,11 @@
 // replayed to every subscriber), its future runs on the clock. Tests inject a manual clock.
 
 import type { Host } from "./index";
+import { mockBundle } from "./mock-bundle";
 import type {
   AppInfo,
+  BundleExported,
+  BundlePreview,
   CommandError,
   Event,
   Failure,
@@ -163,6 +166,7 @@ export class MockHost implements Host {
   private readonly failing: Set<string>;
   private readonly notices: readonly string[];
   private pending: Pending[] = [];
+  private previewed: BundlePreview | null = null;
   private nextId = 1;
   private seq = 0;
   private simNow: number | null = null;
@@ -298,6 +302,28 @@ export class MockHost implements Host {
   /** Not recorded in `calls`: it is not a command on a server. */
   async appInfo(): Promise<AppInfo> {
     return mockAppInfo(this.notices);
+  }
+
+  /** The bundle the shell would build from these servers and events (mock-bundle.ts). */
+  async bundlePreview(): Promise<BundlePreview> {
+    this.pump();
+    this.calls.push({ command: "bundle_preview" });
+    this.maybeFail("bundle_preview");
+    const views = [...this.sims.values()].map((s) => s.view);
+    this.previewed = await mockBundle(views, this.log, this.now());
+    return structuredClone(this.previewed);
+  }
+
+  /** Writes nothing: says where the previewed bundle would be and how big, or rejects as the shell does. */
+  async bundleExport(path: string): Promise<BundleExported> {
+    this.calls.push({ command: "bundle_export" });
+    this.maybeFail("bundle_export");
+    if (!path.startsWith("/")) {
+      throw { kind: "config", message: `\`${path}\` is not a full path; give one such as /home/ada/Downloads/lifeline-diagnostics.zip` } satisfies CommandError;
+    }
+    const preview = this.previewed ?? (await this.bundlePreview());
+    // Deflate shrinks JSON text to about a fifth; the mock only needs a plausible size.
+    return { path, bytes: Math.ceil(preview.total_bytes / 5) + 22 * preview.files.length };
   }
 
   // ## Test hooks

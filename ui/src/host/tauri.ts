@@ -5,7 +5,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { AppInfo, Event, ServerView } from "./types";
+import type { AppInfo, BundleExported, BundlePreview, Event, ServerView } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -63,5 +63,13 @@ export class TauriHost implements Host {
 
   appInfo(): Promise<AppInfo> {
     return call<AppInfo>("app_info");
+  }
+
+  bundlePreview(): Promise<BundlePreview> {
+    return call<BundlePreview>("bundle_preview");
+  }
+
+  bundleExport(path: string): Promise<BundleExported> {
+    return call<BundleExported>("bundle_export", { path });
   }
 }

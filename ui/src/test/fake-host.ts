@@ -3,7 +3,8 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
-import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
+import { mockBundle } from "../host/mock-bundle";
+import type { AppInfo, BundleExported, BundlePreview, CommandError, Event, ServerView } from "../host/types";
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -25,6 +26,11 @@ export class FakeHost implements Host {
   callTool = vi.fn(async () => ({}));
   info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
   appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
+  bundlePreview = vi.fn(async (): Promise<BundlePreview> => mockBundle(this.views, this.backlog, 0));
+  bundleExport = vi.fn(async (path: string): Promise<BundleExported> => {
+    this.maybeFail();
+    return { path, bytes: 1234 };
+  });
 
   constructor(views: ServerView[]) {
     this.views = views;
