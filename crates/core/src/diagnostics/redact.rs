@@ -232,12 +232,19 @@ fn scrub_urls(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
     out
 }
 
+/// Where the first `http://` or `https://` (any case) starts. Found through `://`, so long
+/// text with many URLs is scanned once, not once per URL.
 fn find_url(text: &str) -> Option<usize> {
-    let lower = text.to_ascii_lowercase();
-    [lower.find("http://"), lower.find("https://")]
-        .into_iter()
-        .flatten()
-        .min()
+    text.match_indices("://").find_map(|(i, _)| {
+        let before = &text.as_bytes()[..i];
+        [b"https".as_slice(), b"http".as_slice()]
+            .into_iter()
+            .find(|scheme| {
+                before.len() >= scheme.len()
+                    && before[before.len() - scheme.len()..].eq_ignore_ascii_case(scheme)
+            })
+            .map(|scheme| i - scheme.len())
+    })
 }
 
 /// A sentence's closing punctuation is not part of the URL it ends with.
@@ -485,6 +492,11 @@ mod tests {
             &[],
             "see \"http://h/x?a=1\" (and http://h/plain)",
             "see \"http://h/x?a=***\" (and http://h/plain)",
+        );
+        check(
+            &[],
+            "ftp://a?b=1 then HTTPS://h/p?q=2",
+            "ftp://a?b=1 then https://h/p?q=***",
         );
     }
 
