@@ -65,7 +65,7 @@ fn input() -> BundleInput {
         config: Some(config),
         secrets: vec![CANARIES[0].into(), CANARIES[1].into(), CANARIES[5].into()],
         servers: vec![web, local],
-        log_tail: vec![format!("INFO Authorization: Bearer {}", CANARIES[7])],
+        log_tail: vec![format!("INFO sent Bearer {}", CANARIES[7])],
     }
 }
 

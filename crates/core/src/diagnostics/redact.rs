@@ -292,11 +292,20 @@ fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
         let is_flag = inner.starts_with('-') && inner.len() > 1;
         out.push_str(open);
         if mask_next && !is_flag {
-            fired(Rule::SecretArgument);
-            out.push_str(MASK);
-            mask_next = false;
+            // `Authorization: Bearer VALUE`: the scheme stays, the value goes.
+            let is_scheme = ["bearer", "basic", "token", "digest"]
+                .iter()
+                .any(|s| inner.eq_ignore_ascii_case(s));
+            if is_scheme || inner == MASK {
+                out.push_str(inner);
+            } else {
+                fired(Rule::SecretArgument);
+                out.push_str(MASK);
+            }
+            mask_next = is_scheme;
         } else {
-            mask_next = is_flag && !inner.contains('=') && is_secret_name(inner);
+            mask_next =
+                (is_flag && !inner.contains('=') && is_secret_name(inner)) || is_secret_label(word);
             match inner.split_once('=') {
                 Some((name, value))
                     if !value.is_empty()
@@ -316,6 +325,28 @@ fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
         out.push_str(space);
     }
     out
+}
+
+/// `X-Api-Key:`, `Authorization:`, `"password":`: a header line or a JSON key whose value
+/// follows. Plain words ending in a colon ("credentials:") are prose, not labels: only
+/// quoted keys, names with `-` or `_`, and a few well-known names count.
+fn is_secret_label(word: &str) -> bool {
+    let Some(label) = word.strip_suffix(':') else {
+        return false;
+    };
+    let quoted = label.starts_with('"') || label.starts_with('\'');
+    let label = label.trim_matches(['"', '\'', '{', '[', ',']);
+    let known = [
+        "authorization",
+        "token",
+        "password",
+        "passwd",
+        "secret",
+        "apikey",
+    ]
+    .iter()
+    .any(|k| label.eq_ignore_ascii_case(k));
+    is_plain_name(label) && is_secret_name(label) && (quoted || known || label.contains(['-', '_']))
 }
 
 /// Splits the quotes and brackets around a word from the word.
@@ -379,6 +410,10 @@ fn scrub_token_shapes(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
     let mut mask_next = false;
     while !rest.is_empty() {
         let start = rest.find(is_token_char).unwrap_or(rest.len());
+        // Only the word right after "Bearer " is its credential: "Bearer ***, next" is done.
+        if !rest[..start].chars().all(char::is_whitespace) {
+            mask_next = false;
+        }
         out.push_str(&rest[..start]);
         rest = &rest[start..];
         let end = rest.find(|c| !is_token_char(c)).unwrap_or(rest.len());
@@ -518,6 +553,16 @@ mod tests {
             &[],
             "unknown argument \"--token=abc123\", (--api-key abc)",
             "unknown argument \"--token=***\", (--api-key ***)",
+        );
+        check(
+            &[],
+            "X-Api-Key: abc123 Authorization: Basic dXNlcjpw {\"password\": \"hunter2\", \"n\": 1}",
+            "X-Api-Key: *** Authorization: Basic *** {\"password\": \"***\", \"n\": 1}",
+        );
+        check(
+            &[],
+            "needs valid credentials: check the Authorization header",
+            "needs valid credentials: check the Authorization header",
         );
         let args: Vec<String> = ["run", "--token=t1", "--api-key", "k2", "-v", "--port=1"]
             .map(String::from)
