@@ -325,7 +325,13 @@ async fn an_unwritable_destination_fails_clearly_and_leaves_nothing() {
         tokio::process::Command::new(lifeline_bin())
     };
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    // `nobody` must reach the config through the temp folder whatever the umask was.
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod")
+    };
+    mode(dir.path(), 0o755);
+    mode(Path::new(&config), 0o644);
+    mode(&read_only, 0o555);
     let output = cmd
         .args([
             "bundle",
