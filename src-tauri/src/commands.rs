@@ -2,6 +2,7 @@
 //! hands over to `AppState`; every failure is an `ErrorView` (`{kind, message}`). The
 //! shapes are listed in src-tauri/README.md.
 
+use crate::bundle_cmds::{BundlePreview, Exported};
 use crate::detail_cmds::OptionalChannel;
 use crate::error::ErrorView;
 use crate::state::detail::ProgressView;
@@ -85,4 +86,17 @@ pub async fn call_tool(
 #[tauri::command]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo> {
     Ok(state.info())
+}
+
+/// Builds the diagnostic bundle and returns every file with its exact content; kept for
+/// `bundle_export`.
+#[tauri::command]
+pub async fn bundle_preview(state: State<'_, AppState>) -> Result<BundlePreview> {
+    state.bundle_preview().await
+}
+
+/// Writes the previewed bundle to `path` (absolute).
+#[tauri::command]
+pub async fn bundle_export(state: State<'_, AppState>, path: String) -> Result<Exported> {
+    state.bundle_export(&path).await
 }

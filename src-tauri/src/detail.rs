@@ -180,6 +180,8 @@ impl AppState {
     pub async fn server_stderr(&self, server: &str) -> Result<Vec<GenerationStderr>, ErrorView> {
         let fleet = self.fleet.read().await;
         let mut all = supervisor(running(&fleet)?, server)?.stderr();
+        // The core keeps more for the diagnostic bundle; the panel shows these two.
+        all.drain(..all.len().saturating_sub(2));
         for g in &mut all {
             for line in &mut g.lines {
                 *line = self.redactor.scrub(line);

@@ -6,6 +6,7 @@
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod bundle_cmds;
 mod commands;
 mod demo;
 mod detail_cmds;
@@ -42,6 +43,8 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         history::history_events,
         history::history_failures,
         history::history_calls,
+        commands::bundle_preview,
+        commands::bundle_export,
     ])
 }
 

@@ -3,6 +3,7 @@
 //! should be told about where the servers came from (`AppInfo`). Every command is a method
 //! here, so the commands stay one line and this is tested without a window.
 
+use crate::bundle_cmds::{BundlePreview, BundleSources, Exported};
 use crate::demo;
 use crate::error::ErrorView;
 use crate::view::{Restarts, ServerView};
@@ -139,6 +140,8 @@ pub struct AppState {
     history: History,
     /// Records the bus into `history`; ends when the fleet (and so the bus) is gone.
     recorder: Mutex<Option<JoinHandle<()>>>,
+    /// What the diagnostic bundle is made of besides the fleet (bundle_cmds.rs).
+    bundle: BundleSources,
 }
 
 /// How long shutdown waits for the last events to reach the history.
@@ -182,6 +185,7 @@ impl AppState {
         // Subscribed before the fleet starts, so the count sees every generation.
         let (tracked_tx, tracked) = watch::channel(0);
         tokio::spawn(track(bus.subscribe(), restarts.clone(), tracked_tx));
+        let bundle = BundleSources::start(&config, &bus, info.log_dir.as_deref());
         let fleet = Fleet::start(&config, bus.clone()).unwrap_or_else(|e| {
             info.notices
                 .push(ErrorView::from_core(&e, &Redactor::default()));
@@ -204,6 +208,7 @@ impl AppState {
             fixtures: Mutex::new(fixtures),
             history,
             recorder: Mutex::new(Some(recorder)),
+            bundle,
         }
     }
 
@@ -321,6 +326,18 @@ impl AppState {
         for mut child in fixtures {
             let _ = child.kill().await;
         }
+    }
+}
+
+impl AppState {
+    pub async fn bundle_preview(&self) -> Result<BundlePreview, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(self.bundle.preview(running(&fleet)?))
+    }
+
+    pub async fn bundle_export(&self, path: &str) -> Result<Exported, ErrorView> {
+        let fleet = self.fleet.read().await;
+        self.bundle.export(running(&fleet)?, path)
     }
 }
 

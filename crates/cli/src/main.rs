@@ -1,6 +1,7 @@
 //! `lifeline`: call and list tools on any MCP server from a terminal, and act as the client
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
+mod bundle;
 mod conformance;
 mod fleet;
 mod import;
@@ -107,6 +108,24 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a diagnostic bundle (a zip, secrets removed) after running every configured server briefly
+    Bundle {
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Where to write the zip, e.g. lifeline-diagnostics.zip
+        #[arg(long)]
+        out: PathBuf,
+        /// Run the servers at most this long (less once every server has settled)
+        #[arg(long = "for", value_parser = humantime::parse_duration, default_value = "30s")]
+        duration: Duration,
+        /// The log folder to take the tail of (default: the desktop app's log folder)
+        #[arg(long)]
+        logs: Option<PathBuf>,
+        /// Print one JSON object: the path, size, file count and diagnostics id
+        #[arg(long)]
+        json: bool,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -159,6 +178,22 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
+        Command::Bundle {
+            config,
+            out,
+            duration,
+            logs,
+            json,
+        } => {
+            let args = bundle::Args {
+                config,
+                out,
+                duration,
+                logs,
+                json,
+            };
+            bundle::run(args).await
+        }
     }
 }
 

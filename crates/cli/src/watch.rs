@@ -150,7 +150,7 @@ fn describe(ev: &Event) -> String {
 }
 
 /// A server is settled for `check` once it is ready or can no longer get there by itself.
-fn settled(s: &Snapshot) -> bool {
+pub(crate) fn settled(s: &Snapshot) -> bool {
     matches!(
         s.state.state,
         Some(

@@ -3,6 +3,7 @@
 //! sentence that says what happened and what to do. Errors never carry header values, query
 //! strings or environment values; the transports build them from allow-listed parts only.
 
+use crate::diagnostics::redact::Redactor;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -183,10 +184,13 @@ pub struct Error {
 }
 
 impl Error {
+    /// The message goes through the redactor's configuration-free rules (token shapes,
+    /// URLs, secret-named arguments) here, once, so Display, Debug, events and the bundle
+    /// all show the scrubbed sentence; callers still scrub configured secrets first.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
-            message: message.into(),
+            message: Redactor::default().scrub(&message.into()),
             context: Box::default(),
             transport_closed: false,
             source: None,

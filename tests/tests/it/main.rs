@@ -1,6 +1,7 @@
 //! Lifeline's one integration-test binary: real processes, real loopback sockets, the
 //! fixture server and real peers. Modules group tests by what they exercise.
 
+mod bundle;
 mod cli;
 mod detail;
 mod fixture_selftest;

@@ -4,6 +4,8 @@
 
 import type {
   AppInfo,
+  BundleExported,
+  BundlePreview,
   CallOptions,
   Event,
   GenerationStderr,
@@ -61,6 +63,10 @@ export interface Host {
   historyFailures(query: HistoryQuery): Promise<PastFailure[]>;
   /** Tool calls of earlier runs, newest first. */
   historyCalls(query: HistoryQuery): Promise<PastCall[]>;
+  /** Builds the diagnostic bundle (every secret removed) and returns every file with its exact content. */
+  bundlePreview(): Promise<BundlePreview>;
+  /** Writes the bundle last previewed to `path` (absolute); rejects naming the path and what to do. */
+  bundleExport(path: string): Promise<BundleExported>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

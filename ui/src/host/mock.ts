@@ -6,11 +6,14 @@
 // replayed to every subscriber), its future runs on the clock. Tests inject a manual clock.
 
 import type { Host } from "./index";
+import { mockBundle } from "./mock-bundle";
 import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
   CallOptions,
   CallResult,
+  BundleExported,
+  BundlePreview,
   CommandError,
   Event,
   Failure,
@@ -183,6 +186,7 @@ export class MockHost implements Host {
   private readonly notices: readonly string[];
   private readonly history: MockHistory;
   private pending: Pending[] = [];
+  private previewed: BundlePreview | null = null;
   private nextId = 1;
   private seq = 0;
   private simNow: number | null = null;
@@ -407,6 +411,28 @@ export class MockHost implements Host {
 
   async historyCalls(query: HistoryQuery): Promise<PastCall[]> {
     return queryRows(this.history.calls, query);
+  }
+
+  /** The bundle the shell would build from these servers and events (mock-bundle.ts). */
+  async bundlePreview(): Promise<BundlePreview> {
+    this.pump();
+    this.calls.push({ command: "bundle_preview" });
+    this.maybeFail("bundle_preview");
+    const views = [...this.sims.values()].map((s) => s.view);
+    this.previewed = await mockBundle(views, this.log, this.now());
+    return structuredClone(this.previewed);
+  }
+
+  /** Writes nothing: says where the previewed bundle would be and how big, or rejects as the shell does. */
+  async bundleExport(path: string): Promise<BundleExported> {
+    this.calls.push({ command: "bundle_export" });
+    this.maybeFail("bundle_export");
+    if (!path.startsWith("/")) {
+      throw { kind: "config", message: `\`${path}\` is not a full path; give one such as /home/ada/Downloads/lifeline-diagnostics.zip` } satisfies CommandError;
+    }
+    const preview = this.previewed ?? (await this.bundlePreview());
+    // Deflate shrinks JSON text to about a fifth; the mock only needs a plausible size.
+    return { path, bytes: Math.ceil(preview.total_bytes / 5) + 22 * preview.files.length };
   }
 
   // ## Test hooks

@@ -7,6 +7,8 @@ import { toCommandError } from "./errors";
 import type { Host } from "./index";
 import type {
   AppInfo,
+  BundleExported,
+  BundlePreview,
   CallOptions,
   CallProgress,
   Event,
@@ -111,5 +113,13 @@ export class TauriHost implements Host {
 
   historyCalls(query: HistoryQuery): Promise<PastCall[]> {
     return call<PastCall[]>("history_calls", { ...query });
+  }
+
+  bundlePreview(): Promise<BundlePreview> {
+    return call<BundlePreview>("bundle_preview");
+  }
+
+  bundleExport(path: string): Promise<BundleExported> {
+    return call<BundleExported>("bundle_export", { path });
   }
 }

@@ -258,3 +258,30 @@ export type PastCall = PastHead & {
   /** The error's kind when `outcome` is `error`. */
   error_kind: string | null;
 };
+
+/** One file of a diagnostic bundle (docs/bundle.md), exactly as it will be written. */
+export interface BundleFile {
+  path: string;
+  /** Bytes, before compression. */
+  size: number;
+  /** Hex SHA-256 of the content. */
+  sha256: string;
+  /** The redacted content, verbatim. */
+  content: string;
+}
+
+/** What the shell's `bundle_preview` returns: `manifest.json` first, then every file it lists. */
+export interface BundlePreview {
+  diagnostics_id: string;
+  files: BundleFile[];
+  /** Every file's size added up, before compression. */
+  total_bytes: number;
+  /** Where a save goes unless the person picks another path. */
+  default_path: string;
+}
+
+/** What the shell's `bundle_export` returns: where the zip was written, and its size on disk. */
+export interface BundleExported {
+  path: string;
+  bytes: number;
+}

@@ -3,8 +3,11 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
+import { mockBundle } from "../host/mock-bundle";
 import type {
   AppInfo,
+  BundleExported,
+  BundlePreview,
   CallOptions,
   CommandError,
   Event,
@@ -54,6 +57,11 @@ export class FakeHost implements Host {
   historyEvents = vi.fn(async (): Promise<PastEvent[]> => structuredClone(this.pastEvents));
   historyFailures = vi.fn(async (): Promise<PastFailure[]> => structuredClone(this.pastFailures));
   historyCalls = vi.fn(async (): Promise<PastCall[]> => structuredClone(this.pastCalls));
+  bundlePreview = vi.fn(async (): Promise<BundlePreview> => mockBundle(this.views, this.backlog, 0));
+  bundleExport = vi.fn(async (path: string): Promise<BundleExported> => {
+    this.maybeFail();
+    return { path, bytes: 1234 };
+  });
 
   constructor(views: ServerView[]) {
     this.views = views;

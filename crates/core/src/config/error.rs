@@ -3,6 +3,7 @@
 //! the offending value when it is safe to show, and the rule it broke; the error's `Display`
 //! lists them one per line and ends with what to do.
 
+use crate::diagnostics::redact::Redactor;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -38,16 +39,18 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The message is scrubbed of token shapes, URL credentials and secret-named arguments:
+    /// an I/O error or a path can carry one.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Problem {
             field: field.into(),
             value: None,
-            message: message.into(),
+            message: Redactor::default().scrub(&message.into()),
         }
     }
 
     pub fn with_value(mut self, value: impl fmt::Display) -> Self {
-        self.value = Some(value.to_string());
+        self.value = Some(Redactor::default().scrub(&value.to_string()));
         self
     }
 }

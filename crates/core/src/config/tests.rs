@@ -460,7 +460,7 @@ fn debug_never_shows_a_secret() {
     ] {
         assert!(!debug.contains(canary), "{canary} in {debug}");
     }
-    assert!(debug.contains("https://h.example/mcp?***"), "{debug}");
+    assert!(debug.contains("https://h.example/mcp?k=***"), "{debug}");
     assert!(debug.contains(r#"name: "s""#), "{debug}");
 }
 

@@ -107,8 +107,10 @@ impl ServerConfig {
             .map(|s| s.expose().to_owned())
             .collect();
         match &self.transport {
-            TransportConfig::Stdio { env, .. } => {
+            TransportConfig::Stdio { env, args, .. } => {
                 out.extend(env.iter().map(|(_, v)| v.expose().to_owned()));
+                // A token written straight into the arguments (`--token=…`) is a secret too.
+                out.extend(crate::diagnostics::redact::secret_argument_values(args));
             }
             TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
                 out.extend(headers.iter().map(|(_, v)| v.expose().to_owned()));

@@ -1,18 +1,11 @@
 //! What of a URL is secret: its user name, password and query values. `shown_url` is the
-//! form that may be printed; `url_secrets` lists the parts the redactor must scrub.
+//! form that may be printed (the rule lives in `diagnostics::redact`); `url_secrets` lists
+//! the parts the redactor must scrub.
 
-/// A URL as it may be shown: no userinfo, query values masked.
+/// A URL as it may be shown: no userinfo, query values masked (`diagnostics::redact`
+/// owns the rule).
 pub fn shown_url(url: &str) -> String {
-    let Ok(mut parsed) = reqwest::Url::parse(url) else {
-        return "(not a valid URL)".to_owned();
-    };
-    let _ = parsed.set_username("");
-    let _ = parsed.set_password(None);
-    if parsed.query().is_some() {
-        parsed.set_query(Some("***"));
-    }
-    parsed.set_fragment(None);
-    parsed.to_string()
+    crate::diagnostics::redact::Redactor::default().url(url)
 }
 
 /// User name, password and query values of a URL, both as written (percent-encoded) and
@@ -76,7 +69,7 @@ mod tests {
         check("https://h.example/mcp", "https://h.example/mcp");
         check(
             "https://u:p@h.example:8443/a/b?k=v&x=y#frag",
-            "https://h.example:8443/a/b?***",
+            "https://h.example:8443/a/b?k=***&x=***",
         );
         check("not a url", "(not a valid URL)");
     }

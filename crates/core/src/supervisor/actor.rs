@@ -59,8 +59,9 @@ pub struct GenerationStderr {
     pub truncated: bool,
 }
 
-/// Generations whose stderr is kept: the current one and the one before it.
-const STDERR_GENERATIONS: usize = 2;
+/// Generations whose stderr is kept: the current one and the four before it (the panel
+/// shows two, the diagnostic bundle all).
+const STDERR_GENERATIONS: usize = 5;
 
 /// What the actor shares for reading without a round trip through its mailbox: the full
 /// tool definitions (the snapshot carries names only) and the stderr tails.
@@ -121,6 +122,14 @@ impl Supervisor {
             details,
             task,
         }
+    }
+
+    /// `stderr()` as text per generation, oldest first (the diagnostic bundle's files).
+    pub fn stderr_tails(&self) -> Vec<(u64, String)> {
+        self.stderr()
+            .into_iter()
+            .map(|g| (g.generation, g.lines.join("\n")))
+            .collect()
     }
 
     pub fn name(&self) -> &str {

@@ -7,7 +7,7 @@
 //! Once a response stream is lost beyond resumption, or the session is gone, the transport
 //! is closed with that cause and every later send fails at once with it.
 
-mod errors;
+pub(crate) mod errors;
 mod stream;
 
 pub use errors::parse_retry_after;

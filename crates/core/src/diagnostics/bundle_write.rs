@@ -1,0 +1,202 @@
+//! Writing a built bundle: a zip (deflate) written to a temporary file in the target
+//! folder, flushed to disk, then renamed into place, so a reader never sees half a bundle
+//! and a failure (full disk, read-only folder, missing folder) leaves nothing behind. Each
+//! failure is an error naming the path and what to do.
+
+use super::bundle::Bundle;
+use crate::error::{Error, ErrorKind};
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Seek, Write};
+use std::path::{Path, PathBuf};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipWriter};
+
+/// Why a bundle could not be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WriteErrorKind {
+    /// The folder to write into does not exist.
+    MissingFolder,
+    /// The folder is read-only or this user may not write there.
+    NotWritable,
+    /// The disk (or the user's quota) is full.
+    DiskFull,
+    /// The path names a folder, not a file.
+    IsAFolder,
+    /// Any other I/O failure.
+    Io,
+}
+
+/// A bundle that was not written; nothing was left at `path` or beside it.
+#[derive(Debug, Clone)]
+pub struct WriteError {
+    pub kind: WriteErrorKind,
+    pub path: PathBuf,
+    /// The OS's words for an `Io` failure.
+    detail: String,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path.display();
+        let folder = folder_of(&self.path);
+        let folder = folder.display();
+        match self.kind {
+            WriteErrorKind::MissingFolder => write!(
+                f,
+                "could not write the diagnostic bundle {path}: the folder {folder} does not \
+                 exist; create it or choose another path"
+            ),
+            WriteErrorKind::NotWritable => write!(
+                f,
+                "could not write the diagnostic bundle {path}: the folder {folder} is read-only \
+                 or not writable by this user; choose another folder"
+            ),
+            WriteErrorKind::DiskFull => write!(
+                f,
+                "could not write the diagnostic bundle {path}: the disk is full; free some \
+                 space or choose a folder on another disk"
+            ),
+            WriteErrorKind::IsAFolder => write!(
+                f,
+                "could not write the diagnostic bundle {path}: that is a folder; give a file \
+                 name such as {}",
+                self.path.join("lifeline-diagnostics.zip").display()
+            ),
+            WriteErrorKind::Io => write!(
+                f,
+                "could not write the diagnostic bundle {path}: {}; choose another path",
+                self.detail
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+impl From<WriteError> for Error {
+    /// A bad output path is the caller's to fix, like a bad argument.
+    fn from(e: WriteError) -> Self {
+        Error::new(ErrorKind::Config, e.to_string())
+    }
+}
+
+impl Bundle {
+    /// Writes the zip to `path` atomically; returns its size in bytes.
+    pub fn write(&self, path: &Path) -> Result<u64, WriteError> {
+        self.write_with(path, |file| file)
+    }
+
+    /// `write`, with the file wrapped by `wrap` (a test injects a failing writer).
+    pub(super) fn write_with<W: Write + Seek>(
+        &self,
+        path: &Path,
+        wrap: impl FnOnce(File) -> W,
+    ) -> Result<u64, WriteError> {
+        let error = |kind: WriteErrorKind, e: Option<&io::Error>| WriteError {
+            kind,
+            path: path.to_owned(),
+            detail: e.map(ToString::to_string).unwrap_or_default(),
+        };
+        if path.is_dir() {
+            return Err(error(WriteErrorKind::IsAFolder, None));
+        }
+        let folder = folder_of(path);
+        if !folder.is_dir() {
+            return Err(error(WriteErrorKind::MissingFolder, None));
+        }
+        let temp = temp_path(path);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| error(kind_of(&e), Some(&e)))?;
+        let written = self
+            .zip_into(wrap(file))
+            .and_then(|()| File::open(&temp)?.sync_all())
+            .and_then(|()| fs::rename(&temp, path));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(error(kind_of(&e), Some(&e)));
+        }
+        // The rename is durable once the folder itself is flushed; best effort.
+        if let Ok(dir) = File::open(&folder) {
+            let _ = dir.sync_all();
+        }
+        fs::metadata(path)
+            .map(|m| m.len())
+            .map_err(|e| error(kind_of(&e), Some(&e)))
+    }
+
+    fn zip_into<W: Write + Seek>(&self, out: W) -> io::Result<()> {
+        let options = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Deflated)
+            .last_modified_time(zip_time(self.created));
+        let mut zip = ZipWriter::new(out);
+        for file in self.files() {
+            zip.start_file(file.path.as_str(), options)
+                .map_err(io_error)?;
+            zip.write_all(file.content.as_bytes())?;
+        }
+        let mut out = zip.finish().map_err(io_error)?;
+        out.flush()
+    }
+}
+
+fn io_error(e: zip::result::ZipError) -> io::Error {
+    match e {
+        zip::result::ZipError::Io(e) => e,
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+fn kind_of(e: &io::Error) -> WriteErrorKind {
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => WriteErrorKind::MissingFolder,
+        K::PermissionDenied | K::ReadOnlyFilesystem => WriteErrorKind::NotWritable,
+        K::StorageFull | K::QuotaExceeded => WriteErrorKind::DiskFull,
+        K::IsADirectory => WriteErrorKind::IsAFolder,
+        _ => WriteErrorKind::Io,
+    }
+}
+
+/// The folder a path is in; "." for a bare file name.
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A hidden name beside the target, unique to this process, so the rename stays on one
+/// file system and two writers never share a temporary file.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bundle.zip".into());
+    folder_of(path).join(format!(".{name}.{}.partial", std::process::id()))
+}
+
+/// The creation time as a zip timestamp (UTC; the format has no zone).
+fn zip_time(t: std::time::SystemTime) -> DateTime {
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    let part = |range: std::ops::Range<usize>| s.get(range).and_then(|p| p.parse::<u16>().ok());
+    let fields = (
+        part(0..4),
+        part(5..7),
+        part(8..10),
+        part(11..13),
+        part(14..16),
+        part(17..19),
+    );
+    match fields {
+        (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(sec)) => {
+            DateTime::from_date_and_time(y, mo as u8, d as u8, h as u8, mi as u8, sec as u8)
+                .unwrap_or_default()
+        }
+        _ => DateTime::default(),
+    }
+}

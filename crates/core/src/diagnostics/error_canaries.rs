@@ -1,0 +1,143 @@
+//! Every error type the core defines, built through its real constructors with canary
+//! secrets in everything a caller or a peer could put there, then formatted with both
+//! Display and Debug: no canary may survive either.
+
+use crate::config::{ConfigError, parse};
+use crate::diagnostics::redact::Redactor;
+use crate::error::{Error, ErrorKind};
+use crate::protocol::Message;
+use crate::transport::http::errors::{Target, status_error};
+use crate::transport::sse::Decoder;
+use crate::transport::stdio::{StdioConfig, spawn};
+
+const MS: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Configured canaries (only a redactor that knows them can scrub them) and shaped ones
+/// (scrubbed by shape alone).
+const CONFIGURED: [&str; 3] = ["CANARY-hdr-1f2e", "CANARY-env-3d4c", "CANARY-body-5b6a"];
+const SHAPED: [&str; 5] = [
+    "sk-CANARYshape0001",
+    "ghp_CANARYshape0002",
+    "eyJhbGciOiJIUzI1NiJ9.eyJDQU5BUlkiOjF9.CANARYsig0003",
+    "CANARYpw0004",
+    "CANARYq0005",
+];
+
+fn assert_clean(what: &str, e: &(impl std::fmt::Display + std::fmt::Debug)) {
+    let shown = format!("{e}\n{e:?}");
+    for canary in CONFIGURED.iter().chain(&SHAPED) {
+        assert!(!shown.contains(canary), "{what}: {canary} in {shown}");
+    }
+}
+
+/// A sentence holding every shaped canary the way a peer or an OS message might.
+fn shaped_sentence() -> String {
+    format!(
+        "failed with {} and {} (jwt {}) at https://u:{}@h.example/mcp?k={} --token={}",
+        SHAPED[0], SHAPED[1], SHAPED[2], SHAPED[3], SHAPED[4], SHAPED[0]
+    )
+}
+
+#[test]
+fn a_core_error_scrubs_shapes_urls_and_arguments_itself() {
+    for kind in [ErrorKind::Server, ErrorKind::Transport, ErrorKind::Config] {
+        let e = Error::new(kind, shaped_sentence());
+        assert_clean("Error::new", &e);
+        assert_clean("Error::closed_because", &Error::closed_because(&e));
+        let with_source = Error::transport("x").caused_by(std::io::Error::other(shaped_sentence()));
+        assert_clean("Error with a source", &with_source);
+    }
+}
+
+#[test]
+fn http_status_errors_scrub_server_bodies() {
+    let target = Target {
+        method: "POST",
+        url_path: "/mcp".into(),
+        authority: "127.0.0.1:1".into(),
+    };
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32000,"message":"{} {} {}"}}}}"#,
+        CONFIGURED[2],
+        CONFIGURED[0],
+        shaped_sentence()
+    );
+    let redactor = Redactor::new(CONFIGURED);
+    for status in [400, 401, 403, 404, 429, 500, 503] {
+        let status = reqwest::StatusCode::from_u16(status).expect("a status");
+        let e = status_error(&target, status, None, body.as_bytes(), true, &redactor);
+        assert_clean("status_error", &e);
+    }
+}
+
+#[test]
+fn config_errors_never_quote_a_secret() {
+    let bad = format!(
+        r#"{{"mcpServers": {{
+            "a": {{ "url": "ftp://u:{pw}@h/x?k={q}", "headers": {{ "Authorization": 5 }} }},
+            "b": {{ "command": "", "env": {{ "TOKEN": 7, "X": "{env} ${{NOT_SET_ANYWHERE}}" }} }},
+            "c": {{ "url": "https://u:{pw}@h/x?k={q}", "headers": {{ "A": "{hdr}" }},
+                    "reconnect": {{ "initialDelayMs": 0 }} }},
+            "d": {{ "command": "run", "args": ["--token={shape}", 3] }}
+        }}}}"#,
+        pw = SHAPED[3],
+        q = SHAPED[4],
+        env = CONFIGURED[1],
+        hdr = CONFIGURED[0],
+        shape = SHAPED[0],
+    );
+    let e: ConfigError = parse(&bad, None, &|_| None).expect_err("an invalid config");
+    assert_clean("ConfigError (invalid)", &e);
+    let syntax = format!(
+        r#"{{"mcpServers": {{"a": {{"headers": {{"A": "{}" }}"#,
+        SHAPED[0]
+    );
+    let e = parse(&syntax, None, &|_| None).expect_err("a syntax error");
+    assert_clean("ConfigError (syntax)", &e);
+}
+
+#[test]
+fn expansion_errors_name_the_variable_only() {
+    let input = format!(
+        "Bearer {} ${{MISSING}} ${{input:{}}} ${{",
+        SHAPED[0], SHAPED[1]
+    );
+    let errors = crate::config::expand::expand(&input, &|_| None).expect_err("unset");
+    for e in &errors {
+        assert_clean("ExpandError", e);
+    }
+}
+
+#[test]
+fn protocol_and_stream_errors_never_quote_the_input() {
+    let garbage = format!("{{\"jsonrpc\":\"1.0\",\"x\":\"{}\"}}", CONFIGURED[2]);
+    let e = Message::parse_many(garbage.as_bytes()).expect_err("not JSON-RPC");
+    assert_clean("ParseError", &e);
+    let mut decoder = Decoder::new(16);
+    let line = format!("data: {}{}\n", SHAPED[0], CONFIGURED[2]);
+    let e = decoder.feed(line.as_bytes()).expect_err("too large");
+    assert_clean("DecodeError", &format_args!("{e:?}"));
+}
+
+#[test]
+fn policy_errors_hold_numbers_only() {
+    let zero = std::time::Duration::ZERO;
+    let e = crate::policy::check_ms("reconnect.initialDelayMs", zero, zero + MS)
+        .expect_err("below the minimum");
+    assert_clean("PolicyError", &e);
+}
+
+#[tokio::test]
+async fn spawn_errors_scrub_arguments_and_env() {
+    let mut config = StdioConfig::new(
+        format!("/nonexistent/{}", CONFIGURED[1]),
+        vec![
+            format!("--token={}", SHAPED[0]),
+            "--api-key".into(),
+            SHAPED[3].into(),
+        ],
+    );
+    config.env = vec![("SECRET".into(), CONFIGURED[1].into())];
+    let e = spawn(&config).err().expect("a spawn error");
+    assert_clean("spawn error", &e);
+}

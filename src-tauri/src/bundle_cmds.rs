@@ -1,0 +1,178 @@
+//! The diagnostic bundle from the running app (docs/bundle.md): the config as written, each
+//! supervisor's snapshot and stderr tails, the events and failures the app has seen (the
+//! last `EVENTS_KEPT` per server, recorded from the bus since start), and the tail of the
+//! log folder. `preview` builds it and keeps it; `export` writes exactly the bundle that
+//! was previewed, so what a person saw is what they send.
+
+use crate::error::ErrorView;
+use crate::state::forward;
+use lifeline_core::config::Config;
+use lifeline_core::diagnostics::bundle::{
+    self, Bundle, BundleFile, BundleInput, BundleOptions, ServerInput,
+};
+use lifeline_core::events::{Event, EventBody, EventBus};
+use lifeline_core::supervisor::Fleet;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Events kept per server for the bundle; the bundle's size bound may drop more.
+const EVENTS_KEPT: usize = 2000;
+
+/// Log lines taken from the end of the log folder.
+const LOG_LINES: usize = 5000;
+
+/// What `bundle_preview` returns: every file with its exact content, and where a save
+/// would go by default.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundlePreview {
+    pub diagnostics_id: String,
+    pub files: Vec<BundleFile>,
+    /// The zip's files' total size before compression, in bytes.
+    pub total_bytes: u32,
+    pub default_path: String,
+}
+
+/// What `bundle_export` returns.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exported {
+    pub path: String,
+    /// The zip's size on disk. Bounded by the bundle's limit, so a u32.
+    pub bytes: u32,
+}
+
+type History = HashMap<String, VecDeque<Event>>;
+
+/// Everything besides the fleet that a bundle is made of.
+pub struct BundleSources {
+    config: Value,
+    secrets: Vec<String>,
+    log_dir: Option<PathBuf>,
+    history: Arc<Mutex<History>>,
+    /// The last preview, which `export` writes.
+    previewed: Mutex<Option<Bundle>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl BundleSources {
+    /// Starts recording events from `bus`; call before the fleet starts to see them all.
+    pub fn start(config: &Config, bus: &EventBus, log_dir: Option<&str>) -> BundleSources {
+        let history: Arc<Mutex<History>> = Arc::default();
+        let recorder = history.clone();
+        tokio::spawn(forward(bus.subscribe(), move |event: Event| {
+            let mut history = lock(&recorder);
+            let kept = history.entry(event.server.clone()).or_default();
+            if kept.len() == EVENTS_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(event);
+            true
+        }));
+        BundleSources {
+            config: config.raw.clone(),
+            secrets: config.secrets(),
+            log_dir: log_dir.map(PathBuf::from),
+            history,
+            previewed: Mutex::new(None),
+        }
+    }
+
+    /// Builds the bundle from the fleet as it is now and keeps it for `export`.
+    pub fn preview(&self, fleet: &Fleet) -> BundlePreview {
+        let built = bundle::build(&self.input(fleet), BundleOptions::default());
+        let preview = BundlePreview {
+            diagnostics_id: built.id().to_owned(),
+            total_bytes: built.files().iter().map(|f| f.size).sum(),
+            default_path: default_path(built.id()),
+            files: built.files().to_vec(),
+        };
+        *lock(&self.previewed) = Some(built);
+        preview
+    }
+
+    /// Writes the last previewed bundle (or a fresh one, when there was no preview) to
+    /// `path`, which must be absolute: the app's working folder means nothing to a person.
+    pub fn export(&self, fleet: &Fleet, path: &str) -> Result<Exported, ErrorView> {
+        let target = Path::new(path);
+        if !target.is_absolute() {
+            return Err(ErrorView::new(
+                "config",
+                format!(
+                    "`{path}` is not a full path; give one such as {}",
+                    default_path("…")
+                ),
+            ));
+        }
+        let built = lock(&self.previewed)
+            .clone()
+            .unwrap_or_else(|| bundle::build(&self.input(fleet), BundleOptions::default()));
+        let bytes = built.write(target).map_err(|e| {
+            let e = lifeline_core::Error::from(e);
+            ErrorView::new(e.kind().as_str(), e.message())
+        })?;
+        tracing::info!("diagnostic bundle {} written to {path}", built.id());
+        Ok(Exported {
+            path: path.to_owned(),
+            bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
+        })
+    }
+
+    fn input(&self, fleet: &Fleet) -> BundleInput {
+        let history = lock(&self.history).clone();
+        let servers = fleet
+            .supervisors()
+            .iter()
+            .map(|s| {
+                let events = history.get(s.name()).cloned().unwrap_or_default();
+                ServerInput {
+                    name: s.name().to_owned(),
+                    state: serde_json::to_value(s.snapshot()).unwrap_or(Value::Null),
+                    failures: events
+                        .iter()
+                        .filter_map(|e| match &e.body {
+                            EventBody::Failure { failure } => serde_json::to_value(failure).ok(),
+                            _ => None,
+                        })
+                        .collect(),
+                    events: events
+                        .iter()
+                        .filter_map(|e| serde_json::to_value(e).ok())
+                        .collect(),
+                    stderr: s.stderr_tails(),
+                }
+            })
+            .collect();
+        BundleInput {
+            app: "lifeline-app".into(),
+            app_version: env!("CARGO_PKG_VERSION").into(),
+            config: Some(self.config.clone()),
+            secrets: self.secrets.clone(),
+            servers,
+            log_tail: self
+                .log_dir
+                .as_deref()
+                .map(|d| bundle::read_log_tail(d, LOG_LINES))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// `~/Downloads/lifeline-diagnostics-ID.zip`, or the home folder when there is no
+/// Downloads folder.
+fn default_path(id: &str) -> String {
+    let dir = dirs::download_dir()
+        .or_else(dirs::home_dir)
+        .unwrap_or_else(std::env::temp_dir);
+    dir.join(format!("lifeline-diagnostics-{id}.zip"))
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+#[path = "bundle_cmds_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+//! `bundle_preview` and `bundle_export` over real IPC on tauri's mock runtime, with canary
+//! secrets in the config: the preview's wire payload carries none, and the export writes
+//! the previewed files or fails with `{kind, message}` naming the path.
+
+use crate::state::{AppInfo, AppState, Mode, Source};
+use lifeline_core::config;
+use lifeline_core::events::StateName;
+use serde_json::{Value, json};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{
+    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+};
+use tauri::webview::InvokeRequest;
+use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+
+const CANARIES: [&str; 5] = [
+    "envcanary4Hq2",
+    "argcanary7Lw1",
+    "hdrcanary3Zp8",
+    "usrcanary6Tm5",
+    "qrycanary2Xb9",
+];
+
+fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let text = json!({"mcpServers": {
+        "gone": {"command": "/nonexistent/lifeline-app-test",
+                 "args": [format!("--token={}", CANARIES[1])],
+                 "env": {"TOKEN": CANARIES[0]}},
+        "web": {"url": format!("http://{}:pw@127.0.0.1:9/mcp?key={}", CANARIES[3], CANARIES[4]),
+                "headers": {"Authorization": format!("Bearer {}", CANARIES[2])},
+                "disabled": true},
+    }})
+    .to_string();
+    let config = config::parse(&text, None, &|_| None).unwrap();
+    let state = tauri::async_runtime::block_on(async {
+        let state = AppState::start(Source {
+            config,
+            info: AppInfo {
+                version: "test",
+                mode: Mode::Config,
+                config_path: None,
+                log_dir: None,
+                notices: Vec::new(),
+            },
+            fixtures: Vec::new(),
+        });
+        state
+            .wait_for("gone", |s| s.state.state == Some(StateName::Retired))
+            .await;
+        state
+            .wait_for("web", |s| s.state.state == Some(StateName::Disabled))
+            .await;
+        state
+    });
+    let app = crate::with_commands(mock_builder())
+        .manage(state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (app, webview)
+}
+
+fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    let request = InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    };
+    get_ipc_response(webview, request).map(|b| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn the_preview_lists_every_file_and_carries_no_secret() {
+    let (_app, webview) = app();
+    let preview = invoke(&webview, "bundle_preview", json!({})).unwrap();
+    let wire = preview.to_string();
+    for canary in CANARIES {
+        assert!(!wire.contains(canary), "{canary} in the preview: {wire}");
+    }
+    let paths: Vec<&str> = preview["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths[..3],
+        [
+            "manifest.json",
+            "config.redacted.json",
+            "servers/gone/state.json"
+        ]
+    );
+    assert!(paths.contains(&"servers/gone/failures.jsonl"), "{paths:?}");
+    let failures = preview["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "servers/gone/failures.jsonl")
+        .unwrap();
+    assert!(
+        failures["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"kind\":\"spawn\""),
+        "the retirement is in the bundle: {failures}"
+    );
+    assert!(preview["default_path"].as_str().unwrap().ends_with(".zip"));
+}
+
+#[test]
+fn export_writes_the_previewed_bundle_or_names_what_is_wrong() {
+    let (_app, webview) = app();
+    let preview = invoke(&webview, "bundle_preview", json!({})).unwrap();
+    let dir = std::env::temp_dir().join(format!("lifeline-app-bundle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("d.zip");
+    let exported = invoke(&webview, "bundle_export", json!({"path": path})).unwrap();
+    let on_disk = std::fs::read(&path).unwrap();
+    assert_eq!(exported["bytes"], on_disk.len());
+    // The manifest written is the one previewed (same id, same bytes, stored deflated).
+    let id = preview["diagnostics_id"].as_str().unwrap();
+    assert_eq!(id.len(), 16);
+    let manifest = &preview["files"][0]["content"];
+    assert!(manifest.as_str().unwrap().contains(id));
+
+    let e = invoke(&webview, "bundle_export", json!({"path": "relative.zip"})).unwrap_err();
+    assert_eq!(e["kind"], "config");
+    assert!(
+        e["message"].as_str().unwrap().contains("not a full path"),
+        "{e}"
+    );
+    let missing = dir.join("nope").join("d.zip");
+    let e = invoke(&webview, "bundle_export", json!({"path": missing})).unwrap_err();
+    assert_eq!(e["kind"], "config");
+    let message = e["message"].as_str().unwrap();
+    assert!(
+        message.contains(&missing.display().to_string()) && message.contains("does not exist"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
