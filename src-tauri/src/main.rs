@@ -7,6 +7,8 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod config_cmds;
+mod config_edit;
 mod demo;
 mod error;
 mod logs;
@@ -31,6 +33,12 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         commands::reconnect_all_failed,
         commands::call_tool,
         commands::app_info,
+        config_cmds::config_get,
+        config_cmds::server_add,
+        config_cmds::server_edit,
+        config_cmds::server_remove,
+        config_cmds::import_detect,
+        config_cmds::import_apply,
     ])
 }
 
@@ -54,6 +62,7 @@ fn main() {
                 AppState::start(source)
             });
             app.manage(state);
+            config_cmds::start(app.handle().clone());
             exit_on_signals(app.handle().clone());
             Ok(())
         })

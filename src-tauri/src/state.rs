@@ -117,17 +117,23 @@ pub struct AppState {
     /// those calls give up, so shutdown never waits for a slow server.
     fleet: RwLock<Option<Fleet>>,
     stopping: watch::Sender<bool>,
-    transports: HashMap<String, &'static str>,
+    /// Changed when the config is applied (`config_live`).
+    transports: Mutex<HashMap<String, &'static str>>,
     restarts: Arc<Mutex<Restarts>>,
     /// The `seq` of the last event `restarts` has seen (tests wait on it).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
     tracked: watch::Receiver<u64>,
-    redactor: Redactor,
-    info: AppInfo,
+    redactor: Mutex<Redactor>,
+    info: Mutex<AppInfo>,
     /// One event forwarder per webview (by label): a reloaded page's new subscription
     /// replaces the old one, whose channel would otherwise keep evaluating into the page.
     subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
     fixtures: Mutex<Vec<Child>>,
+    /// The config the fleet runs; held while a change is written or applied, so changes
+    /// (the UI's and the file watcher's) apply one at a time.
+    live: tokio::sync::Mutex<config_live::Live>,
+    /// Bumped whenever the servers or `info` change; the shell tells the UI.
+    changes: watch::Sender<u64>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -155,31 +161,30 @@ impl AppState {
         AppState {
             fleet: RwLock::new(Some(fleet)),
             stopping: watch::Sender::new(false),
-            transports: config
-                .servers
-                .iter()
-                .map(|s| (s.name.clone(), s.transport.kind()))
-                .collect(),
+            transports: Mutex::new(config_live::transports(&config)),
             restarts,
             tracked,
-            redactor: Redactor::new(config.secrets()),
-            info,
+            redactor: Mutex::new(Redactor::new(config.secrets())),
+            live: tokio::sync::Mutex::new(config_live::Live::new(config, &info)),
+            info: Mutex::new(info),
             subscriptions: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(fixtures),
+            changes: watch::Sender::new(0),
         }
     }
 
     pub fn info(&self) -> AppInfo {
-        self.info.clone()
+        lock(&self.info).clone()
     }
 
     fn views_of(&self, fleet: &Fleet) -> Vec<ServerView> {
         let restarts = lock(&self.restarts);
+        let transports = lock(&self.transports);
         fleet
             .supervisors()
             .iter()
             .map(|s| {
-                let transport = self.transports.get(s.name()).copied().unwrap_or("stdio");
+                let transport = transports.get(s.name()).copied().unwrap_or("stdio");
                 restarts.view(s.snapshot(), transport)
             })
             .collect()
@@ -232,10 +237,11 @@ impl AppState {
         let mut stopping = self.stopping.subscribe();
         let fleet = self.fleet.read().await;
         let supervisor = supervisor(running(&fleet)?, server)?;
+        let redactor = lock(&self.redactor).clone();
         tokio::select! {
             result = supervisor.call(tool, args) => result
-                .map(|v| scrub_value(&self.redactor, v))
-                .map_err(|e| ErrorView::from_core(&e, &self.redactor)),
+                .map(|v| scrub_value(&redactor, v))
+                .map_err(|e| ErrorView::from_core(&e, &redactor)),
             _ = stopping.wait_for(|s| *s) => Err(closing()),
         }
     }
@@ -373,3 +379,6 @@ fn log_event(event: &Event) {
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[path = "config_live.rs"]
+pub mod config_live;

@@ -57,6 +57,12 @@ impl Restarts {
         (restarts, since)
     }
 
+    /// Forgets a server whose supervisor was replaced or removed: a new one counts its
+    /// generations from 1 again.
+    pub fn forget(&mut self, server: &str) {
+        self.servers.remove(server);
+    }
+
     pub fn view(&self, snapshot: Snapshot, transport: &'static str) -> ServerView {
         let (restarts, last_restart_at) = self.of(&snapshot.server, snapshot.generation);
         ServerView {
