@@ -2,7 +2,16 @@
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
 // and an in-browser simulation (mock.ts) for development, tests and screenshots.
 
-import type { AppInfo, Event, ServerView } from "./types";
+import type {
+  AppInfo,
+  ConfigView,
+  DetectedClient,
+  Event,
+  ImportChoice,
+  ImportOutcome,
+  ServerForm,
+  ServerView,
+} from "./types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -30,6 +39,22 @@ export interface Host {
   callTool(server: string, tool: string, args: unknown): Promise<unknown>;
   /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
   appInfo(): Promise<AppInfo>;
+
+  // ## The config (editing, import, live reload)
+
+  /** The config file's servers as editor forms, every secret masked. */
+  configGet(): Promise<ConfigView>;
+  /** Rejects with a ConfigError naming the fields when the entry is refused. */
+  serverAdd(server: ServerForm): Promise<void>;
+  /** `name` as configured; `server.name` may rename it. `***` sent back keeps a stored secret. */
+  serverEdit(name: string, server: ServerForm): Promise<void>;
+  serverRemove(name: string): Promise<void>;
+  /** Other clients' config files on this machine, their servers and what would conflict. */
+  importDetect(): Promise<DetectedClient[]>;
+  importApply(sources: ImportChoice[]): Promise<ImportOutcome>;
+  /** Called with the new AppInfo whenever the servers or notices changed (an edit, the file
+   * changed on disk, the demo ended); re-read the snapshot then. Returns an unsubscribe. */
+  onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

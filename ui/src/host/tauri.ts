@@ -3,9 +3,19 @@
 // argument keys are the shell's contract; see ui/README.md.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { AppInfo, Event, ServerView } from "./types";
+import type {
+  AppInfo,
+  ConfigView,
+  DetectedClient,
+  Event,
+  ImportChoice,
+  ImportOutcome,
+  ServerForm,
+  ServerView,
+} from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -63,5 +73,34 @@ export class TauriHost implements Host {
 
   appInfo(): Promise<AppInfo> {
     return call<AppInfo>("app_info");
+  }
+
+  configGet(): Promise<ConfigView> {
+    return call<ConfigView>("config_get");
+  }
+
+  serverAdd(server: ServerForm): Promise<void> {
+    return call<void>("server_add", { server });
+  }
+
+  serverEdit(name: string, server: ServerForm): Promise<void> {
+    return call<void>("server_edit", { name, server });
+  }
+
+  serverRemove(name: string): Promise<void> {
+    return call<void>("server_remove", { name });
+  }
+
+  importDetect(): Promise<DetectedClient[]> {
+    return call<DetectedClient[]>("import_detect");
+  }
+
+  importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
+    return call<ImportOutcome>("import_apply", { sources });
+  }
+
+  /** The shell emits `config_changed` (payload: the new AppInfo) after every applied change. */
+  async onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void> {
+    return listen<AppInfo>("config_changed", (e) => listener(e.payload));
   }
 }

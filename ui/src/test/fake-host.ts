@@ -3,7 +3,17 @@
 
 import { vi } from "vitest";
 import type { Host } from "../host/index";
-import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
+import type {
+  AppInfo,
+  CommandError,
+  ConfigView,
+  DetectedClient,
+  Event,
+  ImportChoice,
+  ImportOutcome,
+  ServerForm,
+  ServerView,
+} from "../host/types";
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -25,6 +35,30 @@ export class FakeHost implements Host {
   callTool = vi.fn(async () => ({}));
   info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
   appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
+  config: ConfigView = { path: null, mode: "config", servers: [], problem: null };
+  configGet = vi.fn(async (): Promise<ConfigView> => structuredClone(this.config));
+  serverAdd = vi.fn(async (_server: ServerForm) => this.maybeFail());
+  serverEdit = vi.fn(async (_name: string, _server: ServerForm) => this.maybeFail());
+  serverRemove = vi.fn(async (_name: string) => this.maybeFail());
+  detected: DetectedClient[] = [];
+  importDetect = vi.fn(async (): Promise<DetectedClient[]> => structuredClone(this.detected));
+  importApply = vi.fn(async (_sources: ImportChoice[]): Promise<ImportOutcome> => {
+    this.maybeFail();
+    return { added: [], conflicts: [], skipped: [], disabled: [] };
+  });
+  private configListener: ((info: AppInfo) => void) | null = null;
+  onConfigChanged = vi.fn(async (listener: (info: AppInfo) => void) => {
+    this.configListener = listener;
+    return () => {
+      this.configListener = null;
+    };
+  });
+
+  /** What the shell's `config_changed` event would deliver. */
+  configChanged(info: AppInfo): void {
+    this.info = info;
+    this.configListener?.(structuredClone(info));
+  }
 
   constructor(views: ServerView[]) {
     this.views = views;
