@@ -432,13 +432,13 @@ impl AppState {
             let mut fleet = self.fleet.write().await;
             let fleet = fleet.as_mut().ok_or_else(closing)?;
             let redactor = Redactor::new(new.secrets());
-            fleet
+            let fence = fleet
                 .apply(&new, &diff)
                 .await
                 .map_err(|e| ErrorView::from_core(&e, &redactor))?;
             let mut restarts = lock(&self.restarts);
             for name in diff.removed.iter().chain(&diff.changed) {
-                restarts.forget(name);
+                restarts.forget(name, fence);
             }
         }
         *lock(&self.transports) = transports(&new);

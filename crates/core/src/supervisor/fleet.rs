@@ -76,7 +76,11 @@ impl Fleet {
     /// and changed servers are stopped (all at once, each bounded), changed and added ones
     /// started, unchanged ones left alone; the order becomes `config`'s. Every new
     /// supervisor's settings are built first, so an error changes nothing.
-    pub async fn apply(&mut self, config: &Config, diff: &ConfigDiff) -> Result<(), Error> {
+    ///
+    /// Returns the bus `seq` between the two: a changed server's events above it come from
+    /// its new supervisor (whose generations count from 1 again), the ones up to it from the
+    /// old one.
+    pub async fn apply(&mut self, config: &Config, diff: &ConfigDiff) -> Result<u64, Error> {
         let starting = diff.changed.iter().chain(&diff.added);
         let servers: Vec<&ServerConfig> = starting.filter_map(|n| config.server(n)).collect();
         let cfgs = configs(servers.into_iter())?;
@@ -93,13 +97,14 @@ impl Fleet {
             .map(|i| self.supervisors.remove(i))
             .collect();
         stop_all(leaving).await;
+        let fence = self.bus.last_seq();
         for cfg in cfgs {
             self.supervisors
                 .push(Supervisor::spawn(cfg, self.bus.clone()));
         }
         let rank = |s: &Supervisor| config.servers.iter().position(|c| c.name == s.name());
         self.supervisors.sort_by_key(rank);
-        Ok(())
+        Ok(fence)
     }
 
     fn position(&self, name: &str) -> Option<usize> {
