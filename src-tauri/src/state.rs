@@ -86,8 +86,8 @@ pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
                 demo::NOTICE_DEMO,
                 format!(
                     "There is no config file at {where_}, so this is a demo of fixture servers. \
-                     Create the file (`lifeline import` copies another client's servers) or set \
-                     LIFELINE_CONFIG, then restart the app."
+                     Add a server or import another client's servers here (that creates the \
+                     file and ends the demo), or create the file yourself."
                 ),
             ));
             let demo = demo::start(fixture).await;
