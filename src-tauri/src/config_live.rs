@@ -11,7 +11,7 @@ use crate::error::ErrorView;
 use lifeline_core::config::import::{self, ImportReport};
 use lifeline_core::config::{self, Config, ConfigDiff, ConfigErrorKind};
 use lifeline_core::diagnostics::redact::Redactor;
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -332,10 +332,8 @@ impl AppState {
         let (tx, events) = mpsc::unbounded_channel();
         let name = path.file_name().map(|n| n.to_owned());
         let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            // Only events that name the file itself: saves elsewhere in the directory (and
-            // the temp files of an atomic save, until renamed) do not count.
             if let Ok(event) = res
-                && event.paths.iter().any(|p| p.file_name() == name.as_deref())
+                && changes_file(&event, name.as_deref())
             {
                 let _ = tx.send(());
             }
@@ -521,6 +519,13 @@ impl ConfigWatch {
             state.reload().await;
         }
     }
+}
+
+/// Whether `event` is a change to the file called `name`. Saves of other files in the
+/// directory (and the temp files of an atomic save, until renamed) do not count, and neither
+/// do reads: inotify reports opens and closes, and the reload's own read would loop.
+fn changes_file(event: &notify::Event, name: Option<&std::ffi::OsStr>) -> bool {
+    !matches!(event.kind, EventKind::Access(_)) && event.paths.iter().any(|p| p.file_name() == name)
 }
 
 /// The file's JSON; an empty config when there is no file yet.

@@ -447,3 +447,27 @@ async fn import_detects_client_files_and_adds_without_overwriting() {
     assert!(e.message.contains("no Cursor config"), "{}", e.message);
     state.shutdown().await;
 }
+
+#[test]
+fn only_changes_to_the_config_file_itself_trigger_a_reload() {
+    use notify::event::{AccessKind, CreateKind, ModifyKind, RenameMode};
+    let name = Some(std::ffi::OsStr::new("config.json"));
+    let check = |kind: EventKind, path: &str, expect: bool| {
+        let event = notify::Event::new(kind).add_path(PathBuf::from(path));
+        assert_eq!(super::changes_file(&event, name), expect, "{kind:?} {path}");
+    };
+    check(EventKind::Modify(ModifyKind::Any), "/c/config.json", true);
+    check(EventKind::Create(CreateKind::File), "/c/config.json", true);
+    check(
+        EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+        "/c/config.json",
+        true,
+    );
+    check(EventKind::Access(AccessKind::Any), "/c/config.json", false);
+    check(
+        EventKind::Modify(ModifyKind::Any),
+        "/c/.config.json.1.0.tmp",
+        false,
+    );
+    check(EventKind::Modify(ModifyKind::Any), "/c/other.json", false);
+}
