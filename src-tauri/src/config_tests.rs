@@ -448,6 +448,30 @@ async fn import_detects_client_files_and_adds_without_overwriting() {
     state.shutdown().await;
 }
 
+#[tokio::test]
+async fn fixing_a_file_that_was_broken_at_start_starts_its_servers_and_clears_the_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    fs::write(&path, r#"{"mcpServers": []}"#).unwrap();
+    let mut info = info(&path, Mode::Config);
+    info.notices
+        .push(ErrorView::new("config", "mcpServers: expected an object"));
+    let state = AppState::start(Source {
+        config: empty_config(),
+        info,
+        fixtures: Vec::new(),
+    });
+    fs::write(
+        &path,
+        r#"{"mcpServers": {"a": {"command": "/nonexistent/a", "disabled": true}}}"#,
+    )
+    .unwrap();
+    state.reload().await;
+    assert!(state.info().notices.is_empty());
+    state.wait_for("a", in_state(StateName::Disabled)).await;
+    state.shutdown().await;
+}
+
 #[test]
 fn only_changes_to_the_config_file_itself_trigger_a_reload() {
     use notify::event::{AccessKind, CreateKind, ModifyKind, RenameMode};

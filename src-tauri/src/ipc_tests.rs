@@ -141,7 +141,7 @@ fn app_with_file(
     std::fs::write(&path, text).unwrap();
     let config = config::load(&path).unwrap();
     let state = tauri::async_runtime::block_on(async {
-        AppState::start(Source {
+        let state = AppState::start(Source {
             config,
             info: AppInfo {
                 version: "test",
@@ -151,7 +151,10 @@ fn app_with_file(
                 notices: Vec::new(),
             },
             fixtures: Vec::new(),
-        })
+        });
+        // No other client's files here: the test never reads the real home directory.
+        state.set_import_dirs(dir.path(), dir.path()).await;
+        state
     });
     let app = crate::with_commands(mock_builder())
         .manage(state)
@@ -201,7 +204,7 @@ fn config_commands_take_the_documented_arguments_and_refuse_with_fields() {
     );
 
     let found = invoke(&webview, "import_detect", json!({})).unwrap();
-    assert!(found.is_array());
+    assert_eq!(found, json!([]));
     let e = invoke(
         &webview,
         "import_apply",
