@@ -1,18 +1,17 @@
-//! Changing the config the app runs: the editor's and the importer's writes, and edits made
-//! to the file by anything else (a watcher on its directory). Every change is checked by the
-//! core before it is saved, saved atomically through the file's JSON (unknown keys kept),
-//! and applied as a diff: only the servers whose entry changed restart. The first write in
-//! demo mode creates the file and leaves the demo.
+//! Changing the config the app runs: the editor's writes (and the importer's, in
+//! `config_import`), and edits made to the file by anything else (a watcher on its
+//! directory). Every change is checked by the core before it is saved, saved atomically
+//! through the file's JSON (unknown keys kept), and applied as a diff: only the servers whose
+//! entry changed restart. The first write in demo mode creates the file and leaves the demo.
 
 use super::{AppState, Mode, closing, lock};
 use crate::config_edit::{self, ServerForm, config_error, form_error};
 use crate::demo;
 use crate::error::ErrorView;
-use lifeline_core::config::import::{self, ImportReport};
 use lifeline_core::config::{self, Config, ConfigDiff, ConfigErrorKind};
 use lifeline_core::diagnostics::redact::Redactor;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -34,22 +33,12 @@ pub struct Live {
     dirs: ImportDirs,
 }
 
-/// The home and config directories other clients keep their files under.
-#[derive(Debug, Clone)]
-pub struct ImportDirs {
-    pub home: Option<PathBuf>,
-    pub config: Option<PathBuf>,
-}
-
 impl Live {
     pub fn new(config: Config, info: &super::AppInfo) -> Live {
         Live {
             config,
             path: info.config_path.as_deref().map(PathBuf::from),
-            dirs: ImportDirs {
-                home: dirs::home_dir(),
-                config: dirs::config_dir(),
-            },
+            dirs: ImportDirs::of_user(),
         }
     }
 }
@@ -72,60 +61,6 @@ pub struct ConfigView {
     /// Why the file could not be read, when it could not (its servers are then not listed).
     pub problem: Option<ErrorView>,
 }
-
-/// A client whose config file exists here, and what importing it would do.
-#[derive(Debug, Clone, Serialize)]
-pub struct Detected {
-    /// `claude_desktop`, `claude_code`, `cursor` or `vscode`: what `import_apply` takes.
-    pub source: &'static str,
-    pub client: &'static str,
-    pub path: String,
-    pub servers: Vec<DetectedServer>,
-    pub skipped: Vec<Named>,
-    /// The file exists but could not be read; no servers are listed.
-    pub error: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DetectedServer {
-    pub name: String,
-    pub transport: String,
-    /// Why importing it would not add it (a server of that name is already configured).
-    pub conflict: Option<String>,
-}
-
-/// A server name and a sentence about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Named {
-    pub name: String,
-    pub reason: String,
-}
-
-/// One source to import from; `servers` picks some of its servers (all when absent).
-#[derive(Debug, Clone, Deserialize)]
-pub struct ImportChoice {
-    pub source: String,
-    #[serde(default)]
-    pub servers: Option<Vec<String>>,
-}
-
-/// What `import_apply` did. Nothing already configured is ever replaced: each such name is
-/// a conflict, and the configured server stays as it was.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ImportOutcome {
-    pub added: Vec<String>,
-    pub conflicts: Vec<Named>,
-    pub skipped: Vec<Named>,
-    /// Added, but disabled: their entry needs something this machine lacks (a variable).
-    pub disabled: Vec<Named>,
-}
-
-const SOURCES: [(&str, import::Source); 4] = [
-    ("claude_desktop", import::Source::ClaudeDesktop),
-    ("claude_code", import::Source::ClaudeCode),
-    ("cursor", import::Source::Cursor),
-    ("vscode", import::Source::VsCode),
-];
 
 impl AppState {
     /// The file's servers for the editor, every secret masked.
@@ -204,105 +139,6 @@ impl AppState {
                 Some(_) => Ok(()),
                 None => Err(not_configured(name, servers)),
             }
-        })
-        .await
-    }
-
-    /// Which clients' config files exist here, their servers, and what would conflict.
-    pub async fn import_detect(&self) -> Result<Vec<Detected>, ErrorView> {
-        let live = self.live.lock().await;
-        let ours = live
-            .path
-            .as_deref()
-            .and_then(|p| read_raw(p).ok())
-            .unwrap_or_else(empty_raw);
-        let configured = |name: &str| ours["mcpServers"].get(name).is_some();
-        let mut found = Vec::new();
-        for (id, source) in &SOURCES {
-            let Some((path, report)) = read_source(source, &live.dirs) else {
-                continue;
-            };
-            let mut detected = Detected {
-                source: id,
-                client: source.name(),
-                path: path.display().to_string(),
-                servers: Vec::new(),
-                skipped: Vec::new(),
-                error: None,
-            };
-            match report {
-                Ok(report) => {
-                    detected.servers = report
-                        .servers
-                        .iter()
-                        .map(|(name, entry)| DetectedServer {
-                            name: name.clone(),
-                            transport: config_edit::form_of(name, entry).transport,
-                            conflict: configured(name).then(|| {
-                                format!("a server named `{name}` is already configured; it is kept")
-                            }),
-                        })
-                        .collect();
-                    detected.skipped = named(&report.skipped);
-                }
-                Err(e) => detected.error = Some(Redactor::default().scrub(&e.to_string())),
-            }
-            found.push(detected);
-        }
-        Ok(found)
-    }
-
-    /// Imports the chosen sources' servers after the configured ones. A name that is
-    /// already configured (or came from an earlier source) is a conflict and is not
-    /// imported; an entry that needs a variable this machine does not set is added
-    /// disabled. Nothing is written when nothing is added.
-    pub async fn import_apply(
-        &self,
-        choices: Vec<ImportChoice>,
-    ) -> Result<ImportOutcome, ErrorView> {
-        let dirs = self.live.lock().await.dirs.clone();
-        let mut reports = Vec::new();
-        for choice in &choices {
-            let (id, source) = SOURCES
-                .iter()
-                .find(|(id, _)| *id == choice.source)
-                .ok_or_else(|| unknown_source(&choice.source))?;
-            let (_, report) = read_source(source, &dirs).ok_or_else(|| {
-                ErrorView::new(
-                    NOTICE_CONFIG,
-                    format!(
-                        "There is no {} config on this machine to import ({id}).",
-                        source.name()
-                    ),
-                )
-            })?;
-            let report = report.map_err(|e| {
-                ErrorView::new(NOTICE_CONFIG, Redactor::default().scrub(&e.to_string()))
-            })?;
-            reports.push((source.name(), pick(report, choice.servers.as_deref())));
-        }
-        self.write(None, |raw| {
-            let mut outcome = ImportOutcome::default();
-            for (client, (report, missing)) in &reports {
-                outcome.skipped.extend(missing.iter().map(|name| Named {
-                    name: name.clone(),
-                    reason: format!("is not in {client}'s config"),
-                }));
-                let merged = import::merge(raw, report).map_err(|p| problem_error(p, ""))?;
-                outcome.added.extend(merged.added);
-                outcome
-                    .conflicts
-                    .extend(merged.skipped_existing.into_iter().map(|name| Named {
-                    reason: format!(
-                        "a server named `{name}` is already configured; it was kept and the one \
-                         from {client} was not imported (rename one to keep both)"
-                    ),
-                    name,
-                }));
-                outcome.skipped.extend(named(&merged.skipped));
-            }
-            outcome.disabled = disable_unloadable(raw, &outcome.added);
-            Ok(outcome)
         })
         .await
     }
@@ -483,16 +319,6 @@ impl AppState {
     }
 }
 
-#[cfg(test)]
-impl AppState {
-    pub async fn set_import_dirs(&self, home: &Path, config: &Path) {
-        self.live.lock().await.dirs = ImportDirs {
-            home: Some(home.to_owned()),
-            config: Some(config.to_owned()),
-        };
-    }
-}
-
 /// The watcher, and the events it saw for the config file.
 pub struct ConfigWatch {
     _watcher: RecommendedWatcher,
@@ -589,77 +415,10 @@ fn no_path() -> ErrorView {
     )
 }
 
-fn unknown_source(source: &str) -> ErrorView {
-    let known: Vec<&str> = SOURCES.iter().map(|(id, _)| *id).collect();
-    ErrorView::new(
-        NOTICE_CONFIG,
-        format!(
-            "`{source}` is not a client to import from (known: {})",
-            known.join(", ")
-        ),
-    )
-}
-
-/// The first existing file among the source's well-known paths, read.
-fn read_source(
-    source: &import::Source,
-    dirs: &ImportDirs,
-) -> Option<(PathBuf, Result<ImportReport, config::ConfigError>)> {
-    let paths = source.paths_in(dirs.home.as_deref(), dirs.config.as_deref());
-    let path = paths.into_iter().find(|p| p.is_file())?;
-    let report = import::read_path(source, &path);
-    Some((path, report))
-}
-
-/// The report with only the servers in `names` (all when `None`), and the names it lacks.
-fn pick(mut report: ImportReport, names: Option<&[String]>) -> (ImportReport, Vec<String>) {
-    let Some(names) = names else {
-        return (report, Vec::new());
-    };
-    let missing = names
-        .iter()
-        .filter(|n| !report.servers.iter().any(|(s, _)| s == *n))
-        .cloned()
-        .collect();
-    report.servers.retain(|(s, _)| names.contains(s));
-    report.skipped.retain(|(s, _)| names.contains(s));
-    (report, missing)
-}
-
-fn named(pairs: &[(String, String)]) -> Vec<Named> {
-    pairs
-        .iter()
-        .map(|(name, reason)| Named {
-            name: name.clone(),
-            reason: reason.clone(),
-        })
-        .collect()
-}
-
-/// Disables each of `added` whose entry does not load here (a variable that is not set):
-/// a disabled server's references are not resolved, so the rest of the file still loads.
-fn disable_unloadable(raw: &mut Value, added: &[String]) -> Vec<Named> {
-    let Err(e) = config::from_value(raw.clone(), None, &config::env_lookup) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for name in added {
-        let prefix = format!("mcpServers.{name}");
-        let problems: Vec<String> = e
-            .problems
-            .iter()
-            .filter(|p| p.field == prefix || p.field.starts_with(&format!("{prefix}.")))
-            .map(|p| p.to_string())
-            .collect();
-        if !problems.is_empty() && config::write::set_disabled(raw, name, true).is_ok() {
-            out.push(Named {
-                name: name.clone(),
-                reason: format!("added disabled: {}", problems.join("; ")),
-            });
-        }
-    }
-    out
-}
+#[path = "config_import.rs"]
+mod config_import;
+use config_import::ImportDirs;
+pub use config_import::{Detected, ImportChoice, ImportOutcome};
 
 #[cfg(test)]
 #[path = "config_tests.rs"]
