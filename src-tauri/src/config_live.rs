@@ -232,7 +232,7 @@ impl AppState {
         let original = read_raw(&path)?;
         let mut raw = original.clone();
         let out = edit(&mut raw)?;
-        if raw == original && self.info().mode == Mode::Config {
+        if raw == original {
             return Ok(out);
         }
         let redactor = lock(&self.redactor).clone();

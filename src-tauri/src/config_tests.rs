@@ -403,6 +403,18 @@ async fn import_detects_client_files_and_adds_without_overwriting() {
     );
     assert!(!serde_json::to_string(&found).unwrap().contains("canary"));
 
+    // Choosing nothing writes nothing: the demo goes on.
+    let nothing = state
+        .import_apply(vec![ImportChoice {
+            source: "claude_code".into(),
+            servers: Some(Vec::new()),
+        }])
+        .await
+        .unwrap();
+    assert!(nothing.added.is_empty());
+    assert!(!path.exists());
+    assert_eq!(state.info().mode, Mode::Demo);
+
     let outcome = state
         .import_apply(vec![
             ImportChoice {
