@@ -142,6 +142,32 @@ async fn add_edit_remove_restart_only_the_server_that_changed() {
 }
 
 #[tokio::test]
+async fn a_tool_call_in_flight_does_not_hold_up_an_edit() {
+    let fx = fixture();
+    let s = with_file(&format!(
+        r#"{{"mcpServers": {{"a": {{"command": "{fx}", "args": ["stdio"]}}}}}}"#
+    ));
+    s.state.wait_for("a", in_state(StateName::Ready)).await;
+    let mut call = std::pin::pin!(s.state.call_tool("a", "slow", json!({"ms": 600_000})));
+    // Polled first: the call takes the fleet, sends its request and waits for the answer.
+    tokio::select! {
+        biased;
+        _ = &mut call => panic!("a ten-minute call answered"),
+        () = std::future::ready(()) => {}
+    }
+    let mut off = stdio_form("b", &fx, &["stdio"]);
+    off.disabled = true;
+    // A guard, not a wait: the edit needs the fleet that the call would have held.
+    tokio::time::timeout(Duration::from_secs(60), s.state.server_add(off))
+        .await
+        .expect("the edit went through while the call ran")
+        .unwrap();
+    assert_eq!(s.names_now().await, ["a", "b"]);
+    s.state.shutdown().await;
+    assert_eq!(call.await.unwrap_err().kind, "cancelled");
+}
+
+#[tokio::test]
 async fn invalid_edits_are_refused_with_the_field_named_and_nothing_written() {
     let s = with_file(r#"{"mcpServers": {"a": {"command": "/nonexistent/lifeline-a"}}}"#);
     let before = fs::read_to_string(s.path()).unwrap();

@@ -113,8 +113,8 @@ pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
 }
 
 pub struct AppState {
-    /// `None` once shut down. Readers hold the lock across a tool call; `stopping` makes
-    /// those calls give up, so shutdown never waits for a slow server.
+    /// `None` once shut down. Held only briefly (a tool call sends its request under it and
+    /// waits without it); `stopping` makes calls in flight give up at shutdown.
     fleet: RwLock<Option<Fleet>>,
     stopping: watch::Sender<bool>,
     /// Changed when the config is applied (`config_live`).
@@ -235,11 +235,14 @@ impl AppState {
         args: Value,
     ) -> Result<Value, ErrorView> {
         let mut stopping = self.stopping.subscribe();
-        let fleet = self.fleet.read().await;
-        let supervisor = supervisor(running(&fleet)?, server)?;
+        // The fleet is not held while the call runs, so a config change never waits for it.
+        let call = {
+            let fleet = self.fleet.read().await;
+            supervisor(running(&fleet)?, server)?.send_call(tool, args)
+        };
         let redactor = lock(&self.redactor).clone();
         tokio::select! {
-            result = supervisor.call(tool, args) => result
+            result = call => result
                 .map(|v| scrub_value(&redactor, v))
                 .map_err(|e| ErrorView::from_core(&e, &redactor)),
             _ = stopping.wait_for(|s| *s) => Err(closing()),

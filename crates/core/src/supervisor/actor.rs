@@ -121,20 +121,34 @@ impl Supervisor {
     /// Calls a tool on the current generation. Fails at once, saying the state and when
     /// the next attempt is, unless the server is ready. Never replayed.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
+        self.send_call(tool, args).await
+    }
+
+    /// `call`, with the request handed to the supervisor before this returns: the future
+    /// does not borrow the supervisor, so whoever holds it (the app's lock on its fleet) can
+    /// let go while the call runs. A supervisor stopped meanwhile ends the call `cancelled`.
+    pub fn send_call(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let (reply, rx) = oneshot::channel();
         let cmd = Command::Call {
             tool: tool.to_owned(),
             args,
             reply,
         };
-        if self.tx.send(cmd).is_err() {
-            return Err(Error::cancelled(format!(
-                "the supervisor of `{}` has stopped",
-                self.name
-            )));
+        let refused =
+            self.tx.send(cmd).is_err().then(|| {
+                Error::cancelled(format!("the supervisor of `{}` has stopped", self.name))
+            });
+        async move {
+            if let Some(e) = refused {
+                return Err(e);
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
         }
-        rx.await
-            .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
     }
 
     /// Measures a round trip now (a `ping` on the current generation).
