@@ -47,8 +47,8 @@ type History = HashMap<String, VecDeque<Event>>;
 
 /// Everything besides the fleet that a bundle is made of.
 pub struct BundleSources {
-    config: Value,
-    secrets: Vec<String>,
+    /// The config as written and its secrets; replaced when the config changes.
+    config: Mutex<(Value, Vec<String>)>,
     log_dir: Option<PathBuf>,
     history: Arc<Mutex<History>>,
     /// The last preview, which `export` writes.
@@ -74,12 +74,16 @@ impl BundleSources {
             true
         }));
         BundleSources {
-            config: config.raw.clone(),
-            secrets: config.secrets(),
+            config: Mutex::new((config.raw.clone(), config.secrets())),
             log_dir: log_dir.map(PathBuf::from),
             history,
             previewed: Mutex::new(None),
         }
+    }
+
+    /// The config the fleet runs now (after an edit or a reload).
+    pub fn set_config(&self, config: &Config) {
+        *lock(&self.config) = (config.raw.clone(), config.secrets());
     }
 
     /// Builds the bundle from the fleet as it is now and keeps it for `export`.
@@ -150,8 +154,8 @@ impl BundleSources {
         BundleInput {
             app: "lifeline-app".into(),
             app_version: env!("CARGO_PKG_VERSION").into(),
-            config: Some(self.config.clone()),
-            secrets: self.secrets.clone(),
+            config: Some(lock(&self.config).0.clone()),
+            secrets: lock(&self.config).1.clone(),
             servers,
             log_tail: self
                 .log_dir

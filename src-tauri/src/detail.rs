@@ -22,8 +22,9 @@ pub const CALL_ID_IN_USE: &str = "call_id_in_use";
 
 /// The detail panel's part of the app state.
 pub struct Detail {
-    /// The config's servers, for the config view and the command resolution.
-    servers: Vec<ServerConfig>,
+    /// The config's servers, for the config view and the command resolution; replaced
+    /// when the config changes.
+    servers: Mutex<Vec<ServerConfig>>,
     /// The cancel switch of every call in flight that the UI named with a `call_id`.
     calls: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }
@@ -31,9 +32,14 @@ pub struct Detail {
 impl Detail {
     pub fn new(config: &Config) -> Detail {
         Detail {
-            servers: config.servers.clone(),
+            servers: Mutex::new(config.servers.clone()),
             calls: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The config the fleet runs now (after an edit or a reload).
+    pub fn set_config(&self, config: &Config) {
+        *super::lock(&self.servers) = config.servers.clone();
     }
 }
 
@@ -87,7 +93,12 @@ impl AppState {
         let tools: Vec<Tool> = supervisor(running(&fleet)?, server)?.tools();
         Ok(tools
             .into_iter()
-            .map(|t| scrub_value(&self.redactor, serde_json::to_value(t).unwrap_or_default()))
+            .map(|t| {
+                scrub_value(
+                    &super::lock(&self.redactor),
+                    serde_json::to_value(t).unwrap_or_default(),
+                )
+            })
             .collect())
     }
 
@@ -122,7 +133,7 @@ impl AppState {
             },
         };
         let (progress_tx, mut progress) = mpsc::unbounded_channel::<Progress>();
-        let redactor = self.redactor.clone();
+        let redactor = super::lock(&self.redactor).clone();
         let forward_id = call_id.clone();
         let forwarder = tokio::spawn(async move {
             while let Some(p) = progress.recv().await {
@@ -141,11 +152,14 @@ impl AppState {
         let mut stopping = self.stopping.subscribe();
         let started_at = SystemTime::now();
         let started = tokio::time::Instant::now();
-        let result = {
+        // The fleet is not held while the call runs, so a config change never waits for it.
+        let call = {
             let fleet = self.fleet.read().await;
-            let supervisor = supervisor(running(&fleet)?, server)?;
+            supervisor(running(&fleet)?, server)?.send_call_with(tool, args, opts)
+        };
+        let result = {
             tokio::select! {
-                result = supervisor.call_with(tool, args, opts) => result,
+                result = call => result,
                 _ = stopping.wait_for(|s| *s) => {
                     Err(lifeline_core::Error::cancelled(closing().message))
                 }
@@ -160,8 +174,8 @@ impl AppState {
             &result,
         ));
         let result = result
-            .map(|v| scrub_value(&self.redactor, v))
-            .map_err(|e| ErrorView::from_core(&e, &self.redactor));
+            .map(|v| scrub_value(&super::lock(&self.redactor), v))
+            .map_err(|e| ErrorView::from_core(&e, &super::lock(&self.redactor)));
         // Every progress sent before the answer is delivered before the result returns.
         let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
         result
@@ -180,11 +194,12 @@ impl AppState {
     pub async fn server_stderr(&self, server: &str) -> Result<Vec<GenerationStderr>, ErrorView> {
         let fleet = self.fleet.read().await;
         let mut all = supervisor(running(&fleet)?, server)?.stderr();
+        let redactor = super::lock(&self.redactor).clone();
         // The core keeps more for the diagnostic bundle; the panel shows these two.
         all.drain(..all.len().saturating_sub(2));
         for g in &mut all {
             for line in &mut g.lines {
-                *line = self.redactor.scrub(line);
+                *line = redactor.scrub(line);
             }
         }
         Ok(all)
@@ -193,6 +208,7 @@ impl AppState {
     /// What a stdio server's command resolves to; `None` for an HTTP server.
     pub fn server_command(&self, server: &str) -> Result<Option<CommandView>, ErrorView> {
         let config = self.server_config_of(server)?;
+        let config = &config;
         let Some(stdio) = config.stdio_config() else {
             return Ok(None);
         };
@@ -213,19 +229,17 @@ impl AppState {
     /// `***`, URL credentials and query values are masked, secret-looking arguments too.
     pub fn server_config(&self, server: &str) -> Result<Value, ErrorView> {
         let config = self.server_config_of(server)?;
-        Ok(masked_config(config))
+        Ok(masked_config(&config))
     }
 
-    fn server_config_of(&self, server: &str) -> Result<&ServerConfig, ErrorView> {
-        self.detail
-            .servers
+    fn server_config_of(&self, server: &str) -> Result<ServerConfig, ErrorView> {
+        let servers = super::lock(&self.detail.servers);
+        servers
             .iter()
             .find(|s| s.name == server)
+            .cloned()
             .ok_or_else(|| {
-                ErrorView::unknown_server(
-                    server,
-                    self.detail.servers.iter().map(|s| s.name.as_str()),
-                )
+                ErrorView::unknown_server(server, servers.iter().map(|s| s.name.as_str()))
             })
     }
 }

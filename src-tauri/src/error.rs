@@ -16,6 +16,17 @@ pub struct ErrorView {
     /// When the server (or the supervisor) said how long to wait; whole milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u32>,
+    /// For a rejected config edit: each problem at its field (`url`, `env.TOKEN`), so the
+    /// editor can show it next to the input. Absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<FieldError>,
+}
+
+/// One problem with one field of a server entry (or of the file, with its full path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
 }
 
 impl ErrorView {
@@ -24,6 +35,7 @@ impl ErrorView {
             kind: kind.into(),
             message: message.into(),
             retry_after_ms: None,
+            fields: Vec::new(),
         }
     }
 
@@ -37,6 +49,7 @@ impl ErrorView {
                 .context()
                 .retry_after
                 .map(|d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX)),
+            fields: Vec::new(),
         }
     }
 

@@ -172,3 +172,92 @@ fn the_detail_commands_answer_over_ipc() {
     let e = invoke(&webview, "server_config", json!({"server": "nope"})).unwrap_err();
     assert_eq!(e["kind"], "unknown_server");
 }
+
+/// The app on a real config file in a temp directory.
+fn app_with_file(
+    text: &str,
+) -> (
+    tempfile::TempDir,
+    App<MockRuntime>,
+    WebviewWindow<MockRuntime>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, text).unwrap();
+    let config = config::load(&path).unwrap();
+    let state = tauri::async_runtime::block_on(async {
+        let state = AppState::start(Source {
+            config,
+            info: AppInfo {
+                version: "test",
+                mode: Mode::Config,
+                config_path: Some(path.display().to_string()),
+                log_dir: None,
+                notices: Vec::new(),
+            },
+            fixtures: Vec::new(),
+        });
+        // No other client's files here: the test never reads the real home directory.
+        state.set_import_dirs(dir.path(), dir.path()).await;
+        state
+    });
+    let app = crate::with_commands(mock_builder())
+        .manage(state)
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    (dir, app, webview)
+}
+
+#[test]
+fn config_commands_take_the_documented_arguments_and_refuse_with_fields() {
+    let (dir, _app, webview) = app_with_file(
+        r#"{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp?token=canary-q", "disabled": true,
+                                   "headers": {"Authorization": "Bearer canary-h"}}}}"#,
+    );
+    let view = invoke(&webview, "config_get", json!({})).unwrap();
+    assert!(!view.to_string().contains("canary"), "{view}");
+    assert_eq!(
+        view["servers"][0],
+        json!({"name": "web", "transport": "http", "command": "", "args": [], "env": [],
+               "cwd": null, "url": "http://127.0.0.1:9/mcp?token=***",
+               "headers": [{"key": "Authorization", "value": "***"}], "disabled": true})
+    );
+
+    let bad = json!({"name": "files", "transport": "http", "url": "ftp://127.0.0.1/x"});
+    let e = invoke(&webview, "server_add", json!({"server": bad})).unwrap_err();
+    assert_eq!(e["kind"], "config");
+    assert_eq!(e["fields"][0]["field"], "url");
+
+    let mut web = view["servers"][0].clone();
+    web["disabled"] = json!(false);
+    web["name"] = json!("web2");
+    invoke(
+        &webview,
+        "server_edit",
+        json!({"name": "web", "server": web}),
+    )
+    .unwrap();
+    let file = std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+    assert!(file.contains("canary-q") && file.contains("canary-h") && file.contains("web2"));
+    invoke(&webview, "server_remove", json!({"name": "web2"})).unwrap();
+    assert_eq!(
+        invoke(&webview, "config_get", json!({})).unwrap()["servers"],
+        json!([])
+    );
+
+    let found = invoke(&webview, "import_detect", json!({})).unwrap();
+    assert_eq!(found, json!([]));
+    let e = invoke(
+        &webview,
+        "import_apply",
+        json!({"sources": [{"source": "emacs"}]}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e["message"],
+        "`emacs` is not a client to import from (known: claude_desktop, claude_code, cursor, vscode)"
+    );
+}

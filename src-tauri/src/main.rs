@@ -8,6 +8,8 @@
 
 mod bundle_cmds;
 mod commands;
+mod config_cmds;
+mod config_edit;
 mod demo;
 mod detail_cmds;
 mod error;
@@ -45,6 +47,12 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         history::history_calls,
         commands::bundle_preview,
         commands::bundle_export,
+        config_cmds::config_get,
+        config_cmds::server_add,
+        config_cmds::server_edit,
+        config_cmds::server_remove,
+        config_cmds::import_detect,
+        config_cmds::import_apply,
     ])
 }
 
@@ -71,6 +79,7 @@ fn main() {
                 })
             });
             app.manage(state);
+            config_cmds::start(app.handle().clone());
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
             tray::watch(app.handle().clone());

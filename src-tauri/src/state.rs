@@ -92,8 +92,8 @@ pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
                 demo::NOTICE_DEMO,
                 format!(
                     "There is no config file at {where_}, so this is a demo of fixture servers. \
-                     Create the file (`lifeline import` copies another client's servers) or set \
-                     LIFELINE_CONFIG, then restart the app."
+                     Add a server or import another client's servers here (that creates the \
+                     file and ends the demo), or create the file yourself."
                 ),
             ));
             let demo = demo::start(fixture).await;
@@ -119,17 +119,18 @@ pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
 }
 
 pub struct AppState {
-    /// `None` once shut down. Readers hold the lock across a tool call; `stopping` makes
-    /// those calls give up, so shutdown never waits for a slow server.
+    /// `None` once shut down. Held only briefly (a tool call sends its request under it and
+    /// waits without it); `stopping` makes calls in flight give up at shutdown.
     fleet: RwLock<Option<Fleet>>,
     stopping: watch::Sender<bool>,
-    transports: HashMap<String, &'static str>,
+    /// Changed when the config is applied (`config_live`).
+    transports: Mutex<HashMap<String, &'static str>>,
     restarts: Arc<Mutex<Restarts>>,
     /// The `seq` of the last event `restarts` has seen (tests wait on it).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
     tracked: watch::Receiver<u64>,
-    redactor: Redactor,
-    info: AppInfo,
+    redactor: Mutex<Redactor>,
+    info: Mutex<AppInfo>,
     /// One event forwarder per webview (by label): a reloaded page's new subscription
     /// replaces the old one, whose channel would otherwise keep evaluating into the page.
     subscriptions: Mutex<HashMap<String, JoinHandle<()>>>,
@@ -142,6 +143,11 @@ pub struct AppState {
     recorder: Mutex<Option<JoinHandle<()>>>,
     /// What the diagnostic bundle is made of besides the fleet (bundle_cmds.rs).
     bundle: BundleSources,
+    /// The config the fleet runs; held while a change is written or applied, so changes
+    /// (the UI's and the file watcher's) apply one at a time.
+    live: tokio::sync::Mutex<config_live::Live>,
+    /// Bumped whenever the servers or `info` change; the shell tells the UI.
+    changes: watch::Sender<u64>,
 }
 
 /// How long shutdown waits for the last events to reach the history.
@@ -194,21 +200,19 @@ impl AppState {
         AppState {
             fleet: RwLock::new(Some(fleet)),
             stopping: watch::Sender::new(false),
-            transports: config
-                .servers
-                .iter()
-                .map(|s| (s.name.clone(), s.transport.kind()))
-                .collect(),
+            transports: Mutex::new(config_live::transports(&config)),
             restarts,
             tracked,
-            redactor: Redactor::new(config.secrets()),
+            redactor: Mutex::new(Redactor::new(config.secrets())),
             detail: detail::Detail::new(&config),
-            info,
+            live: tokio::sync::Mutex::new(config_live::Live::new(config, &info)),
+            info: Mutex::new(info),
             subscriptions: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(fixtures),
             history,
             recorder: Mutex::new(Some(recorder)),
             bundle,
+            changes: watch::Sender::new(0),
         }
     }
 
@@ -217,16 +221,17 @@ impl AppState {
     }
 
     pub fn info(&self) -> AppInfo {
-        self.info.clone()
+        lock(&self.info).clone()
     }
 
     fn views_of(&self, fleet: &Fleet) -> Vec<ServerView> {
         let restarts = lock(&self.restarts);
+        let transports = lock(&self.transports);
         fleet
             .supervisors()
             .iter()
             .map(|s| {
-                let transport = self.transports.get(s.name()).copied().unwrap_or("stdio");
+                let transport = transports.get(s.name()).copied().unwrap_or("stdio");
                 restarts.view(s.snapshot(), transport)
             })
             .collect()
@@ -481,3 +486,6 @@ fn log_event(event: &Event) {
 #[cfg(test)]
 #[path = "state_tests.rs"]
 mod tests;
+
+#[path = "config_live.rs"]
+pub mod config_live;

@@ -30,6 +30,8 @@ pub struct Restarts {
 struct Seen {
     generation: u64,
     since: Option<String>,
+    /// Events up to this `seq` came from a supervisor since replaced or removed.
+    fence: u64,
 }
 
 impl Restarts {
@@ -40,6 +42,9 @@ impl Restarts {
             Some(seen) => seen,
             None => self.servers.entry(event.server.clone()).or_default(),
         };
+        if seen.fence > 0 && event.seq <= seen.fence {
+            return;
+        }
         if event.generation > seen.generation {
             seen.generation = event.generation;
             seen.since = Some(event.at.clone());
@@ -55,6 +60,19 @@ impl Restarts {
         let restarts = u32::try_from(highest.saturating_sub(1)).unwrap_or(u32::MAX);
         let since = seen.since.filter(|_| seen.generation > 1);
         (restarts, since)
+    }
+
+    /// Forgets a server whose supervisor was replaced or removed: a new one counts its
+    /// generations from 1 again. Its old supervisor's events (`seq` up to `fence`) may still
+    /// be on their way; they are ignored.
+    pub fn forget(&mut self, server: &str, fence: u64) {
+        self.servers.insert(
+            server.to_owned(),
+            Seen {
+                fence,
+                ..Seen::default()
+            },
+        );
     }
 
     pub fn view(&self, snapshot: Snapshot, transport: &'static str) -> ServerView {
@@ -185,5 +203,32 @@ mod tests {
         assert_eq!(v["transport"], "stdio");
         assert_eq!(v["restarts"], 1);
         assert_eq!(v["last_restart_at"], "2026-11-29T17:00:05.000Z");
+    }
+
+    #[test]
+    fn a_replaced_servers_old_events_are_ignored_and_the_count_starts_over() {
+        let mut r = Restarts::default();
+        for (seq, g) in [(1, 1), (2, 2), (3, 3)] {
+            r.observe(&Event {
+                seq,
+                ..event("a", g, "t")
+            });
+        }
+        r.forget("a", 4);
+        // The old supervisor's last event, read after the swap, and the new one's first.
+        r.observe(&Event {
+            seq: 4,
+            ..event("a", 3, "old")
+        });
+        r.observe(&Event {
+            seq: 5,
+            ..event("a", 1, "new")
+        });
+        assert_eq!(r.of("a", 1), (0, None));
+        r.observe(&Event {
+            seq: 6,
+            ..event("a", 2, "t2")
+        });
+        assert_eq!(r.of("a", 2), (1, Some("t2".to_owned())));
     }
 }

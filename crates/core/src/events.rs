@@ -182,6 +182,12 @@ impl EventBus {
         self.tx.subscribe()
     }
 
+    /// The `seq` of the latest event emitted (0 before the first): every event emitted
+    /// after this call has a higher one.
+    pub fn last_seq(&self) -> u64 {
+        *self.next_seq.lock().expect("seq lock") - 1
+    }
+
     pub fn emit(&self, server: &str, generation: u64, body: EventBody) -> Event {
         let mut seq = self.next_seq.lock().expect("seq lock");
         let event = Event {

@@ -162,7 +162,7 @@ describe("server internals", () => {
       env_names: ["FS_TOKEN"],
       problem: null,
     };
-    host.config = { name: "fs", type: "stdio", env: { FS_TOKEN: "***" } };
+    host.maskedConfig = { name: "fs", type: "stdio", env: { FS_TOKEN: "***" } };
     const store = new DashboardStore(host);
     await store.start();
     render(DetailPanel, { store, server: "fs", onclose: () => {} });

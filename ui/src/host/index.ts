@@ -7,14 +7,19 @@ import type {
   BundleExported,
   BundlePreview,
   CallOptions,
+  ConfigView,
+  DetectedClient,
   Event,
   GenerationStderr,
   HistoryQuery,
+  ImportChoice,
+  ImportOutcome,
   MaskedServerConfig,
   PastCall,
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  ServerForm,
   ServerView,
   ToolDef,
 } from "./types";
@@ -67,6 +72,22 @@ export interface Host {
   bundlePreview(): Promise<BundlePreview>;
   /** Writes the bundle last previewed to `path` (absolute); rejects naming the path and what to do. */
   bundleExport(path: string): Promise<BundleExported>;
+
+  // ## The config (editing, import, live reload)
+
+  /** The config file's servers as editor forms, every secret masked. */
+  configGet(): Promise<ConfigView>;
+  /** Rejects with a ConfigError naming the fields when the entry is refused. */
+  serverAdd(server: ServerForm): Promise<void>;
+  /** `name` as configured; `server.name` may rename it. `***` sent back keeps a stored secret. */
+  serverEdit(name: string, server: ServerForm): Promise<void>;
+  serverRemove(name: string): Promise<void>;
+  /** Other clients' config files on this machine, their servers and what would conflict. */
+  importDetect(): Promise<DetectedClient[]>;
+  importApply(sources: ImportChoice[]): Promise<ImportOutcome>;
+  /** Called with the new AppInfo whenever the servers or notices changed (an edit, the file
+   * changed on disk, the demo ended); re-read the snapshot then. Returns an unsubscribe. */
+  onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void>;
 }
 
 /** Whether this page runs inside the Tauri webview (its IPC bridge is injected before any script). */

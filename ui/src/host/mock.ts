@@ -15,6 +15,8 @@ import type {
   BundleExported,
   BundlePreview,
   CommandError,
+  ConfigView,
+  DetectedClient,
   Event,
   Failure,
   GenerationStderr,
@@ -30,9 +32,13 @@ import type {
   StateName,
   ToolDef,
   Transport,
+  ImportChoice,
+  ImportOutcome,
+  ServerForm,
 } from "./types";
 import { mockBehaviour, mockCommand, mockConfig, mockStderr, mockToolDefs } from "./mock-detail";
 import { type FailAction, type FailureSeed, type ServerDef, scenario } from "./mock-scenario";
+import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
 
 /** The simulation's time source; `systemClock` in the browser, a manual one in tests. */
 export interface MockClock {
@@ -183,7 +189,7 @@ export class MockHost implements Host {
   private readonly log: Event[] = [];
   private readonly listeners = new Set<(e: Event) => void>();
   private readonly failing: Set<string>;
-  private readonly notices: readonly string[];
+  private notices: readonly string[];
   private readonly history: MockHistory;
   private pending: Pending[] = [];
   private previewed: BundlePreview | null = null;
@@ -433,6 +439,143 @@ export class MockHost implements Host {
     const preview = this.previewed ?? (await this.bundlePreview());
     // Deflate shrinks JSON text to about a fifth; the mock only needs a plausible size.
     return { path, bytes: Math.ceil(preview.total_bytes / 5) + 22 * preview.files.length };
+  }
+
+  // ## The config (mock-config.ts): edits start, replace and stop simulated servers
+
+  /** The file's servers with their secrets; `null` until first read (built from the scenario). */
+  private forms: ServerForm[] | null = null;
+  private readonly configListeners = new Set<(info: AppInfo) => void>();
+
+  private get demo(): boolean {
+    return mockAppInfo(this.notices).mode === "demo";
+  }
+
+  private configForms(): ServerForm[] {
+    this.forms ??= this.demo ? [] : scenarioForms([...this.sims.values()].map((s) => s.def));
+    return this.forms;
+  }
+
+  private configured(): Set<string> {
+    return new Set(this.configForms().map((f) => f.name));
+  }
+
+  async configGet(): Promise<ConfigView> {
+    const info = mockAppInfo(this.notices);
+    return { path: info.config_path, mode: info.mode, servers: this.configForms().map(masked), problem: null };
+  }
+
+  async serverAdd(server: ServerForm): Promise<void> {
+    this.pump();
+    this.calls.push({ command: "server_add", server: server.name });
+    this.maybeFail("server_add");
+    const taken = this.configured();
+    const entry = checked(server, null, (n) => taken.has(n));
+    this.leaveDemo();
+    this.configForms().push(entry);
+    this.startServer(entry);
+    this.configChanged();
+  }
+
+  async serverEdit(name: string, server: ServerForm): Promise<void> {
+    this.pump();
+    this.calls.push({ command: "server_edit", server: name });
+    this.maybeFail("server_edit");
+    const forms = this.configForms();
+    const i = forms.findIndex((f) => f.name === name);
+    if (i < 0) throw { kind: "unknown_server", message: `there is no server named \`${name}\`` } satisfies CommandError;
+    const taken = this.configured();
+    const entry = checked(server, forms[i]!, (n) => n !== name && taken.has(n));
+    forms[i] = entry;
+    this.stopServer(name);
+    this.startServer(entry);
+    this.configChanged();
+  }
+
+  async serverRemove(name: string): Promise<void> {
+    this.pump();
+    this.calls.push({ command: "server_remove", server: name });
+    this.maybeFail("server_remove");
+    const forms = this.configForms();
+    const i = forms.findIndex((f) => f.name === name);
+    if (i < 0) throw { kind: "unknown_server", message: `there is no server named \`${name}\`` } satisfies CommandError;
+    forms.splice(i, 1);
+    this.stopServer(name);
+    this.configChanged();
+  }
+
+  async importDetect(): Promise<DetectedClient[]> {
+    const taken = this.configured();
+    return detect((n) => taken.has(n));
+  }
+
+  async importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
+    this.pump();
+    this.calls.push({ command: "import_apply" });
+    this.maybeFail("import_apply");
+    const taken = this.configured();
+    const { forms, outcome } = importChoices(sources, (n) => taken.has(n));
+    if (forms.length > 0) {
+      this.leaveDemo();
+      for (const f of forms) {
+        this.configForms().push(f);
+        this.startServer(f);
+      }
+      this.configChanged();
+    }
+    return outcome;
+  }
+
+  async onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void> {
+    this.configListeners.add(listener);
+    return () => {
+      this.configListeners.delete(listener);
+    };
+  }
+
+  /** The first write in demo mode creates the file: the demo's servers stop, its notices go. */
+  private leaveDemo(): void {
+    if (!this.demo) return;
+    for (const name of [...this.sims.keys()]) this.stopServer(name);
+    this.notices = this.notices.filter((k) => k === "config");
+    this.forms = [];
+  }
+
+  /** A new supervisor for `f`: healthy in the simulation, or disabled; in the file's order. */
+  private startServer(f: ServerForm): void {
+    const stages: Stage[] = f.transport === "stdio" ? ["spawn", "initialize", "list_tools"] : ["connect", "initialize", "list_tools"];
+    const def: ServerDef = {
+      name: f.name,
+      transport: f.transport,
+      tools: ["echo", "add"],
+      startAt: this.now() - this.t0,
+      attempt: () => ({ ok: true, stages, ms: 300 }),
+      rtt: () => 3,
+    };
+    const sim = newSim(def);
+    this.sims.set(f.name, sim);
+    const order = this.configForms().map((c) => c.name);
+    const sorted = [...this.sims.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
+    this.sims.clear();
+    for (const [name, s] of sorted) this.sims.set(name, s);
+    if (f.disabled) {
+      sim.phase = "disabled";
+      this.emitState(sim, 1);
+    } else {
+      this.schedule(f.name, this.now(), "attempt", () => this.startAttempt(sim, false));
+    }
+  }
+
+  /** Stops and forgets a server: its timers, its world events, its row. */
+  private stopServer(name: string): void {
+    this.pending = this.pending.filter((p) => p.server !== name);
+    this.sims.delete(name);
+    this.arm();
+  }
+
+  private configChanged(): void {
+    const info = mockAppInfo(this.notices);
+    for (const listener of this.configListeners) listener(structuredClone(info));
   }
 
   // ## Test hooks
@@ -700,6 +843,23 @@ export class MockHost implements Host {
     );
     this.armed = { at: next.at, handle };
   }
+}
+
+function newSim(def: ServerDef): Sim {
+  return {
+    def,
+    view: initialView(def.name, def.transport),
+    phase: "connecting",
+    stage: null,
+    probe: false,
+    failures: 0,
+    level: 0,
+    established: false,
+    readySince: null,
+    cause: null,
+    retireReason: null,
+    until: null,
+  };
 }
 
 function initialView(server: string, transport: Transport): ServerView {

@@ -3,6 +3,7 @@
 // argument keys are the shell's contract; see ui/README.md.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
+import { listen } from "@tauri-apps/api/event";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
 import type {
@@ -11,14 +12,19 @@ import type {
   BundlePreview,
   CallOptions,
   CallProgress,
+  ConfigView,
+  DetectedClient,
   Event,
   GenerationStderr,
   HistoryQuery,
+  ImportChoice,
+  ImportOutcome,
   MaskedServerConfig,
   PastCall,
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  ServerForm,
   ServerView,
   ToolDef,
 } from "./types";
@@ -121,5 +127,34 @@ export class TauriHost implements Host {
 
   bundleExport(path: string): Promise<BundleExported> {
     return call<BundleExported>("bundle_export", { path });
+  }
+
+  configGet(): Promise<ConfigView> {
+    return call<ConfigView>("config_get");
+  }
+
+  serverAdd(server: ServerForm): Promise<void> {
+    return call<void>("server_add", { server });
+  }
+
+  serverEdit(name: string, server: ServerForm): Promise<void> {
+    return call<void>("server_edit", { name, server });
+  }
+
+  serverRemove(name: string): Promise<void> {
+    return call<void>("server_remove", { name });
+  }
+
+  importDetect(): Promise<DetectedClient[]> {
+    return call<DetectedClient[]>("import_detect");
+  }
+
+  importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
+    return call<ImportOutcome>("import_apply", { sources });
+  }
+
+  /** The shell emits `config_changed` (payload: the new AppInfo) after every applied change. */
+  async onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void> {
+    return listen<AppInfo>("config_changed", (e) => listener(e.payload));
   }
 }

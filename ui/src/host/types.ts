@@ -285,3 +285,74 @@ export interface BundleExported {
   path: string;
   bytes: number;
 }
+
+// ## Config editing and import (src-tauri/src/config_edit.rs, config_live.rs)
+
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+
+/** One server entry as the editor holds it. Env and header values, URL userinfo and query
+ * values come back as `***` (unless they are only `${env:NAME}` references); sending `***`
+ * back unchanged keeps the stored secret. */
+export interface ServerForm {
+  name: string;
+  transport: Transport;
+  command: string;
+  args: string[];
+  env: KeyValue[];
+  cwd: string | null;
+  url: string;
+  headers: KeyValue[];
+  disabled: boolean;
+}
+
+/** What `config_get` returns. */
+export interface ConfigView {
+  path: string | null;
+  mode: "config" | "demo";
+  servers: ServerForm[];
+  /** The file could not be read; its servers are not listed. */
+  problem: CommandError | null;
+}
+
+/** A problem at one field of the entry being saved (`url`, `env.TOKEN`, `name`). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** A rejected config edit: a CommandError with `kind: "config"` and the fields. */
+export type ConfigError = CommandError & { fields?: FieldError[] };
+
+export interface Named {
+  name: string;
+  reason: string;
+}
+
+/** A client config found on this machine (`import_detect`). */
+export interface DetectedClient {
+  /** `claude_desktop`, `claude_code`, `cursor` or `vscode`. */
+  source: string;
+  /** "Claude Desktop", … */
+  client: string;
+  path: string;
+  servers: { name: string; transport: string; conflict: string | null }[];
+  skipped: Named[];
+  error: string | null;
+}
+
+export interface ImportChoice {
+  source: string;
+  /** Some of the source's servers; all when absent. */
+  servers?: string[];
+}
+
+/** What `import_apply` did: names already configured are conflicts, never overwritten. */
+export interface ImportOutcome {
+  added: string[];
+  conflicts: Named[];
+  skipped: Named[];
+  disabled: Named[];
+}

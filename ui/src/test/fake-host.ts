@@ -10,13 +10,18 @@ import type {
   BundlePreview,
   CallOptions,
   CommandError,
+  ConfigView,
+  DetectedClient,
   Event,
   GenerationStderr,
+  ImportChoice,
+  ImportOutcome,
   MaskedServerConfig,
   PastCall,
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  ServerForm,
   ServerView,
   ToolDef,
 } from "../host/types";
@@ -48,8 +53,8 @@ export class FakeHost implements Host {
   serverStderr = vi.fn(async (_server: string): Promise<GenerationStderr[]> => structuredClone(this.stderr));
   command: ResolvedCommand | null = null;
   serverCommand = vi.fn(async (_server: string): Promise<ResolvedCommand | null> => structuredClone(this.command));
-  config: MaskedServerConfig = {};
-  serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.config));
+  maskedConfig: MaskedServerConfig = {};
+  serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.maskedConfig));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: PastEvent[] = [];
   pastFailures: PastFailure[] = [];
@@ -62,6 +67,30 @@ export class FakeHost implements Host {
     this.maybeFail();
     return { path, bytes: 1234 };
   });
+  config: ConfigView = { path: null, mode: "config", servers: [], problem: null };
+  configGet = vi.fn(async (): Promise<ConfigView> => structuredClone(this.config));
+  serverAdd = vi.fn(async (_server: ServerForm) => this.maybeFail());
+  serverEdit = vi.fn(async (_name: string, _server: ServerForm) => this.maybeFail());
+  serverRemove = vi.fn(async (_name: string) => this.maybeFail());
+  detected: DetectedClient[] = [];
+  importDetect = vi.fn(async (): Promise<DetectedClient[]> => structuredClone(this.detected));
+  importApply = vi.fn(async (_sources: ImportChoice[]): Promise<ImportOutcome> => {
+    this.maybeFail();
+    return { added: [], conflicts: [], skipped: [], disabled: [] };
+  });
+  private configListener: ((info: AppInfo) => void) | null = null;
+  onConfigChanged = vi.fn(async (listener: (info: AppInfo) => void) => {
+    this.configListener = listener;
+    return () => {
+      this.configListener = null;
+    };
+  });
+
+  /** What the shell's `config_changed` event would deliver. */
+  configChanged(info: AppInfo): void {
+    this.info = info;
+    this.configListener?.(structuredClone(info));
+  }
 
   constructor(views: ServerView[]) {
     this.views = views;

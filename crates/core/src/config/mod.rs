@@ -4,6 +4,7 @@
 //! values are `Secret`s; writes are atomic and keep unknown keys (`write`); other clients'
 //! files are imported by `import`. docs/config.md is the reference for people.
 
+mod diff;
 mod error;
 pub mod expand;
 pub mod import;
@@ -16,6 +17,7 @@ mod url;
 mod validate;
 pub mod write;
 
+pub use diff::{ConfigDiff, diff};
 pub use error::{ConfigError, ConfigErrorKind, Problem};
 pub use expand::{Lookup, env_lookup};
 pub use parse::from_value;

@@ -193,7 +193,8 @@ impl Supervisor {
     /// Calls a tool on the current generation. Fails at once, saying the state and when
     /// the next attempt is, unless the server is ready. Never replayed.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
-        self.call_with(tool, args, CallOptions::default()).await
+        self.send_call_with(tool, args, CallOptions::default())
+            .await
     }
 
     /// `call` with progress and cancellation (see `CallOptions`).
@@ -203,6 +204,27 @@ impl Supervisor {
         args: Value,
         opts: CallOptions,
     ) -> Result<Value, Error> {
+        self.send_call_with(tool, args, opts).await
+    }
+
+    /// `call`, with the request handed to the supervisor before this returns: the future
+    /// does not borrow the supervisor, so whoever holds it (the app's lock on its fleet) can
+    /// let go while the call runs. A supervisor stopped meanwhile ends the call `cancelled`.
+    pub fn send_call(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        self.send_call_with(tool, args, CallOptions::default())
+    }
+
+    /// `send_call` with progress and cancellation (see `CallOptions`).
+    pub fn send_call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let (reply, rx) = oneshot::channel();
         let cmd = Command::Call {
             tool: tool.to_owned(),
@@ -210,14 +232,17 @@ impl Supervisor {
             opts,
             reply,
         };
-        if self.tx.send(cmd).is_err() {
-            return Err(Error::cancelled(format!(
-                "the supervisor of `{}` has stopped",
-                self.name
-            )));
+        let refused =
+            self.tx.send(cmd).is_err().then(|| {
+                Error::cancelled(format!("the supervisor of `{}` has stopped", self.name))
+            });
+        async move {
+            if let Some(e) = refused {
+                return Err(e);
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
         }
-        rx.await
-            .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
     }
 
     /// Measures a round trip now (a `ping` on the current generation).

@@ -57,7 +57,8 @@ impl Source {
         self.paths_in(dirs::home_dir().as_deref(), dirs::config_dir().as_deref())
     }
 
-    fn paths_in(&self, home: Option<&Path>, config: Option<&Path>) -> Vec<PathBuf> {
+    /// `paths` under a given home and config directory (a test's, or another user's).
+    pub fn paths_in(&self, home: Option<&Path>, config: Option<&Path>) -> Vec<PathBuf> {
         let under = |base: Option<&Path>, rel: &[&str]| {
             base.map(|b| rel.iter().fold(b.to_owned(), |p, part| p.join(part)))
         };

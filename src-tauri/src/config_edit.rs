@@ -1,0 +1,476 @@
+//! A server entry as the editor shows and sends it (`ServerForm`), built from the file's
+//! JSON with every secret masked, and turned back into an entry that keeps what the form
+//! does not show (policy, unknown keys) and every secret the person did not retype.
+//! Pure: no I/O, no state.
+
+use crate::error::{ErrorView, FieldError};
+use lifeline_core::config::{ConfigError, Problem};
+use lifeline_core::diagnostics::redact::{MASK, Redactor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One `mcpServers` entry, as the editor holds it. Env and header values, URL userinfo and
+/// URL query values are `***` unless they are only `${…}` references (which hold no secret
+/// themselves and are shown as written).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerForm {
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: String,
+    #[serde(default)]
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: Vec<KeyValue>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub headers: Vec<KeyValue>,
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyValue {
+    pub key: String,
+    pub value: String,
+}
+
+/// The form for the entry `name` of the file, secrets masked.
+pub fn form_of(name: &str, entry: &Value) -> ServerForm {
+    let str_of = |key: &str| entry.get(key).and_then(Value::as_str).unwrap_or("");
+    let transport = match entry.get("type").and_then(Value::as_str) {
+        Some(t @ ("stdio" | "http" | "sse")) => t,
+        _ if entry.get("url").is_some() && entry.get("command").is_none() => "http",
+        _ => "stdio",
+    };
+    ServerForm {
+        name: name.to_owned(),
+        transport: transport.to_owned(),
+        command: str_of("command").to_owned(),
+        args: entry
+            .get("args")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        env: pairs(entry.get("env")),
+        cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
+        url: masked_url(str_of("url")),
+        headers: pairs(entry.get("headers")),
+        disabled: entry
+            .get("disabled")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+fn pairs(map: Option<&Value>) -> Vec<KeyValue> {
+    let Some(map) = map.and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(k, v)| KeyValue {
+            key: k.clone(),
+            value: masked_value(v.as_str().unwrap_or("")),
+        })
+        .collect()
+}
+
+/// A value as it may be shown: as written when it is only `${…}` references (perhaps
+/// after an auth scheme word, as in `Bearer ${env:TOKEN}`), `***` otherwise.
+pub fn masked_value(value: &str) -> String {
+    if value.is_empty() || only_references(value) {
+        value.to_owned()
+    } else {
+        MASK.to_owned()
+    }
+}
+
+fn only_references(value: &str) -> bool {
+    let mut rest = String::new();
+    let mut s = value;
+    let mut found = false;
+    while let Some(start) = s.find("${") {
+        let Some(len) = s[start..].find('}') else {
+            return false;
+        };
+        rest.push_str(&s[..start]);
+        s = &s[start + len + 1..];
+        found = true;
+    }
+    rest.push_str(s);
+    let rest = rest.trim().to_ascii_lowercase();
+    found && matches!(rest.as_str(), "" | "bearer" | "basic" | "token")
+}
+
+/// A URL as it may be shown: userinfo replaced by `***`, each query value masked unless it
+/// is a reference. Not a URL parser: it only has to hide, and what it cannot split it masks.
+pub fn masked_url(url: &str) -> String {
+    let (before_fragment, fragment) = match url.split_once('#') {
+        Some((u, f)) => (u, Some(f)),
+        None => (url, None),
+    };
+    let (base, query) = match before_fragment.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (before_fragment, None),
+    };
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{MASK}@{host}{path}"),
+                None => base.to_owned(),
+            }
+        }
+        None => base.to_owned(),
+    };
+    if let Some(query) = query {
+        let parts: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) => format!("{k}={}", masked_value(v)),
+                None => kv.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&parts.join("&"));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
+}
+
+/// The entry for `form`, starting from `old` (the entry being edited, if any): keys the
+/// form does not own are kept in place, a masked value sent back unchanged keeps the stored
+/// secret, and a masked value with nothing stored behind it is a field error.
+pub fn entry_from(form: &ServerForm, old: Option<&Value>) -> Result<Value, Vec<FieldError>> {
+    let empty = Map::new();
+    let old = old.and_then(Value::as_object).unwrap_or(&empty);
+    let mut errors = Vec::new();
+    // Keys are set in place (a key already there keeps its position) or removed.
+    let mut entry = old.clone();
+    let mut set = |key: &str, value: Option<Value>| match value {
+        Some(v) => {
+            entry.insert(key.to_owned(), v);
+        }
+        None => {
+            entry.shift_remove(key);
+        }
+    };
+    match form.transport.as_str() {
+        "stdio" => {
+            if form.command.trim().is_empty() {
+                errors.push(field(
+                    "command",
+                    "is empty; give the program to run (`npx`, a path)",
+                ));
+            }
+            let typed = old.contains_key("type");
+            set("type", typed.then(|| Value::from("stdio")));
+            set("command", Some(Value::from(form.command.trim())));
+            let args = (!form.args.is_empty()).then(|| Value::from(form.args.clone()));
+            set("args", args);
+            let env = secrets("env", &form.env, old.get("env"), &mut errors);
+            set("env", env);
+            let cwd = form.cwd.as_deref().map(str::trim).filter(|c| !c.is_empty());
+            set("cwd", cwd.map(Value::from));
+            set("url", None);
+            set("headers", None);
+        }
+        kind @ ("http" | "sse") => {
+            if form.url.trim().is_empty() {
+                errors.push(field(
+                    "url",
+                    "is empty; give the server's address (https://…/mcp)",
+                ));
+            }
+            let typed = old.contains_key("type") || kind == "sse";
+            set("type", typed.then(|| Value::from(kind)));
+            let stored = old.get("url").and_then(Value::as_str);
+            let url = match stored {
+                Some(stored) if masked_url(stored) == form.url => stored.to_owned(),
+                _ if form.url.contains(MASK) => {
+                    errors.push(field(
+                        "url",
+                        "holds `***` where a hidden part was changed; type the whole URL again",
+                    ));
+                    form.url.clone()
+                }
+                _ => form.url.trim().to_owned(),
+            };
+            set("url", Some(Value::from(url)));
+            let headers = secrets("headers", &form.headers, old.get("headers"), &mut errors);
+            set("headers", headers);
+            for key in ["command", "args", "env", "cwd"] {
+                set(key, None);
+            }
+        }
+        other => errors.push(field(
+            "transport",
+            &format!("is {other:?}; choose stdio, http or sse"),
+        )),
+    }
+    set("disabled", form.disabled.then_some(Value::Bool(true)));
+    if errors.is_empty() {
+        Ok(Value::Object(entry))
+    } else {
+        Err(errors)
+    }
+}
+
+/// Env or header pairs as an object; `None` when there are none. `***` keeps the value
+/// stored under the same key.
+fn secrets(
+    section: &str,
+    pairs: &[KeyValue],
+    old: Option<&Value>,
+    errors: &mut Vec<FieldError>,
+) -> Option<Value> {
+    let mut out = Map::new();
+    for KeyValue { key, value } in pairs {
+        let at = format!("{section}.{key}");
+        if key.trim().is_empty() {
+            errors.push(field(
+                section,
+                "has an entry with no name; name it or remove it",
+            ));
+            continue;
+        }
+        if out.contains_key(key) {
+            errors.push(field(&at, "is set twice; keep one"));
+            continue;
+        }
+        let value = if value == MASK {
+            match old.and_then(|o| o.get(key)) {
+                Some(stored) => stored.clone(),
+                None => {
+                    errors.push(field(
+                        &at,
+                        "is `***`, and nothing is stored under this name; type the value",
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            Value::from(value.as_str())
+        };
+        out.insert(key.clone(), value);
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+fn field(field: &str, message: &str) -> FieldError {
+    FieldError {
+        field: field.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// A form that was refused before anything was written.
+pub fn form_error(errors: Vec<FieldError>) -> ErrorView {
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.field, e.message))
+        .collect();
+    let mut view = ErrorView::new(
+        "config",
+        format!("The server was not saved: {}.", lines.join("; ")),
+    );
+    view.fields = errors;
+    view
+}
+
+/// A config the core refused. Fields inside server `name` are given relative to its entry
+/// (`url`, `env.TOKEN`), so the editor can put each next to its input; others keep their
+/// full path. Messages are scrubbed with `redactor` (the core shows no secret values, but a
+/// message may quote a name the person typed a secret into).
+pub fn config_error(e: &ConfigError, name: Option<&str>, redactor: &Redactor) -> ErrorView {
+    let fields: Vec<FieldError> = e
+        .problems
+        .iter()
+        .map(|p| FieldError {
+            field: relative(&p.field, name),
+            message: redactor.scrub(&problem_text(p)),
+        })
+        .collect();
+    let mut view = ErrorView::new("config", redactor.scrub(&e.to_string()));
+    view.fields = fields;
+    view
+}
+
+fn problem_text(p: &Problem) -> String {
+    match &p.value {
+        Some(v) => format!("{} (is {v})", p.message),
+        None => p.message.clone(),
+    }
+}
+
+fn relative(path: &str, name: Option<&str>) -> String {
+    let Some(name) = name else {
+        return path.to_owned();
+    };
+    for prefix in [
+        format!("mcpServers.{name}"),
+        format!("mcpServers.\"{name}\""),
+    ] {
+        if path == prefix {
+            return String::new();
+        }
+        if let Some(rest) = path.strip_prefix(&prefix).and_then(|r| r.strip_prefix('.')) {
+            return rest.to_owned();
+        }
+    }
+    path.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_are_masked_unless_they_are_only_references() {
+        for (value, shown) in [
+            ("", ""),
+            ("hunter2", "***"),
+            ("${env:TOKEN}", "${env:TOKEN}"),
+            ("Bearer ${GITHUB_TOKEN}", "Bearer ${GITHUB_TOKEN}"),
+            ("Bearer abc${env:X}", "***"),
+            ("${unclosed", "***"),
+            ("${A}:${B}", "***"),
+        ] {
+            assert_eq!(masked_value(value), shown, "{value}");
+        }
+    }
+
+    #[test]
+    fn urls_hide_userinfo_and_query_values() {
+        for (url, shown) in [
+            ("https://h.example/mcp", "https://h.example/mcp"),
+            (
+                "https://u:p@h.example:8443/mcp",
+                "https://***@h.example:8443/mcp",
+            ),
+            (
+                "https://h/mcp?key=s3cret&v=2",
+                "https://h/mcp?key=***&v=***",
+            ),
+            (
+                "https://h/mcp?key=${env:K}#top",
+                "https://h/mcp?key=${env:K}#top",
+            ),
+            ("https://h/a@b", "https://h/a@b"),
+        ] {
+            assert_eq!(masked_url(url), shown, "{url}");
+        }
+    }
+
+    const STORED: &str = "canary-stored-9f2";
+
+    fn old() -> Value {
+        json!({
+            "x-note": "mine",
+            "command": "npx",
+            "args": ["-y", "pkg"],
+            "env": {"TOKEN": STORED, "REF": "${env:HOME}"},
+            "maxConcurrentCalls": 2
+        })
+    }
+
+    #[test]
+    fn a_form_round_trip_keeps_secrets_policy_and_unknown_keys() {
+        let form = form_of("gh", &old());
+        assert!(!serde_json::to_string(&form).unwrap().contains(STORED));
+        assert_eq!(form.env[0].value, "***");
+        assert_eq!(form.env[1].value, "${env:HOME}");
+        let same = entry_from(&form, Some(&old())).unwrap();
+        // Same keys, same values, same order.
+        assert_eq!(same.to_string(), old().to_string());
+
+        let mut edited = form.clone();
+        edited.disabled = true;
+        edited.args.push("--verbose".into());
+        edited.env[0].value = "new-value".into();
+        let entry = entry_from(&edited, Some(&old())).unwrap();
+        assert_eq!(
+            entry,
+            json!({
+                "x-note": "mine",
+                "command": "npx",
+                "args": ["-y", "pkg", "--verbose"],
+                "env": {"TOKEN": "new-value", "REF": "${env:HOME}"},
+                "maxConcurrentCalls": 2,
+                "disabled": true
+            })
+        );
+    }
+
+    #[test]
+    fn switching_to_http_drops_the_stdio_fields_and_keeps_a_masked_url() {
+        let mut form = form_of("gh", &old());
+        form.transport = "http".into();
+        form.url = "https://u:pw@h.example/mcp?k=v".into();
+        form.headers = vec![KeyValue {
+            key: "Authorization".into(),
+            value: "Bearer x".into(),
+        }];
+        let entry = entry_from(&form, Some(&old())).unwrap();
+        assert_eq!(
+            entry,
+            json!({"x-note": "mine", "maxConcurrentCalls": 2,
+                   "url": "https://u:pw@h.example/mcp?k=v",
+                   "headers": {"Authorization": "Bearer x"}})
+        );
+        let shown = form_of("gh", &entry);
+        assert_eq!(shown.url, "https://***@h.example/mcp?k=***");
+        assert_eq!(entry_from(&shown, Some(&entry)).unwrap(), entry);
+    }
+
+    #[test]
+    fn fields_that_cannot_be_saved_are_named() {
+        let check = |form: ServerForm, expect: &[&str]| {
+            let errors = entry_from(&form, Some(&old())).unwrap_err();
+            let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+            assert_eq!(fields, expect);
+        };
+        let mut form = form_of("gh", &old());
+        form.command = " ".into();
+        form.env.push(KeyValue {
+            key: "NEW".into(),
+            value: "***".into(),
+        });
+        form.env.push(KeyValue {
+            key: "TOKEN".into(),
+            value: "again".into(),
+        });
+        check(form, &["command", "env.NEW", "env.TOKEN"]);
+        let mut form = form_of("gh", &old());
+        form.transport = "sse".into();
+        form.url = "https://***@h/mcp".into();
+        check(form.clone(), &["url"]);
+        form.transport = "grpc".into();
+        check(form, &["transport"]);
+    }
+
+    #[test]
+    fn problems_inside_the_server_are_relative_to_its_entry() {
+        assert_eq!(relative("mcpServers.gh.env.TOKEN", Some("gh")), "env.TOKEN");
+        assert_eq!(relative("mcpServers.gh", Some("gh")), "");
+        assert_eq!(relative("mcpServers.\"a b\".url", Some("a b")), "url");
+        assert_eq!(
+            relative("mcpServers.other.url", Some("gh")),
+            "mcpServers.other.url"
+        );
+        assert_eq!(relative("lifeline.x", None), "lifeline.x");
+    }
+}
