@@ -151,11 +151,13 @@ impl BundleSources {
                 }
             })
             .collect();
+        // One guard: a second `lock` in the same expression would wait for this one.
+        let (config, secrets) = lock(&self.config).clone();
         BundleInput {
             app: "lifeline-app".into(),
             app_version: env!("CARGO_PKG_VERSION").into(),
-            config: Some(lock(&self.config).0.clone()),
-            secrets: lock(&self.config).1.clone(),
+            config: Some(config),
+            secrets,
             servers,
             log_tail: self
                 .log_dir

@@ -236,7 +236,7 @@ async fn stderr_command_and_config_are_shown_without_secrets() {
     assert_eq!(fx["env"], json!({"API_TOKEN": "***"}));
     assert_eq!(fx["timeouts"]["requestMs"], 60_000);
     let web = state.server_config("web").unwrap();
-    assert_eq!(web["url"], "http://127.0.0.1:9/mcp?***");
+    assert_eq!(web["url"], "http://127.0.0.1:9/mcp?key=***");
     assert_eq!(web["headers"], json!({"Authorization": "***"}));
     assert_eq!(web["disabled"], true);
 

@@ -218,7 +218,7 @@ export function mockConfig(server: string, transport: Transport, disabled: boole
       }
     : {
         type: transport,
-        url: `https://mcp.${server}.example.com/mcp?***`,
+        url: `https://mcp.${server}.example.com/mcp?token=***`,
         headers: { Authorization: "***" },
       };
   return {
