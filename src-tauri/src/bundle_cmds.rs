@@ -81,6 +81,15 @@ impl BundleSources {
         }
     }
 
+    /// The latest `limit` events of this run across every server, in `seq` order.
+    pub fn recent(&self, limit: usize) -> Vec<Event> {
+        let history = lock(&self.history);
+        let mut all: Vec<Event> = history.values().flatten().cloned().collect();
+        all.sort_by_key(|e| e.seq);
+        let skip = all.len().saturating_sub(limit);
+        all.split_off(skip)
+    }
+
     /// The config the fleet runs now (after an edit or a reload).
     pub fn set_config(&self, config: &Config) {
         *lock(&self.config) = (config.raw.clone(), config.secrets());

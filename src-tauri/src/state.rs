@@ -150,6 +150,9 @@ pub struct AppState {
     changes: watch::Sender<u64>,
 }
 
+/// Events replayed to a new subscriber before the live ones (the UI's feed holds 200 lines).
+const REPLAYED_EVENTS: usize = 500;
+
 /// How long shutdown waits for the last events to reach the history.
 const RECORDER_DRAIN: Duration = Duration::from_secs(2);
 
@@ -254,7 +257,22 @@ impl AppState {
         let fleet = running(&fleet)?;
         let events = fleet.bus().subscribe();
         let views = self.views_of(fleet);
-        let task = tokio::spawn(forward(events, sink));
+        // This run's latest events first, as the mock host does: a window opened (or
+        // reloaded) after the servers started shows what already happened in its feed, not
+        // "nothing yet". The UI applies them in `seq` order and drops the ones it sees again.
+        let backlog = self.bundle.recent(REPLAYED_EVENTS);
+        let replayed = backlog.last().map(|e| e.seq);
+        let task = tokio::spawn(async move {
+            let mut sink = sink;
+            for event in backlog {
+                if !sink(event) {
+                    return;
+                }
+            }
+            // The live stream began before the backlog was read: skip what both hold.
+            let fresh = move |e: Event| replayed.is_some_and(|r| e.seq <= r) || sink(e);
+            forward(events, fresh).await
+        });
         if let Some(old) = lock(&self.subscriptions).insert(key.to_owned(), task) {
             old.abort();
         }

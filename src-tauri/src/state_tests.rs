@@ -78,6 +78,40 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
 }
 
 #[tokio::test]
+async fn a_late_subscriber_first_gets_what_already_happened() {
+    let state = start(GONE);
+    state.wait_for("gone", retired(1)).await;
+    // The recorder of recent events is a task of its own: wait until it holds the retirement.
+    while !state
+        .bundle
+        .recent(REPLAYED_EVENTS)
+        .iter()
+        .any(|e| is_state(e, 1, StateName::Retired))
+    {
+        tokio::task::yield_now().await;
+    }
+    let (tx, mut events) = mpsc::unbounded_channel();
+    state
+        .subscribe("main", move |e| tx.send(e).is_ok())
+        .await
+        .unwrap();
+    let mut seqs = Vec::new();
+    loop {
+        let event = events.recv().await.unwrap();
+        seqs.push(event.seq);
+        if is_state(&event, 1, StateName::Retired) {
+            break;
+        }
+    }
+    assert_eq!(seqs[0], 1, "from the first event of the run: {seqs:?}");
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "in order: {seqs:?}"
+    );
+    state.shutdown().await;
+}
+
+#[tokio::test]
 async fn subscribing_again_from_the_same_webview_ends_the_old_subscription() {
     let state = start(GONE);
     let (tx1, mut first) = mpsc::unbounded_channel::<Event>();

@@ -196,7 +196,7 @@ describe("the dashboard against the mock host", () => {
     assert.equal(await banner.getAttribute("role"), "status");
     assert.match(
       (await banner.innerText()).replace(/\s+/g, " "),
-      /Demo mode — these are built-in fixture servers; add your own in \/home\/ada\/\.config\/lifeline\/config\.json or import/,
+      /Demo mode\s*These are built-in fixture servers that show each way a connection fails\. Add your own with “\+ Add server”, or import another client's servers; they are saved to \/home\/ada\/\.config\/lifeline\/config\.json\./,
     );
     assert.equal(await page.getByTestId("banner-error").count(), 0);
     await banner.getByLabel("Dismiss").click();

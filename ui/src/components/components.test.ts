@@ -197,7 +197,7 @@ describe("notices from app_info", () => {
     expect(info.dataset.notice).toBe("demo");
     expect(info.getAttribute("role")).toBe("status");
     expect(info.textContent?.replace(/\s+/g, " ").trim()).toMatch(
-      /^Demo mode — these are built-in fixture servers; add your own in \/home\/ada\/\.config\/lifeline\/config\.json or import them with `lifeline import claude-desktop`/,
+      /^Demo mode\s*These are built-in fixture servers that show each way a connection fails\. Add your own with “\+ Add server”, or import another client's servers; they are saved to \/home\/ada\/\.config\/lifeline\/config\.json\./,
     );
 
     const warnings = screen.getAllByTestId("banner-warn");

@@ -16,13 +16,13 @@ const WARNING_TITLE: Record<string, string> = {
 /** Where to add servers; the config path when the shell said which file it looked for. */
 function demoMessage(configPath: string | null): string {
   const where = configPath ?? "the config file (~/.config/lifeline/config.json)";
-  return `these are built-in fixture servers; add your own in ${where} or import them with \`lifeline import claude-desktop\` (or cursor, vscode, …).`;
+  return `These are built-in fixture servers that show each way a connection fails. Add your own with “+ Add server”, or import another client's servers; they are saved to ${where}.`;
 }
 
 /** One banner (without its id) for one notice. */
 export function noticeBanner(notice: Notice, info: Pick<AppInfo, "config_path">): Omit<Banner, "id"> {
   if (notice.kind === "demo") {
-    return { tone: "info", notice: notice.kind, title: "Demo mode —", message: demoMessage(info.config_path) };
+    return { tone: "info", notice: notice.kind, title: "Demo mode", message: demoMessage(info.config_path) };
   }
   return {
     tone: "warn",
