@@ -168,8 +168,6 @@ export interface MockCall {
 }
 
 const FAILED: ReadonlySet<StateName> = new Set([
-  "retrying",
-  "reconnecting",
   "quarantined",
   "gave_up",
   "retired",

@@ -7,6 +7,7 @@ import {
   formatCountdown,
   formatDelay,
   formatSpan,
+  hasStopped,
   isFailed,
   restartsText,
   roundTripText,
@@ -110,6 +111,11 @@ test("severity orders states from needs-a-person down to off", () => {
   expect([...ranks].sort((a, b) => b - a)).toEqual(ranks);
   expect(severityRank("gave_up")).toBe(severityRank("retired"));
   expect(isFailed("quarantined")).toBe(true);
+  expect(isFailed("retrying")).toBe(true);
+  for (const s of ["quarantined", "gave_up", "retired"] as const) expect(hasStopped(s)).toBe(true);
+  for (const s of ["retrying", "reconnecting", "connecting", "ready", "disabled", null] as const) {
+    expect(hasStopped(s)).toBe(false);
+  }
   expect(isFailed("connecting")).toBe(false);
   expect(isFailed("disabled")).toBe(false);
 });

@@ -61,7 +61,13 @@ export function severityRank(state: StateName | null): number {
   return RANK[severity(state)];
 }
 
-/** Failed states: what "Reconnect all failed" acts on. */
+/** Stopped trying on its own: what "Reconnect all failed" (the core's `reconnect_all_failed`)
+ * and the tray's "failed" count act on. */
+export function hasStopped(state: StateName | null): boolean {
+  return state === "quarantined" || state === "gave_up" || state === "retired";
+}
+
+/** Not connected because of failures (recovering on its own, or stopped). */
 export function isFailed(state: StateName | null): boolean {
   return (
     state === "retrying" ||
