@@ -189,4 +189,20 @@ describe("the first-run import offer", () => {
     await waitFor(() => expect(screen.queryByTestId("import-offer")).toBeNull());
     expect(screen.queryByTestId("banner-info")).toBeNull();
   });
+
+  test("with a config of one's own, Import… opens the same offer on demand, and Close hides it", async () => {
+    const host = demoHost();
+    host.info = info("config");
+    host.config = { path: CONFIG, mode: "config", servers: [], problem: null };
+    await app(host);
+    expect(screen.queryByTestId("import-offer")).toBeNull();
+    await fireEvent.click(await screen.findByTestId("open-import"));
+    const offer = await screen.findByTestId("import-offer");
+    expect(offer.textContent).toMatch(/a name you already have is skipped and listed/);
+    expect(within(offer).queryByTestId("keep-demo")).toBeNull();
+    await fireEvent.click(within(offer).getByTestId("import-claude_desktop"));
+    expect(host.importApply).toHaveBeenCalledWith([{ source: "claude_desktop" }]);
+    await fireEvent.click(within(offer).getByTestId("close-import"));
+    expect(screen.queryByTestId("import-offer")).toBeNull();
+  });
 });

@@ -47,6 +47,8 @@ export class ConfigStore {
   busy = $state(false);
   /** The person chose to keep the demo: the import offer is not shown again this session. */
   keepDemo = $state(false);
+  /** The import offer opened from the toolbar (with a config of one's own). */
+  importOpen = $state(false);
 
   readonly dashboard: DashboardStore;
   #unlisten: (() => void) | null = null;
@@ -94,7 +96,7 @@ export class ConfigStore {
   async refresh(): Promise<void> {
     try {
       this.forms = (await this.host.configGet()).servers;
-      this.detected = this.demo ? await this.host.importDetect() : [];
+      this.detected = this.demo || this.importOpen ? await this.host.importDetect() : [];
     } catch (e) {
       this.dashboard.error("Read the config", e);
     }
@@ -160,6 +162,21 @@ export class ConfigStore {
   }
 
   /** Imports every server of one client's config; conflicts are reported, never overwritten. */
+  /** The import offer on demand: other clients' configs, read now. */
+  async openImport(): Promise<void> {
+    this.importOpen = true;
+    try {
+      this.detected = await this.host.importDetect();
+    } catch (e) {
+      this.dashboard.error("Look for other clients' configs", e);
+    }
+  }
+
+  /** Whether the import offer shows: on first run (the demo), or when asked for. */
+  get offering(): boolean {
+    return (this.demo && !this.keepDemo) || this.importOpen;
+  }
+
   async importFrom(source: string): Promise<ImportOutcome | null> {
     this.busy = true;
     let outcome: ImportOutcome;
