@@ -53,6 +53,57 @@ pub struct ProgressView {
     pub message: Option<String>,
 }
 
+/// The reconnect policy and timeouts a server runs with: its config's values over the
+/// defaults (DESIGN.md, "Supervisor"), in whole milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyView {
+    /// `false`: the first failure is final (`gave_up`).
+    pub reconnect: bool,
+    pub initial_delay_ms: u32,
+    /// The backoff cap; also the stability window after which a connection's failure
+    /// starts a fresh budget.
+    pub max_delay_ms: u32,
+    /// The uniform jitter around each backoff delay, in percent (never applied to a wait a
+    /// server asked for).
+    pub jitter_percent: u32,
+    pub max_attempts: u32,
+    /// Cooldowns of quarantine levels 1–3; after the third, `gave_up`.
+    pub quarantine_ms: [u32; 3],
+    pub establish_ms: u32,
+    pub request_ms: u32,
+    /// `None`: no health pings.
+    pub ping_interval_ms: Option<u32>,
+    pub ping_timeout_ms: u32,
+    pub max_concurrent_calls: u32,
+}
+
+fn ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
+impl PolicyView {
+    pub fn of(policy: &lifeline_core::config::ServerPolicy) -> PolicyView {
+        let r = &policy.reconnect;
+        let t = &policy.timeouts;
+        PolicyView {
+            reconnect: r.enabled,
+            initial_delay_ms: ms(r.initial_delay),
+            max_delay_ms: ms(r.max_delay),
+            jitter_percent: JITTER_PERCENT,
+            max_attempts: r.max_attempts,
+            quarantine_ms: r.quarantine.map(ms),
+            establish_ms: ms(t.establish),
+            request_ms: ms(t.request),
+            ping_interval_ms: t.ping_interval.map(ms),
+            ping_timeout_ms: ms(t.ping_timeout),
+            max_concurrent_calls: policy.max_concurrent_calls,
+        }
+    }
+}
+
+/// The core's backoff jitter (policy/backoff.rs: uniform ±20 %).
+const JITTER_PERCENT: u32 = 20;
+
 /// A stdio server's command as it would be spawned (`transport::resolve`), safe to show.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandView {
@@ -223,6 +274,11 @@ impl AppState {
             env_names: r.env_names,
             problem: r.problem,
         }))
+    }
+
+    /// The policy `server` runs with.
+    pub fn server_policy(&self, server: &str) -> Result<PolicyView, ErrorView> {
+        Ok(PolicyView::of(&self.server_config_of(server)?.policy))
     }
 
     /// `server`'s config entry as the file's keys, read-only: env and header values are

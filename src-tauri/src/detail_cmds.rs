@@ -5,7 +5,7 @@
 
 use crate::error::ErrorView;
 use crate::state::AppState;
-use crate::state::detail::CommandView;
+use crate::state::detail::{CommandView, PolicyView};
 use lifeline_core::supervisor::GenerationStderr;
 use serde::Deserialize;
 use serde_json::Value;
@@ -43,6 +43,12 @@ pub async fn server_command(
     server: String,
 ) -> Result<Option<CommandView>> {
     state.server_command(&server)
+}
+
+/// The reconnect policy and timeouts the server runs with (config over defaults).
+#[tauri::command]
+pub async fn server_policy(state: State<'_, AppState>, server: String) -> Result<PolicyView> {
+    state.server_policy(&server)
 }
 
 /// The server's config entry, read-only, every secret value masked.

@@ -62,7 +62,9 @@ fn start(log: &std::path::Path) -> AppState {
             "args": ["stdio", "--log", log],
             "env": {"API_TOKEN": CANARY}
         },
-        "sh": {"command": "sh", "args": ["-c", "exit 0", "--token=tok-value-123"], "disabled": true},
+        "sh": {"command": "sh", "args": ["-c", "exit 0", "--token=tok-value-123"], "disabled": true,
+               "reconnect": {"maxAttempts": 3, "quarantineMs": [1000, 2000, 4000]},
+               "timeouts": {"pingIntervalMs": 0}},
         "web": {
             "type": "http",
             "url": format!("http://user:{CANARY}@127.0.0.1:9/mcp?key=q-secret-1"),
@@ -249,5 +251,31 @@ async fn stderr_command_and_config_are_shown_without_secrets() {
             "{secret} leaked: {everything}"
         );
     }
+    state.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_policy_shown_is_the_configs_over_the_defaults() {
+    let dir = TempDir::new("policy");
+    let state = start(&dir.0.join("fixture.log"));
+    let defaults = state.server_policy("fx").unwrap();
+    assert_eq!(
+        serde_json::to_value(&defaults).unwrap(),
+        json!({"reconnect": true, "initial_delay_ms": 500, "max_delay_ms": 30000,
+               "jitter_percent": 20, "max_attempts": 10,
+               "quarantine_ms": [30000, 60000, 120000], "establish_ms": 60000,
+               "request_ms": 60000, "ping_interval_ms": 30000, "ping_timeout_ms": 10000,
+               "max_concurrent_calls": 4})
+    );
+    let sh = state.server_policy("sh").unwrap();
+    assert_eq!(
+        (sh.max_attempts, sh.quarantine_ms, sh.ping_interval_ms),
+        (3, [1000, 2000, 4000], None)
+    );
+    assert_eq!(sh.initial_delay_ms, defaults.initial_delay_ms);
+    assert_eq!(
+        state.server_policy("nope").unwrap_err().kind,
+        crate::error::UNKNOWN_SERVER
+    );
     state.shutdown().await;
 }

@@ -42,6 +42,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         detail_cmds::server_stderr,
         detail_cmds::server_command,
         detail_cmds::server_config,
+        detail_cmds::server_policy,
         history::history_events,
         history::history_failures,
         history::history_calls,

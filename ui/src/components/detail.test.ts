@@ -181,6 +181,9 @@ describe("server internals", () => {
     expect(command.textContent).toContain("set by the config (value hidden)");
     expect(screen.getByTestId("command-env").textContent).toBe("FS_TOKEN");
     expect(screen.getByTestId("config").textContent).toContain('"FS_TOKEN": "***"');
+    const policy = screen.getByTestId("policy").textContent ?? "";
+    expect(policy).toContain("10 attempts per outage");
+    expect(policy).toContain("30 s → 1 min → 2 min");
 
     host.stderr = [...host.stderr, { generation: 5, lines: ["again"], truncated: false }];
     await fireEvent.click(screen.getByTestId("stderr-refresh"));

@@ -20,6 +20,7 @@ import type {
   PastFailure,
   ResolvedCommand,
   ServerForm,
+  ServerPolicy,
   ServerView,
   ToolDef,
 } from "./types";
@@ -62,6 +63,8 @@ export interface Host {
   serverCommand(server: string): Promise<ResolvedCommand | null>;
   /** The server's config, read-only, every secret value masked. */
   serverConfig(server: string): Promise<MaskedServerConfig>;
+  /** The reconnect policy and timeouts the server runs with. */
+  serverPolicy(server: string): Promise<ServerPolicy>;
   /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
   historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
   /** Failures of earlier runs, newest first. */

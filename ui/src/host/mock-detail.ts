@@ -9,6 +9,7 @@ import type {
   GenerationStderr,
   MaskedServerConfig,
   ResolvedCommand,
+  ServerPolicy,
   ToolDef,
   Transport,
 } from "./types";
@@ -203,6 +204,23 @@ export function mockCommand(server: string, transport: Transport): ResolvedComma
     path_source: "app",
     env_names: ["NODE_OPTIONS", "FS_API_TOKEN"],
     problem: null,
+  };
+}
+
+/** The defaults of DESIGN.md, as every mock server runs with them. */
+export function mockPolicy(): ServerPolicy {
+  return {
+    reconnect: true,
+    initial_delay_ms: 500,
+    max_delay_ms: 30_000,
+    jitter_percent: 20,
+    max_attempts: 10,
+    quarantine_ms: [30_000, 60_000, 120_000],
+    establish_ms: 60_000,
+    request_ms: 60_000,
+    ping_interval_ms: 30_000,
+    ping_timeout_ms: 10_000,
+    max_concurrent_calls: 4,
   };
 }
 

@@ -26,6 +26,7 @@ import type {
   PastCall,
   PastEvent,
   PastFailure,
+  ServerPolicy,
   ServerView,
   Stage,
   StateInfo,
@@ -36,7 +37,7 @@ import type {
   ImportOutcome,
   ServerForm,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockStderr, mockToolDefs } from "./mock-detail";
+import { mockBehaviour, mockCommand, mockConfig, mockPolicy, mockStderr, mockToolDefs } from "./mock-detail";
 import { type FailAction, type FailureSeed, type ServerDef, scenario } from "./mock-scenario";
 import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
 
@@ -392,6 +393,11 @@ export class MockHost implements Host {
 
   async serverCommand(server: string): Promise<ResolvedCommand | null> {
     return mockCommand(server, this.sim(server).def.transport);
+  }
+
+  async serverPolicy(server: string): Promise<ServerPolicy> {
+    this.sim(server);
+    return mockPolicy();
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {

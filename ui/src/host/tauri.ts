@@ -25,6 +25,7 @@ import type {
   PastFailure,
   ResolvedCommand,
   ServerForm,
+  ServerPolicy,
   ServerView,
   ToolDef,
 } from "./types";
@@ -103,6 +104,10 @@ export class TauriHost implements Host {
 
   serverCommand(server: string): Promise<ResolvedCommand | null> {
     return call<ResolvedCommand | null>("server_command", { server });
+  }
+
+  serverPolicy(server: string): Promise<ServerPolicy> {
+    return call<ServerPolicy>("server_policy", { server });
   }
 
   serverConfig(server: string): Promise<MaskedServerConfig> {

@@ -224,6 +224,25 @@ export interface ResolvedCommand {
 /** `server_config`: the server's entry as the file's keys, every secret value `***`. */
 export type MaskedServerConfig = Record<string, unknown>;
 
+/** `server_policy`: the reconnect policy and timeouts the server runs with (config over defaults). */
+export interface ServerPolicy {
+  /** false: the first failure is final (gave_up). */
+  reconnect: boolean;
+  initial_delay_ms: number;
+  /** The backoff cap; also the stability window that resets the attempt budget. */
+  max_delay_ms: number;
+  jitter_percent: number;
+  max_attempts: number;
+  /** Cooldowns of quarantine levels 1–3; after the third, gave_up. */
+  quarantine_ms: [number, number, number];
+  establish_ms: number;
+  request_ms: number;
+  /** null: no health pings. */
+  ping_interval_ms: number | null;
+  ping_timeout_ms: number;
+  max_concurrent_calls: number;
+}
+
 // ## History of earlier runs (src-tauri/README.md, docs/history.md)
 
 /** What `history_*` commands filter by; `limit` is 1 to 1000. Rows come newest first. */

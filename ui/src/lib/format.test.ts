@@ -8,6 +8,7 @@ import {
   formatDelay,
   formatSpan,
   hasStopped,
+  policyLines,
   isFailed,
   restartsText,
   roundTripText,
@@ -118,4 +119,32 @@ test("severity orders states from needs-a-person down to off", () => {
   }
   expect(isFailed("connecting")).toBe(false);
   expect(isFailed("disabled")).toBe(false);
+});
+
+test("a policy reads as the curve, its budget and reset, the ladder and the timeouts", () => {
+  const p = {
+    reconnect: true,
+    initial_delay_ms: 500,
+    max_delay_ms: 30_000,
+    jitter_percent: 20,
+    max_attempts: 10,
+    quarantine_ms: [30_000, 60_000, 120_000] as [number, number, number],
+    establish_ms: 60_000,
+    request_ms: 60_000,
+    ping_interval_ms: 30_000,
+    ping_timeout_ms: 10_000,
+    max_concurrent_calls: 4,
+  };
+  expect(policyLines(p).map((l) => `${l.label}: ${l.text}`)).toEqual([
+    "Backoff: 500 ms, doubling to 30 s (±20 % jitter; a server's Retry-After is waited exactly)",
+    "Budget: 10 attempts per outage; a connection up for 30 s starts a fresh budget",
+    "Quarantine: 30 s → 1 min → 2 min, one probe after each; then gave up",
+    "Connect: one 1 min deadline over every stage",
+    "Requests: time out after 1 min without progress; 4 calls at once",
+    "Health: a ping after 30 s idle (10 s to answer)",
+  ]);
+  const off = policyLines({ ...p, reconnect: false, ping_interval_ms: null }).map((l) => l.text);
+  expect(off[0]).toBe("off: the first failure is final (gave up)");
+  expect(off).not.toContain(expect.stringMatching(/Quarantine/));
+  expect(off.at(-1)).toBe("no pings");
 });

@@ -1,7 +1,7 @@
 // How states, times and counts read on screen. Pure functions of their inputs and `now`
 // (milliseconds since the epoch), so they are tested without a clock.
 
-import type { StateInfo, StateName } from "../host/types";
+import type { ServerPolicy, StateInfo, StateName } from "../host/types";
 
 type BadgeInput = Pick<
   StateInfo,
@@ -162,4 +162,38 @@ export function clockTime(at: string): string {
   const d = new Date(at);
   if (Number.isNaN(d.getTime())) return at;
   return `${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
+}
+
+/** A server's policy as lines a person reads: the backoff curve, its budget and reset window,
+ * the quarantine ladder, the timeouts (ux-anchors: "show the curve, the cap and the reset"). */
+export function policyLines(p: ServerPolicy): { label: string; text: string }[] {
+  const [q1, q2, q3] = p.quarantine_ms;
+  const lines = p.reconnect
+    ? [
+        {
+          label: "Backoff",
+          text: `${formatDelay(p.initial_delay_ms)}, doubling to ${formatDelay(p.max_delay_ms)} (±${p.jitter_percent} % jitter; a server's Retry-After is waited exactly)`,
+        },
+        {
+          label: "Budget",
+          text: `${p.max_attempts} attempts per outage; a connection up for ${formatDelay(p.max_delay_ms)} starts a fresh budget`,
+        },
+        {
+          label: "Quarantine",
+          text: `${formatDelay(q1)} → ${formatDelay(q2)} → ${formatDelay(q3)}, one probe after each; then gave up`,
+        },
+      ]
+    : [{ label: "Reconnect", text: "off: the first failure is final (gave up)" }];
+  return [
+    ...lines,
+    { label: "Connect", text: `one ${formatDelay(p.establish_ms)} deadline over every stage` },
+    { label: "Requests", text: `time out after ${formatDelay(p.request_ms)} without progress; ${p.max_concurrent_calls} calls at once` },
+    {
+      label: "Health",
+      text:
+        p.ping_interval_ms === null
+          ? "no pings"
+          : `a ping after ${formatDelay(p.ping_interval_ms)} idle (${formatDelay(p.ping_timeout_ms)} to answer)`,
+    },
+  ];
 }

@@ -4,6 +4,7 @@
 import { vi } from "vitest";
 import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
+import { mockPolicy } from "../host/mock-detail";
 import type {
   AppInfo,
   BundleExported,
@@ -22,6 +23,7 @@ import type {
   PastFailure,
   ResolvedCommand,
   ServerForm,
+  ServerPolicy,
   ServerView,
   ToolDef,
 } from "../host/types";
@@ -54,6 +56,8 @@ export class FakeHost implements Host {
   command: ResolvedCommand | null = null;
   serverCommand = vi.fn(async (_server: string): Promise<ResolvedCommand | null> => structuredClone(this.command));
   maskedConfig: MaskedServerConfig = {};
+  policy: ServerPolicy = mockPolicy();
+  serverPolicy = vi.fn(async (_server: string): Promise<ServerPolicy> => structuredClone(this.policy));
   serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.maskedConfig));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: PastEvent[] = [];
