@@ -170,6 +170,7 @@ JSON
 start_drivers() {
   read -r port native_port < <(free_ports)
   LIFELINE_E2E_RUN=$run_id LIFELINE_CONFIG=$work/config.json XDG_STATE_HOME=$work/state \
+    LIFELINE_HISTORY=$work/state/history.db \
     LIFELINE_LOG=info \
     "$DRIVER" --port "$port" --native-port "$native_port" --native-driver "$NATIVE_DRIVER" \
     >>"$work/tauri-driver.log" 2>&1 &
