@@ -141,23 +141,31 @@ run() {
     die "$name: child process $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline)) outlived the app by 5 s"
   done
   say "$name: closed cleanly ($(echo "$children" | wc -w) child processes gone)"
+  local leaked
+  leaked=$(grep -rlaE 'canary-[a-z]+-[0-9a-f]{4}' "$state" "$work/$name.stderr" || true)
+  [[ -z $leaked ]] || die "$name: a canary secret reached $leaked"
 }
 
 # 1. A config of fixture servers.
 http_fixture api '{}'
 http_fixture locked '{"rules":[{"method":"initialize","action":{"kind":"http_status","status":401}}]}'
+# Canary secrets in an env value (echoed by the server to its stderr), a header, a URL's
+# userinfo and query, and an argument: none may reach the log files, the app's stderr or the
+# history database (checked after the run).
+api_url=${api/http:\/\//http://ada:canary-userinfo-4d1f@}?key=canary-query-2c4e
 cat >"$work/config.json" <<JSON
 {
   "mcpServers": {
     "notes": {"command": "$FIXTURE", "args": ["stdio"]},
     "flaky": {
       "command": "$FIXTURE",
-      "args": ["stdio", "--script", "{\"rules\":[{\"nth\":4,\"action\":{\"kind\":\"crash\",\"code\":1}}]}"],
+      "args": ["stdio", "--script", "{\"stderr\":\"starting with key canary-env-7f3a\",\"rules\":[{\"nth\":4,\"action\":{\"kind\":\"crash\",\"code\":1}}]}"],
+      "env": {"FLAKY_KEY": "canary-env-7f3a"},
       "timeouts": {"pingIntervalMs": 1000}
     },
-    "api": {"type": "http", "url": "$api"},
-    "locked": {"type": "http", "url": "$locked"},
-    "missing": {"command": "/nonexistent/mcp-server"},
+    "api": {"type": "http", "url": "$api_url"},
+    "locked": {"type": "http", "url": "$locked", "headers": {"Authorization": "Bearer canary-header-51de"}},
+    "missing": {"command": "/nonexistent/mcp-server", "args": ["--token=canary-arg-9b1c"]},
     "off": {"command": "$FIXTURE", "args": ["stdio"], "disabled": true}
   }
 }
