@@ -12,6 +12,7 @@ mod config_cmds;
 mod config_edit;
 mod demo;
 mod detail_cmds;
+mod dialogs;
 mod error;
 mod history;
 mod logs;
@@ -48,6 +49,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         history::history_calls,
         commands::bundle_preview,
         commands::bundle_export,
+        dialogs::choose_save_path,
         config_cmds::config_get,
         config_cmds::server_add,
         config_cmds::server_edit,
@@ -69,6 +71,7 @@ fn main() {
     );
     let app = with_commands(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init())
         .setup(move |app| {
             // The window exists but handles no IPC until `run`, so the state is in place
             // before the UI's first command.

@@ -61,6 +61,21 @@ describe("BundleDialog", () => {
     expect(host.bundleExport).toHaveBeenCalledWith("/tmp/out.zip");
   });
 
+  test("Save as… saves where the save dialog says, and nothing when it is cancelled", async () => {
+    const host = new FakeHost([view("a")]);
+    render(BundleDialog, { host, onclose: () => {} });
+    await screen.findByTestId("bundle-files");
+    const suggested = screen.getByTestId<HTMLInputElement>("bundle-path").value;
+    host.chosenPath = null;
+    await fireEvent.click(screen.getByTestId("bundle-save-as"));
+    await waitFor(() => expect(host.chooseSavePath).toHaveBeenCalledWith(suggested));
+    expect(host.bundleExport).not.toHaveBeenCalled();
+    host.chosenPath = "/home/ada/Desktop/diag.zip";
+    await fireEvent.click(screen.getByTestId("bundle-save-as"));
+    await waitFor(() => expect(screen.getByTestId("bundle-saved").textContent).toContain("/home/ada/Desktop/diag.zip"));
+    expect(host.bundleExport).toHaveBeenCalledWith("/home/ada/Desktop/diag.zip");
+  });
+
   test("a failed save shows its kind and message and keeps the dialog open", async () => {
     const host = new FakeHost([view("a")]);
     host.failWith = { kind: "config", message: "the folder /nope does not exist; create it or choose another path" };

@@ -75,6 +75,8 @@ export interface Host {
   bundlePreview(): Promise<BundlePreview>;
   /** Writes the bundle last previewed to `path` (absolute); rejects naming the path and what to do. */
   bundleExport(path: string): Promise<BundleExported>;
+  /** The platform's save dialog starting at `suggested`; null when cancelled. */
+  chooseSavePath(suggested: string): Promise<string | null>;
 
   // ## The config (editing, import, live reload)
 

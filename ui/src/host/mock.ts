@@ -433,6 +433,12 @@ export class MockHost implements Host {
     return structuredClone(this.previewed);
   }
 
+  /** No dialog in a browser: the suggested path, as if the person accepted it. */
+  async chooseSavePath(suggested: string): Promise<string | null> {
+    this.calls.push({ command: "choose_save_path" });
+    return suggested;
+  }
+
   /** Writes nothing: says where the previewed bundle would be and how big, or rejects as the shell does. */
   async bundleExport(path: string): Promise<BundleExported> {
     this.calls.push({ command: "bundle_export" });

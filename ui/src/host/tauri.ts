@@ -130,6 +130,10 @@ export class TauriHost implements Host {
     return call<BundlePreview>("bundle_preview");
   }
 
+  chooseSavePath(suggested: string): Promise<string | null> {
+    return call<string | null>("choose_save_path", { suggested });
+  }
+
   bundleExport(path: string): Promise<BundleExported> {
     return call<BundleExported>("bundle_export", { path });
   }

@@ -67,6 +67,8 @@ export class FakeHost implements Host {
   historyFailures = vi.fn(async (): Promise<PastFailure[]> => structuredClone(this.pastFailures));
   historyCalls = vi.fn(async (): Promise<PastCall[]> => structuredClone(this.pastCalls));
   bundlePreview = vi.fn(async (): Promise<BundlePreview> => mockBundle(this.views, this.backlog, 0));
+  chosenPath: string | null = "/home/ada/Downloads/chosen.zip";
+  chooseSavePath = vi.fn(async (_suggested: string): Promise<string | null> => this.chosenPath);
   bundleExport = vi.fn(async (path: string): Promise<BundleExported> => {
     this.maybeFail();
     return { path, bytes: 1234 };

@@ -1,0 +1,42 @@
+//! The desktop's own dialogs, opened from Rust so the UI needs no plugin permissions: the
+//! save dialog of "Export diagnostics".
+
+use crate::error::ErrorView;
+use std::path::Path;
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_dialog::DialogExt;
+use tokio::sync::oneshot;
+
+/// The platform's save dialog, starting at `suggested` (its folder and file name), for a
+/// zip. The chosen path, or `None` when the person cancelled.
+#[tauri::command]
+pub async fn choose_save_path<R: Runtime>(
+    app: AppHandle<R>,
+    suggested: String,
+) -> Result<Option<String>, ErrorView> {
+    let suggested = Path::new(&suggested);
+    let mut dialog = app
+        .dialog()
+        .file()
+        .set_title("Save the diagnostic bundle")
+        .add_filter("Zip archive", &["zip"]);
+    if let Some(dir) = suggested.parent().filter(|d| d.is_dir()) {
+        dialog = dialog.set_directory(dir);
+    }
+    if let Some(name) = suggested.file_name() {
+        dialog = dialog.set_file_name(name.to_string_lossy());
+    }
+    let (tx, rx) = oneshot::channel();
+    dialog.save_file(move |chosen| {
+        let _ = tx.send(chosen);
+    });
+    let chosen = rx.await.map_err(|_| {
+        ErrorView::new(
+            "cancelled",
+            "the save dialog closed without an answer; type the path instead",
+        )
+    })?;
+    Ok(chosen
+        .and_then(|p| p.into_path().ok())
+        .map(|p| p.display().to_string()))
+}
