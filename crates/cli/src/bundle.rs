@@ -8,7 +8,7 @@ use crate::fleet;
 use crate::output::{EXIT_OK, Out};
 use crate::watch::settled;
 use lifeline_core::diagnostics::bundle::{self, BundleInput, BundleOptions, ServerInput};
-use lifeline_core::events::{Event, EventBody, EventBus};
+use lifeline_core::events::{Event, EventBody, EventBus, StateName};
 use lifeline_core::supervisor::Fleet;
 use lifeline_core::{Error, fmt_duration};
 use serde_json::{Value, json};
@@ -51,7 +51,7 @@ pub async fn run(args: Args) -> i32 {
     {
         let all_settled = async {
             for s in fleet.supervisors() {
-                s.wait_for(settled).await;
+                s.wait_for(shown).await;
             }
         };
         tokio::pin!(all_settled);
@@ -137,4 +137,14 @@ fn human_size(bytes: u64) -> String {
         b if b < 1024 * 1024 => format!("{:.1} KB", b as f64 / 1024.0),
         b => format!("{:.1} MB", b as f64 / (1024.0 * 1024.0)),
     }
+}
+
+/// Whether a server has shown what a bundle needs: it settled, or it failed at least once
+/// and is retrying (its failure is recorded; waiting out its backoff adds nothing).
+fn shown(s: &lifeline_core::supervisor::Snapshot) -> bool {
+    settled(s)
+        || matches!(
+            s.state.state,
+            Some(StateName::Retrying | StateName::Reconnecting)
+        )
 }
