@@ -1,5 +1,5 @@
 //! Real peers nobody on the team wrote: `@modelcontextprotocol/server-everything` (npm)
-//! over stdio and Streamable HTTP, and a server built on the Python `mcp` SDK. Installed by
+//! over stdio, Streamable HTTP and legacy HTTP+SSE, and a server built on the Python `mcp` SDK. Installed by
 //! `scripts/setup.sh`; a missing peer fails the test with what to run, never skips it.
 
 use lifeline_core::session::RequestOptions;
@@ -80,6 +80,20 @@ async fn everything_http() -> Peer {
         .arg("streamableHttp")
         .env("PORT", "0");
     listening(cmd, "server-everything (streamableHttp)").await
+}
+
+/// server-everything's legacy HTTP+SSE mode (`GET /sse`, `POST /message`).
+async fn everything_sse() -> Peer {
+    let mut cmd = Command::new("node");
+    cmd.arg("--require")
+        .arg(require(
+            repo().join("tests/peers/loopback.cjs"),
+            "the loopback preload",
+        ))
+        .arg(everything_js())
+        .arg("sse")
+        .env("PORT", "0");
+    listening(cmd, "server-everything (sse)").await
 }
 
 async fn python_peer() -> Peer {
@@ -170,6 +184,32 @@ async fn server_everything_over_streamable_http() {
     );
     exercise_everything(&session).await;
     session.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_legacy_sse() {
+    let peer = everything_sse().await;
+    let conn = http::legacy::connect(&HttpConfig::new(&peer.url)).expect("legacy transport");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("handshake");
+    exercise_everything(&session).await;
+    session.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_legacy_sse_is_found_by_url_alone() {
+    let peer = everything_sse().await;
+    let run = crate::cli::lifeline(&[
+        "call",
+        &peer.url,
+        "echo",
+        r#"{"message": "auto"}"#,
+        "--json",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "Echo: auto");
 }
 
 #[tokio::test]
