@@ -200,6 +200,12 @@ async fn watch_reconnects_with_a_new_generation_when_the_legacy_stream_is_lost()
         "generation 2 became ready: {}",
         run.stdout
     );
+    for e in &ready {
+        assert_eq!(
+            e["protocol_version"], "2024-11-05",
+            "the event names the revision: {e}"
+        );
+    }
     let log = read_log(&f.log);
     assert_eq!(
         events(&log, "legacy_stream_opened").len(),
