@@ -97,6 +97,10 @@ async fn everything_sse() -> Peer {
 }
 
 async fn python_peer() -> Peer {
+    python_peer_with(&[]).await
+}
+
+async fn python_peer_with(args: &[&str]) -> Peer {
     let mut cmd = Command::new(require(
         repo().join(".tools/venv/bin/python"),
         "the Python venv with mcp",
@@ -104,7 +108,8 @@ async fn python_peer() -> Peer {
     cmd.arg(require(
         repo().join("tests/peers/python_server.py"),
         "the Python peer",
-    ));
+    ))
+    .args(args);
     listening(cmd, "the Python mcp server").await
 }
 
@@ -241,4 +246,14 @@ async fn python_sdk_server_lists_and_calls() {
         .expect("echo");
     assert_eq!(text_of(&r), "hi");
     session.close().await;
+}
+
+#[tokio::test]
+async fn python_sdk_legacy_sse_server_is_found_by_url_alone() {
+    let peer = python_peer_with(&["--sse"]).await;
+    let add = |a: i32, b: i32| json!({"a": a, "b": b}).to_string();
+    let args = add(2, 40);
+    let run = crate::cli::lifeline(&["call", &peer.url, "add", &args, "--json"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "42");
 }
