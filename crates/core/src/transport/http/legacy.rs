@@ -371,6 +371,57 @@ mod tests {
         t.inner.clone()
     }
 
+    /// A loopback server that answers every connection with `head` and then holds it open.
+    async fn holding_server(head: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/sse", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.read(&mut buf).await;
+                });
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_stream_without_an_endpoint_event_fails_the_first_send_at_the_request_timeout() {
+        let url =
+            holding_server("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: hello\n\n")
+                .await;
+        let mut config = HttpConfig::new(url);
+        config.request_timeout = std::time::Duration::from_millis(200);
+        let conn = connect(&config).unwrap();
+        let msg = Message::request(crate::protocol::RequestId::Number(1), "ping", None);
+        let e = conn.transport.send(&msg).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        assert!(e.message().contains("no `endpoint` event"), "{e}");
+        conn.transport.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_stream_url_that_is_not_an_event_stream_says_so() {
+        let url = holding_server(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+        )
+        .await;
+        let mut conn = connect(&HttpConfig::new(url)).unwrap();
+        let msg = Message::request(crate::protocol::RequestId::Number(1), "ping", None);
+        let e = conn.transport.send(&msg).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+        assert!(e.message().contains("without an event stream"), "{e}");
+        // The transport is closed with the same cause.
+        let Some(Incoming::Closed(cause)) = conn.incoming.recv().await else {
+            panic!("the transport closed")
+        };
+        assert_eq!(cause.kind(), ErrorKind::Protocol);
+    }
+
     #[tokio::test]
     async fn endpoint_resolves_on_the_same_origin_only() {
         let inner = transport("http://127.0.0.1:8080/sse?x=1");
