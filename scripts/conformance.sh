@@ -2,7 +2,15 @@
 # Run the MCP conformance suite (@modelcontextprotocol/conformance, pinned in
 # tests/peers/package-lock.json) against Lifeline's client, one scenario at a time.
 #
-#   scripts/conformance.sh [scenario ...]     (default: the four tier-1 non-auth scenarios)
+#   scripts/conformance.sh [scenario ...]     (default: the four tier-1 non-auth scenarios, then
+#                                              the 0.2.0 prerelease's suites, below)
+#
+# With no scenario given, it also runs the pinned 0.2.0 prerelease (npm alias conformance-next in
+# tests/peers/package.json) at --spec-version 2025-11-25 and 2026-07-28: every client scenario
+# that version lists, except auth/ and extensions. What Lifeline still fails is listed, with a
+# reason, in tests/peers/conformance-baseline-<version>.yml, passed as --expected-failures: the
+# runner fails on an unlisted failure and on a listed scenario that now passes (stale entry).
+# LIFELINE_CONFORMANCE_NEXT_JS_OVERRIDE points at another copy of that runner's dist/index.js.
 #
 # The client command is `<repo>/target/debug/lifeline conformance`; the runner appends the mock
 # server's URL as the last argument and sets MCP_CONFORMANCE_SCENARIO. Override the command with
@@ -121,6 +129,39 @@ for s in "${SCENARIOS[@]}"; do
     fi
   fi
 done
+
+# The 0.2.0 prerelease, per spec version, judged by its own baseline handling.
+if (($# == 0)); then
+  next_js="${LIFELINE_CONFORMANCE_NEXT_JS_OVERRIDE:-$LIFELINE_CONFORMANCE_NEXT_JS}"
+  [[ -f $next_js ]] || die "conformance runner 0.2.0 missing at $next_js: run scripts/setup.sh"
+  next_version=$(node -p 'require(process.argv[1]).version' "$(dirname "$next_js")/../package.json")
+  for spec in 2025-11-25 2026-07-28; do
+    baseline="$LIFELINE_PEERS_DIR/conformance-baseline-$spec.yml"
+    [[ -f $baseline ]] || die "baseline $baseline missing"
+    mapfile -t next_scenarios < <(node "$next_js" list --client --spec-version "$spec" |
+      sed -n 's/^  - \([^ ]*\) \[\(.*\)\]$/\1 \2/p' | grep -v '^auth/' | grep -v ' extension$' |
+      cut -d' ' -f1)
+    ((${#next_scenarios[@]} > 0)) || die "conformance $next_version lists no client scenarios for $spec"
+    for s in "${next_scenarios[@]}"; do
+      echo
+      echo "=== conformance $next_version --spec-version $spec: $s"
+      t0=$SECONDS
+      rc=0
+      timeout -k 5 "$BACKSTOP_S" node "$next_js" client --command "$CLIENT" --scenario "$s" \
+        --spec-version "$spec" --timeout "$TIMEOUT_MS" --expected-failures "$baseline" \
+        -o "$OUT/$spec" || rc=$?
+      dt=$((SECONDS - t0))
+      expected=""
+      grep -qx -- "  - $s" "$baseline" && expected=" (expected failure: see the baseline)"
+      if ((rc == 0)); then
+        results+=("PASS  $spec $s${expected}  (${dt}s)")
+      else
+        failed=1
+        results+=("FAIL  $spec $s  (runner exit $rc: an unlisted failure, or a baseline entry that now passes; ${dt}s)")
+      fi
+    done
+  done
+fi
 
 echo
 echo "=== conformance summary (results in ${OUT#"$LIFELINE_ROOT"/})"

@@ -16,6 +16,7 @@
 #   LIFELINE_LOOPBACK_PRELOAD <root>/tests/peers/loopback.cjs
 #   LIFELINE_SERVER_EVERYTHING <root>/tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 #   LIFELINE_CONFORMANCE_JS    <root>/tests/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js
+#   LIFELINE_CONFORMANCE_NEXT_JS <root>/tests/peers/node_modules/conformance-next/dist/index.js (the 0.2.0 prerelease)
 #   LIFELINE_TAURI_DRIVER      <root>/.tools/cargo/bin/tauri-driver   (WebDriver for the app, cargo install)
 
 _lifeline_env_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,10 +33,11 @@ LIFELINE_PYTHON_SERVER="$LIFELINE_PEERS_DIR/python_server.py"
 LIFELINE_LOOPBACK_PRELOAD="$LIFELINE_PEERS_DIR/loopback.cjs"
 LIFELINE_SERVER_EVERYTHING="$LIFELINE_PEERS_NODE_MODULES/@modelcontextprotocol/server-everything/dist/index.js"
 LIFELINE_CONFORMANCE_JS="$LIFELINE_PEERS_NODE_MODULES/@modelcontextprotocol/conformance/dist/index.js"
+LIFELINE_CONFORMANCE_NEXT_JS="$LIFELINE_PEERS_NODE_MODULES/conformance-next/dist/index.js"
 LIFELINE_TAURI_DRIVER="$LIFELINE_TOOLS_DIR/cargo/bin/tauri-driver"
 
 export LIFELINE_ROOT LIFELINE_TOOLS_DIR LIFELINE_NODE22_DIR LIFELINE_NODE22_BIN \
   LIFELINE_PEERS_DIR LIFELINE_PEERS_NODE_MODULES LIFELINE_VENV LIFELINE_PYTHON \
   LIFELINE_PYTHON_SERVER LIFELINE_LOOPBACK_PRELOAD LIFELINE_SERVER_EVERYTHING \
-  LIFELINE_CONFORMANCE_JS LIFELINE_TAURI_DRIVER
+  LIFELINE_CONFORMANCE_JS LIFELINE_CONFORMANCE_NEXT_JS LIFELINE_TAURI_DRIVER
 unset _lifeline_env_root

@@ -3,9 +3,10 @@
 Run it with the interpreter of the venv that scripts/setup.sh makes:
 
     <repo>/.tools/venv/bin/python <repo>/tests/peers/python_server.py [--port N]
-        [--stateless] [--json-response]
+        [--stateless] [--json-response] [--sse]
 
-It serves Streamable HTTP at /mcp on 127.0.0.1 only. With the default --port 0 the
+It serves Streamable HTTP at /mcp on 127.0.0.1 only (with --sse: the legacy HTTP+SSE
+transport of 2024-11-05, GET /sse and POST /messages/, announced as /sse). With the default --port 0 the
 kernel picks a free port. Once the socket is bound and the server accepts
 connections, it writes exactly one line to stdout, and flushes it:
 
@@ -51,6 +52,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="answer POSTs with application/json instead of an SSE stream",
     )
+    p.add_argument(
+        "--sse",
+        action="store_true",
+        help="serve the legacy HTTP+SSE transport (GET /sse, POST /messages/) instead",
+    )
     return p.parse_args(argv)
 
 
@@ -63,11 +69,16 @@ async def serve(args: argparse.Namespace) -> None:
     sock.setblocking(False)
     port = sock.getsockname()[1]
 
-    app = mcp.streamable_http_app(
-        stateless_http=args.stateless,
-        json_response=args.json_response,
-        host=HOST,
-    )
+    if args.sse:
+        app = mcp.sse_app(host=HOST)
+        path = "/sse"
+    else:
+        app = mcp.streamable_http_app(
+            stateless_http=args.stateless,
+            json_response=args.json_response,
+            host=HOST,
+        )
+        path = "/mcp"
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -82,7 +93,7 @@ async def serve(args: argparse.Namespace) -> None:
             task.result()
             raise SystemExit("python_server: uvicorn stopped before it started")
         await asyncio.sleep(0.01)
-    sys.stdout.write(f"LISTENING http://{HOST}:{port}/mcp\n")
+    sys.stdout.write(f"LISTENING http://{HOST}:{port}{path}\n")
     sys.stdout.flush()
     await task
 

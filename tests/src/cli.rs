@@ -1,4 +1,4 @@
-//! The fixture's command line: `lifeline-fixture stdio|http [--script JSON] [--log FILE]
+//! The fixture's command line: `lifeline-fixture stdio|http|sse [--script JSON] [--log FILE]
 //! [--port N]`, with the script also accepted from `LIFELINE_FIXTURE_SCRIPT`.
 
 use std::path::PathBuf;
@@ -8,15 +8,17 @@ use crate::script::Script;
 pub const SCRIPT_ENV: &str = "LIFELINE_FIXTURE_SCRIPT";
 
 pub const USAGE: &str =
-    "usage: lifeline-fixture stdio|http [--script JSON|@FILE] [--log FILE] [--port N]
+    "usage: lifeline-fixture stdio|http|sse [--script JSON|@FILE] [--log FILE] [--port N]
   --script  the fault script (see tests/FIXTURE.md); default $LIFELINE_FIXTURE_SCRIPT, else {}
   --log     append one JSON object per line for every request, message and event
-  --port    http only: port on 127.0.0.1 (default 0, ephemeral)";
+  --port    http and sse only: port on 127.0.0.1 (default 0, ephemeral)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
     Stdio,
     Http,
+    /// The legacy HTTP+SSE transport (2024-11-05): GET /sse, POST /messages.
+    Sse,
 }
 
 #[derive(Debug)]
@@ -30,7 +32,7 @@ pub struct Args {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CliError {
-    #[error("expected transport `stdio` or `http`, got {0:?}")]
+    #[error("expected transport `stdio`, `http` or `sse`, got {0:?}")]
     Transport(Option<String>),
     #[error("unknown argument {0:?}")]
     UnknownArgument(String),
@@ -38,7 +40,7 @@ pub enum CliError {
     MissingValue(&'static str),
     #[error("--port: {0:?} is not a port number")]
     Port(String),
-    #[error("--port applies only to the http transport")]
+    #[error("--port applies only to the http and sse transports")]
     PortOnStdio,
     #[error("reading script file {path}: {source}")]
     ScriptFile {
@@ -59,6 +61,7 @@ impl Args {
         let transport = match args.next().as_deref() {
             Some("stdio") => Transport::Stdio,
             Some("http") => Transport::Http,
+            Some("sse") => Transport::Sse,
             other => return Err(CliError::Transport(other.map(str::to_owned))),
         };
         let (mut script, mut log, mut port) = (None, None, None);
@@ -141,17 +144,17 @@ mod tests {
         check(
             "",
             None,
-            "error: expected transport `stdio` or `http`, got None",
+            "error: expected transport `stdio`, `http` or `sse`, got None",
         );
         check(
             "tcp",
             None,
-            r#"error: expected transport `stdio` or `http`, got Some("tcp")"#,
+            r#"error: expected transport `stdio`, `http` or `sse`, got Some("tcp")"#,
         );
         check(
             "stdio --port 1",
             None,
-            "error: --port applies only to the http transport",
+            "error: --port applies only to the http and sse transports",
         );
         check(
             "http --port x",

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod faults;
 pub mod http;
+pub mod legacy;
 pub mod log;
 pub mod mcp;
 pub mod process;
@@ -24,9 +25,17 @@ use cli::{Args, Transport};
 /// Runs the fixture until stdin closes (stdio), the process is killed, or a fault exits it.
 pub async fn run(args: Args) -> std::io::Result<()> {
     let log = log::Log::open(args.log.as_deref())?;
-    let server = mcp::Server::new(args.script, log);
+    let mut script = args.script;
+    if args.transport == Transport::Sse {
+        // A legacy HTTP+SSE server speaks the revision of its day, whatever it is offered.
+        script
+            .protocol_version
+            .get_or_insert_with(|| legacy::PROTOCOL_VERSION.to_owned());
+    }
+    let server = mcp::Server::new(script, log);
     match args.transport {
         Transport::Stdio => stdio::serve(server).await,
         Transport::Http => http::serve(server, args.port).await,
+        Transport::Sse => legacy::serve(server, args.port).await,
     }
 }

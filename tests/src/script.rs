@@ -171,6 +171,9 @@ pub struct HttpScript {
     pub get: GetMode,
     pub delete: DeleteMode,
     pub sse: SseScript,
+    /// `sse` mode only: the `endpoint` event's data verbatim, instead of
+    /// `/messages?sessionId=N` (for example a URL on another origin).
+    pub legacy_endpoint: Option<String>,
 }
 
 impl Default for HttpScript {
@@ -182,6 +185,7 @@ impl Default for HttpScript {
             get: GetMode::MethodNotAllowed,
             delete: DeleteMode::Ok,
             sse: SseScript::default(),
+            legacy_endpoint: None,
         }
     }
 }

@@ -63,6 +63,12 @@ impl SseWriter {
         ))
     }
 
+    /// A named event with one `data:` line (the legacy transport's `endpoint`).
+    pub fn event(&self, name: &str, data: &str) -> bool {
+        let nl = self.nl;
+        self.send(format!("event: {name}{nl}data: {data}{nl}{nl}"))
+    }
+
     pub fn comment(&self, text: &str) -> bool {
         let nl = self.nl;
         self.send(format!(": {text}{nl}{nl}"))

@@ -11,7 +11,10 @@ mod target;
 mod watch;
 
 use clap::{Parser, Subcommand};
+use lifeline_core::config::TransportConfig;
 use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::policy::fallback::{both_failed, is_older_protocol_signal};
+use lifeline_core::protocol::generation::{LEGACY_SSE, ProtocolChoice};
 use lifeline_core::protocol::mcp::Progress;
 use lifeline_core::session::RequestOptions;
 use lifeline_core::{Error, Session, SessionOptions};
@@ -203,11 +206,11 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
         json: args.json,
         redactor: Redactor::default(),
     };
-    let (mut target, secrets) = if is_direct(&args.target) {
+    let (mut target, secrets, protocol) = if is_direct(&args.target) {
         match Target::parse(&args.target, &args.headers, &args.env) {
             Ok(t) => {
                 let secrets = t.secrets();
-                (t, secrets)
+                (t, secrets, ProtocolChoice::Auto)
             }
             Err(e) => return Err(out.error(&e)),
         }
@@ -217,27 +220,48 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
         let server = config
             .server(&args.target)
             .ok_or_else(|| out.error(&fleet::unknown_server(&config, &args.target)))?;
+        let legacy = matches!(server.transport, TransportConfig::Sse { .. })
+            || server.protocol.pinned() == Some(LEGACY_SSE);
         let target = match (server.stdio_config(), server.http_config()) {
             (Some(stdio), _) => Target::Stdio(stdio),
+            (None, Some(http)) if legacy => Target::LegacySse(http),
             (None, Some(http)) => Target::Http(http),
             (None, None) => unreachable!("a server is stdio or http(s)"),
         };
-        (target, config.secrets())
+        (target, config.secrets(), server.protocol)
     };
     out.redactor = Redactor::new(secrets);
     target.set_http_request_timeout(args.timeout);
     let options = SessionOptions {
         request_timeout: args.timeout,
+        protocol_version: protocol.pinned(),
         ..SessionOptions::default()
     };
-    let conn = match target.open() {
-        Ok(c) => c,
-        Err(e) => return Err(out.error(&e)),
-    };
-    match interruptible(Session::connect(conn, options)).await {
+    match interruptible(connect(&target, protocol, options)).await {
         Some(Ok(session)) => Ok((session, out)),
         Some(Err(e)) => Err(out.error(&e)),
         None => Err(EXIT_INTERRUPTED),
+    }
+}
+
+/// Opens `target` and performs the handshake; under `auto`, a Streamable HTTP refusal of
+/// the kind older servers give is followed by a fresh legacy HTTP+SSE attempt.
+async fn connect(
+    target: &Target,
+    protocol: ProtocolChoice,
+    options: SessionOptions,
+) -> Result<Session, Error> {
+    let refused = match Session::connect(target.open()?, options.clone()).await {
+        Ok(session) => return Ok(session),
+        Err(e) => e,
+    };
+    match target.fallback(protocol) {
+        Some(legacy) if is_older_protocol_signal(&refused) => {
+            Session::connect(legacy.open()?, options)
+                .await
+                .map_err(|e| both_failed(&refused, e))
+        }
+        _ => Err(refused),
     }
 }
 

@@ -2,6 +2,7 @@
 //! argument, split like a shell would, quotes included).
 
 use lifeline_core::Error;
+use lifeline_core::protocol::generation::ProtocolChoice;
 use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::transport::stdio::StdioConfig;
 use lifeline_core::transport::{self, Connection};
@@ -15,7 +16,11 @@ pub fn is_direct(target: &str) -> bool {
 
 #[derive(Debug, Clone)]
 pub enum Target {
+    /// Streamable HTTP; under `auto`, legacy HTTP+SSE when the server refuses it as an
+    /// older server would (`fallback`).
     Http(HttpConfig),
+    /// The legacy HTTP+SSE transport (2024-11-05): `type: "sse"` or that pin.
+    LegacySse(HttpConfig),
     Stdio(StdioConfig),
 }
 
@@ -68,7 +73,7 @@ impl Target {
     }
 
     pub fn set_http_request_timeout(&mut self, limit: Duration) {
-        if let Target::Http(c) = self {
+        if let Target::Http(c) | Target::LegacySse(c) = self {
             c.request_timeout = c.request_timeout.min(limit);
         }
     }
@@ -76,7 +81,9 @@ impl Target {
     /// Every secret value this target was given, for scrubbing output.
     pub fn secrets(&self) -> Vec<String> {
         match self {
-            Target::Http(c) => c.headers.iter().map(|(_, v)| v.clone()).collect(),
+            Target::Http(c) | Target::LegacySse(c) => {
+                c.headers.iter().map(|(_, v)| v.clone()).collect()
+            }
             Target::Stdio(c) => c.env.iter().map(|(_, v)| v.clone()).collect(),
         }
     }
@@ -84,7 +91,18 @@ impl Target {
     pub fn open(&self) -> Result<Connection, Error> {
         match self {
             Target::Http(c) => transport::http::connect(c),
+            Target::LegacySse(c) => transport::http::legacy::connect(c),
             Target::Stdio(c) => transport::stdio::spawn(c),
+        }
+    }
+
+    /// The legacy transport to try when Streamable HTTP is refused, if `auto` allows it.
+    pub fn fallback(&self, protocol: ProtocolChoice) -> Option<Target> {
+        match self {
+            Target::Http(c) if protocol == ProtocolChoice::Auto => {
+                Some(Target::LegacySse(c.clone()))
+            }
+            _ => None,
         }
     }
 }

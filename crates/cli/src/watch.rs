@@ -120,6 +120,11 @@ fn describe(ev: &Event) -> String {
                     lifeline_core::fmt_duration(Duration::from_millis(ms))
                 ));
             }
+            if let Some(v) = &s.protocol_version
+                && s.state == Some(StateName::Ready)
+            {
+                line.push_str(&format!(" (MCP {v})"));
+            }
             line
         }
         EventBody::Failure { failure } => {
@@ -221,7 +226,7 @@ pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i
     }
 }
 
-/// "github  ready  #1  12 tools  3 ms"
+/// "github  ready  #1  12 tools  3 ms  MCP 2025-11-25"
 fn row(s: &Snapshot) -> String {
     let state = s.state.state.map(|s| s.as_str()).unwrap_or("connecting");
     let mut state = state.to_owned();
@@ -232,8 +237,9 @@ fn row(s: &Snapshot) -> String {
         .last_round_trip_ms
         .map(|ms| format!("{ms} ms"))
         .unwrap_or_else(|| "-".into());
+    let protocol = s.state.protocol_version.as_deref().unwrap_or("-");
     format!(
-        "{:20} {:24} #{:<4} {:>3} tools  {rtt}",
+        "{:20} {:24} #{:<4} {:>3} tools  {rtt:>6}  MCP {protocol}",
         s.server,
         state,
         s.generation,

@@ -105,6 +105,9 @@ pub struct StateInfo {
     /// retired: auth | permission | config; otherwise a short reason.
     pub reason: Option<String>,
     pub cause: Option<FailureInfo>,
+    /// The MCP revision the live session negotiated (`2024-11-05` is legacy HTTP+SSE);
+    /// null while there is no live session.
+    pub protocol_version: Option<String>,
 }
 
 /// A failure as it may leave the process: allow-listed fields and a scrubbed message.

@@ -8,6 +8,7 @@ mod fixture_selftest;
 mod history;
 mod http;
 mod import;
+mod legacy;
 mod peers;
 mod stdio;
 mod supervise;

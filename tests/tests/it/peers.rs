@@ -1,5 +1,5 @@
 //! Real peers nobody on the team wrote: `@modelcontextprotocol/server-everything` (npm)
-//! over stdio and Streamable HTTP, and a server built on the Python `mcp` SDK. Installed by
+//! over stdio, Streamable HTTP and legacy HTTP+SSE, and a server built on the Python `mcp` SDK. Installed by
 //! `scripts/setup.sh`; a missing peer fails the test with what to run, never skips it.
 
 use lifeline_core::session::RequestOptions;
@@ -82,7 +82,25 @@ async fn everything_http() -> Peer {
     listening(cmd, "server-everything (streamableHttp)").await
 }
 
+/// server-everything's legacy HTTP+SSE mode (`GET /sse`, `POST /message`).
+async fn everything_sse() -> Peer {
+    let mut cmd = Command::new("node");
+    cmd.arg("--require")
+        .arg(require(
+            repo().join("tests/peers/loopback.cjs"),
+            "the loopback preload",
+        ))
+        .arg(everything_js())
+        .arg("sse")
+        .env("PORT", "0");
+    listening(cmd, "server-everything (sse)").await
+}
+
 async fn python_peer() -> Peer {
+    python_peer_with(&[]).await
+}
+
+async fn python_peer_with(args: &[&str]) -> Peer {
     let mut cmd = Command::new(require(
         repo().join(".tools/venv/bin/python"),
         "the Python venv with mcp",
@@ -90,7 +108,8 @@ async fn python_peer() -> Peer {
     cmd.arg(require(
         repo().join("tests/peers/python_server.py"),
         "the Python peer",
-    ));
+    ))
+    .args(args);
     listening(cmd, "the Python mcp server").await
 }
 
@@ -173,6 +192,32 @@ async fn server_everything_over_streamable_http() {
 }
 
 #[tokio::test]
+async fn server_everything_over_legacy_sse() {
+    let peer = everything_sse().await;
+    let conn = http::legacy::connect(&HttpConfig::new(&peer.url)).expect("legacy transport");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("handshake");
+    exercise_everything(&session).await;
+    session.close().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_legacy_sse_is_found_by_url_alone() {
+    let peer = everything_sse().await;
+    let run = crate::cli::lifeline(&[
+        "call",
+        &peer.url,
+        "echo",
+        r#"{"message": "auto"}"#,
+        "--json",
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "Echo: auto");
+}
+
+#[tokio::test]
 async fn python_sdk_server_lists_and_calls() {
     let peer = python_peer().await;
     let conn = http::connect(&HttpConfig::new(&peer.url)).expect("http transport");
@@ -201,4 +246,14 @@ async fn python_sdk_server_lists_and_calls() {
         .expect("echo");
     assert_eq!(text_of(&r), "hi");
     session.close().await;
+}
+
+#[tokio::test]
+async fn python_sdk_legacy_sse_server_is_found_by_url_alone() {
+    let peer = python_peer_with(&["--sse"]).await;
+    let add = |a: i32, b: i32| json!({"a": a, "b": b}).to_string();
+    let args = add(2, 40);
+    let run = crate::cli::lifeline(&["call", &peer.url, "add", &args, "--json"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "42");
 }

@@ -48,7 +48,7 @@ impl Drop for TempDirGuard {
     }
 }
 
-/// A running `lifeline-fixture http`; killed when dropped.
+/// A running `lifeline-fixture http` (or `sse`); killed when dropped.
 #[derive(Debug)]
 pub struct HttpFixture {
     /// `http://127.0.0.1:PORT/mcp`
@@ -74,10 +74,19 @@ impl HttpFixture {
 
 /// Spawns `lifeline-fixture http` with `script` and waits for its `LISTENING` line.
 pub async fn http_fixture(script: Value) -> HttpFixture {
-    let dir = TempDirGuard::new("http");
+    fixture_listening("http", script).await
+}
+
+/// Spawns `lifeline-fixture sse` (the legacy HTTP+SSE transport; `url` ends in `/sse`).
+pub async fn legacy_fixture(script: Value) -> HttpFixture {
+    fixture_listening("sse", script).await
+}
+
+async fn fixture_listening(transport: &str, script: Value) -> HttpFixture {
+    let dir = TempDirGuard::new(transport);
     let log = dir.path().join("fixture.log");
     let mut child = Command::new(fixture_bin())
-        .args(["http", "--script", &script.to_string(), "--log"])
+        .args([transport, "--script", &script.to_string(), "--log"])
         .arg(&log)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -226,3 +226,15 @@ describe("switching servers", () => {
     expect(screen.queryByTestId("tool-tester")).toBeNull();
   });
 });
+
+describe("the protocol fact", () => {
+  test("shows the negotiated revision, and names the legacy transport for 2024-11-05", async () => {
+    await panel({ protocol_version: "2025-11-25", transport: "http" });
+    expect(screen.getByTestId("detail-protocol").textContent).toBe("2025-11-25");
+  });
+
+  test("2024-11-05 is the legacy HTTP+SSE transport", async () => {
+    await panel({ protocol_version: "2024-11-05", transport: "http" });
+    expect(screen.getByTestId("detail-protocol").textContent).toBe("2024-11-05 · legacy HTTP+SSE");
+  });
+});

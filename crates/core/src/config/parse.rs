@@ -108,6 +108,7 @@ pub(crate) fn server(
         ..ctx
     };
     let (transport, substituted) = transport::read(o, &path, ctx, problems);
+    let protocol = transport::protocol(o, &path, transport.as_ref(), problems);
     let policy = policy::parse(o, defaults, &path, problems);
     if problems.len() > before {
         return None;
@@ -115,6 +116,7 @@ pub(crate) fn server(
     Some(ServerConfig {
         name: name.to_owned(),
         transport: transport?,
+        protocol,
         disabled,
         policy,
         substituted: substituted.into_iter().map(Secret::from).collect(),

@@ -557,3 +557,30 @@ fn the_example_in_the_docs_loads() {
     assert_eq!(github.reconnect.max_delay, Duration::from_secs(60));
     assert_eq!(github.timeouts.request, Duration::from_secs(120));
 }
+
+#[test]
+fn protocol_is_auto_by_default_and_a_pin_must_be_known_and_fit_the_transport() {
+    use crate::protocol::generation::ProtocolChoice;
+    let c = loaded(stdio(json!({"url": "http://h/mcp"})));
+    assert_eq!(c.servers[0].protocol, ProtocolChoice::Auto);
+    let c = loaded(stdio(
+        json!({"url": "http://h/sse", "protocol": "2024-11-05"}),
+    ));
+    assert_eq!(c.servers[0].protocol, ProtocolChoice::Pinned("2024-11-05"));
+    let c = loaded(stdio(json!({"command": "x", "protocol": "2025-06-18"})));
+    assert_eq!(c.servers[0].protocol.pinned(), Some("2025-06-18"));
+
+    let p = problems(stdio(json!({"url": "http://h/mcp", "protocol": "latest"})));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("mcpServers.x.protocol = \"latest\": must be one of auto, 2025-11-25"),
+        "{p:?}"
+    );
+    let p = problems(stdio(json!({"url": "http://h/mcp", "protocol": 2025})));
+    assert!(p[0].starts_with("mcpServers.x.protocol"), "{p:?}");
+    let p = problems(stdio(
+        json!({"type": "sse", "url": "http://h/sse", "protocol": "2025-11-25"}),
+    ));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("speaks 2024-11-05 only"), "{p:?}");
+}

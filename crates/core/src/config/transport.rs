@@ -8,6 +8,7 @@ use super::parse::Ctx;
 use super::secret::Secret;
 use super::types::TransportConfig;
 use super::validate::{self, join};
+use crate::protocol::generation::{LEGACY_SSE, ProtocolChoice};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
@@ -243,4 +244,42 @@ fn check_header(name: &str) -> Option<String> {
     reqwest::header::HeaderName::from_bytes(name.as_bytes())
         .is_err()
         .then(|| "is not a valid HTTP header name".to_owned())
+}
+
+/// Reads `protocol` (default auto). A pin must fit the transport: `type: "sse"` speaks
+/// 2024-11-05 only.
+pub(super) fn protocol(
+    o: &Map<String, Value>,
+    path: &str,
+    transport: Option<&TransportConfig>,
+    problems: &mut Vec<Problem>,
+) -> ProtocolChoice {
+    let Some(v) = o.get("protocol") else {
+        return ProtocolChoice::Auto;
+    };
+    let field = join(path, "protocol");
+    let Some(text) = validate::string(v, &field, problems) else {
+        return ProtocolChoice::Auto;
+    };
+    let choice = match ProtocolChoice::parse(text) {
+        Ok(c) => c,
+        Err(why) => {
+            problems.push(Problem::new(field, why).with_value(format!("{text:?}")));
+            return ProtocolChoice::Auto;
+        }
+    };
+    if let (Some(TransportConfig::Sse { .. }), Some(v)) = (transport, choice.pinned())
+        && v != LEGACY_SSE
+    {
+        problems.push(
+            Problem::new(
+                field,
+                format!(
+                    "type \"sse\" is the legacy transport, which speaks {LEGACY_SSE} only; use \"auto\", \"{LEGACY_SSE}\", or type \"http\" for {v}"
+                ),
+            )
+            .with_value(format!("{text:?}")),
+        );
+    }
+    choice
 }

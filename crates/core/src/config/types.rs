@@ -6,6 +6,7 @@
 use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
 use crate::diagnostics::redact::Redactor;
+use crate::protocol::generation::ProtocolChoice;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
@@ -61,6 +62,8 @@ impl fmt::Debug for Config {
 pub struct ServerConfig {
     pub name: String,
     pub transport: TransportConfig,
+    /// `protocol`: auto, or one pinned revision (validated against the transport).
+    pub protocol: ProtocolChoice,
     pub disabled: bool,
     pub policy: ServerPolicy,
     /// The values `${…}` references expanded to anywhere in this entry (a token in an

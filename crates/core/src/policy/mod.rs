@@ -10,6 +10,7 @@
 pub mod backoff;
 pub mod classify;
 pub mod deadline;
+pub mod fallback;
 pub mod quarantine;
 pub mod rng;
 

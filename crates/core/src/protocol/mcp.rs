@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Every revision we can speak, newest first. A server may answer `initialize` with any of
-/// these; anything else is refused with a clear error.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// these; anything else is refused with a clear error. 2024-11-05 is what legacy HTTP+SSE
+/// servers answer (and stdio servers of that age); its messages are a subset of ours.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 pub const CLIENT_NAME: &str = "lifeline";
 pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -148,13 +150,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn negotiation_accepts_the_three_revisions_and_names_them_when_refusing() {
+    fn negotiation_accepts_the_known_revisions_and_names_them_when_refusing() {
         for v in SUPPORTED_PROTOCOL_VERSIONS {
             assert_eq!(negotiate(v), Ok(v));
         }
-        let err = negotiate("2024-11-05").unwrap_err();
+        let err = negotiate("2024-10-07").unwrap_err();
         assert!(
-            err.contains("\"2024-11-05\"") && err.contains("2025-03-26"),
+            err.contains("\"2024-10-07\"") && err.contains("2024-11-05"),
             "{err}"
         );
         assert!(negotiate("").is_err());

@@ -32,6 +32,9 @@ pub struct SessionOptions {
     pub roots: Option<Vec<Value>>,
     pub elicitation: Option<Handler>,
     pub sampling: Option<Handler>,
+    /// A pinned revision (config `protocol`): offered in `initialize` and required of the
+    /// answer. `None` offers the latest and accepts any revision we speak.
+    pub protocol_version: Option<&'static str>,
 }
 
 impl Default for SessionOptions {
@@ -42,6 +45,7 @@ impl Default for SessionOptions {
             roots: None,
             elicitation: None,
             sampling: None,
+            protocol_version: None,
         }
     }
 }
@@ -141,7 +145,11 @@ impl Session {
     }
 
     async fn handshake(&self) -> Result<(), Error> {
-        let params = mcp::initialize_params(&self.shared.options.capabilities());
+        let mut params = mcp::initialize_params(&self.shared.options.capabilities());
+        let pinned = self.shared.options.protocol_version;
+        if let Some(v) = pinned {
+            params["protocolVersion"] = Value::from(v);
+        }
         let stage = |e: Error| {
             let s = if e.kind() == ErrorKind::Transport
                 && matches!(
@@ -165,6 +173,15 @@ impl Session {
         })?;
         let version =
             mcp::negotiate(&result.protocol_version).map_err(|m| stage(Error::protocol(m)))?;
+        if let Some(want) = pinned
+            && want != version
+        {
+            return Err(stage(Error::protocol(format!(
+                "the server answered protocol version {version}, but this server is pinned to \
+                 {want} (`protocol` in the config) and a pin is never changed silently; set \
+                 `protocol` to \"auto\" or to \"{version}\""
+            ))));
+        }
         self.shared.transport.set_protocol_version(version);
         let _ = self.shared.server.set(result);
         self.notify("notifications/initialized", None)

@@ -345,18 +345,42 @@ async fn handshake_negotiates_and_refuses_unknown_versions() {
         }
         (r, sent)
     }
-    for v in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+    for v in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
         let (r, sent) = handshake(v).await;
         assert_eq!(r.unwrap().server().unwrap().protocol_version, v);
         assert_eq!(sent, ["notifications/initialized"]);
     }
-    let (r, sent) = handshake("2024-11-05").await;
+    let (r, sent) = handshake("2024-10-07").await;
     let err = r.err().unwrap();
     assert_eq!(err.kind(), ErrorKind::Protocol);
-    assert!(err.message().contains("\"2024-11-05\""), "{err}");
+    assert!(err.message().contains("\"2024-10-07\""), "{err}");
     assert!(
         sent.is_empty(),
         "no initialized after a refused version: {sent:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_pinned_revision_is_offered_and_required() {
+    let (conn, mut server) = memory::pair();
+    let options = SessionOptions {
+        protocol_version: Some("2025-06-18"),
+        ..Default::default()
+    };
+    let connect = tokio::spawn(Session::connect(conn, options));
+    let init = next(&mut server).await;
+    let Message::Request(r) = &init else {
+        panic!("initialize is a request: {init:?}")
+    };
+    assert_eq!(r.params.as_ref().unwrap()["protocolVersion"], "2025-06-18");
+    let id = request_id(&init);
+    let result = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "x", "version": "1"}});
+    reply(&server, id, Ok(result)).await;
+    let err = connect.await.unwrap().err().unwrap();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+    assert!(
+        err.message().contains("pinned to 2025-06-18") && err.message().contains("\"auto\""),
+        "{err}"
     );
 }
 

@@ -37,7 +37,6 @@ pub struct Snapshot {
     pub tools_stale: bool,
     pub last_round_trip_ms: Option<u64>,
     pub last_round_trip_at: Option<String>,
-    pub protocol_version: Option<String>,
 }
 
 /// Per-call choices for `Supervisor::call_with`.
@@ -109,7 +108,6 @@ impl Supervisor {
             tools_stale: false,
             last_round_trip_ms: None,
             last_round_trip_at: None,
-            protocol_version: None,
         });
         let name = cfg.name.clone();
         let details = Arc::new(Mutex::new(Details::default()));
@@ -891,6 +889,7 @@ impl Actor {
             let at = SystemTime::now() + Duration::from_millis(ms);
             info.next_attempt_at = Some(rfc3339(at.checked_sub(elapsed).unwrap_or(at)));
         }
+        info.protocol_version = self.protocol_version();
         self.bus.emit(
             &self.cfg.name,
             self.state.generation,
@@ -914,10 +913,7 @@ impl Actor {
         if let Some(ms) = info.delay_ms {
             info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
         }
-        let protocol_version = self
-            .live
-            .as_ref()
-            .and_then(|l| l.session.server().map(|s| s.protocol_version.clone()));
+        info.protocol_version = self.protocol_version();
         self.snapshot.send_replace(Snapshot {
             server: self.cfg.name.clone(),
             generation: self.state.generation,
@@ -926,8 +922,14 @@ impl Actor {
             tools_stale: self.tools_stale,
             last_round_trip_ms: self.last_round_trip.map(|(d, _)| millis(d)),
             last_round_trip_at: self.last_round_trip.map(|(_, at)| rfc3339(at)),
-            protocol_version,
         });
+    }
+
+    /// The revision the live session negotiated, shown in events and snapshots.
+    fn protocol_version(&self) -> Option<String> {
+        self.live
+            .as_ref()
+            .and_then(|l| l.session.server().map(|s| s.protocol_version.clone()))
     }
 
     /// Fence, cancel timers, close, await in-flight work — bounded.

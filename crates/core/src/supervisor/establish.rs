@@ -6,6 +6,7 @@
 use super::SupervisorConfig;
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
+use crate::policy::fallback::{both_failed, is_older_protocol_signal};
 use crate::protocol::mcp::Tool;
 use crate::session::{RequestOptions, Session, SessionOptions};
 use std::sync::Arc;
@@ -31,9 +32,15 @@ pub async fn establish(
         request_timeout: limit,
         ..cfg.session.clone()
     };
-    let session = Session::connect(conn, options)
-        .await
-        .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::Initialize))?;
+    let session = match Session::connect(conn, options).await {
+        Ok(session) => session,
+        Err(e) => match &cfg.fallback {
+            Some(fallback) if is_older_protocol_signal(&e) => {
+                fall_back(cfg, fallback, e, &deadline, now, stage).await?
+            }
+            _ => return Err(cut_by_deadline(e, limit, cfg, Stage::Initialize)),
+        },
+    };
     let session = Arc::new(session);
 
     let _ = stage.send(Stage::ListTools);
@@ -54,6 +61,32 @@ pub async fn establish(
             Err(e)
         }
     }
+}
+
+/// The spec's backward-compatibility step: the server refused Streamable HTTP's
+/// `initialize` as an older server would, so a fresh legacy HTTP+SSE connection is tried
+/// inside what is left of the same deadline. When that fails too, the error says both.
+async fn fall_back(
+    cfg: &SupervisorConfig,
+    fallback: &super::Connector,
+    refused: Error,
+    deadline: &Deadline,
+    now: impl Fn() -> Duration,
+    stage: &mpsc::UnboundedSender<Stage>,
+) -> Result<Session, Error> {
+    tracing::info!(server = %cfg.name, error = %refused, "Streamable HTTP refused; trying the legacy HTTP+SSE transport (2024-11-05)");
+    let _ = stage.send(cfg.first_stage);
+    let conn = fallback().map_err(|e| e.in_stage(Phase::Connect, Some(cfg.first_stage)))?;
+    let _ = stage.send(Stage::Initialize);
+    let limit = stage_limit(deadline, cfg.request_timeout, now(), Stage::Initialize)?;
+    let options = SessionOptions {
+        request_timeout: limit,
+        ..cfg.session.clone()
+    };
+    Session::connect(conn, options).await.map_err(|e| {
+        let e = cut_by_deadline(e, limit, cfg, Stage::Initialize);
+        both_failed(&refused, e)
+    })
 }
 
 fn stage_limit(

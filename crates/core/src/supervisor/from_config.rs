@@ -5,6 +5,7 @@ use super::{Connector, SupervisorConfig};
 use crate::config::{ServerConfig, TransportConfig};
 use crate::error::{Error, Stage};
 use crate::policy::{Backoff, Quarantine};
+use crate::protocol::generation::LEGACY_SSE;
 use crate::transport::{http, stdio};
 use std::sync::Arc;
 
@@ -17,37 +18,43 @@ impl SupervisorConfig {
             quarantine: Quarantine::try_new(r.quarantine)?,
             reconnect: r.enabled,
         };
-        let (first_stage, connector): (Stage, Connector) = match &server.transport {
-            TransportConfig::Stdio { .. } => {
-                let config = server.stdio_config().expect("a stdio server");
-                (Stage::Spawn, Arc::new(move || stdio::spawn(&config)))
-            }
-            TransportConfig::Http { .. } => {
-                let mut config = server.http_config().expect("an http server");
-                config.request_timeout = config.request_timeout.min(server.policy.timeouts.request);
-                (Stage::Connect, Arc::new(move || http::connect(&config)))
-            }
-            TransportConfig::Sse { .. } => {
-                let name = server.name.clone();
-                let connector: Connector = Arc::new(move || {
-                    Err(Error::config(format!(
-                        "`{name}` uses the legacy HTTP+SSE transport (type \"sse\"), which this \
-                         version of Lifeline does not speak yet; use the server's Streamable HTTP \
-                         endpoint (type \"http\") if it has one"
-                    )))
-                });
-                (Stage::Connect, connector)
-            }
-        };
         // Values expanded into args or a URL are secrets too; the transport only knows
         // its env and header values, so every connection also scrubs the server's own.
         let secrets = crate::diagnostics::redact::Redactor::new(server.secrets());
-        let open = connector;
-        let connector: Connector = Arc::new(move || {
-            let mut conn = open()?;
-            conn.redactor.add(&secrets);
-            Ok(conn)
-        });
+        let scrubbing = |open: Connector| -> Connector {
+            let secrets = secrets.clone();
+            Arc::new(move || {
+                let mut conn = open()?;
+                conn.redactor.add(&secrets);
+                Ok(conn)
+            })
+        };
+        let pinned = server.protocol.pinned();
+        let (first_stage, connector, fallback) = match &server.transport {
+            TransportConfig::Stdio { .. } => {
+                let config = server.stdio_config().expect("a stdio server");
+                let open: Connector = Arc::new(move || stdio::spawn(&config));
+                (Stage::Spawn, open, None)
+            }
+            TransportConfig::Http { .. } | TransportConfig::Sse { .. } => {
+                let mut config = server.http_config().expect("an http server");
+                config.request_timeout = config.request_timeout.min(server.policy.timeouts.request);
+                let forced_legacy = matches!(server.transport, TransportConfig::Sse { .. })
+                    || pinned == Some(LEGACY_SSE);
+                let legacy_config = config.clone();
+                let legacy: Connector = Arc::new(move || http::legacy::connect(&legacy_config));
+                if forced_legacy {
+                    (Stage::Connect, legacy, None)
+                } else {
+                    let modern: Connector = Arc::new(move || http::connect(&config));
+                    // Only `auto` may fall back; a pinned revision is never changed.
+                    let fallback = server.protocol.pinned().is_none().then_some(legacy);
+                    (Stage::Connect, modern, fallback)
+                }
+            }
+        };
+        let connector = scrubbing(connector);
+        let fallback = fallback.map(scrubbing);
         let t = &server.policy.timeouts;
         let mut cfg = SupervisorConfig::new(server.name.clone(), first_stage, connector);
         cfg.policy = policy;
@@ -58,6 +65,8 @@ impl SupervisorConfig {
         cfg.max_concurrent_calls = server.policy.max_concurrent_calls as usize;
         cfg.seed = seed;
         cfg.disabled = server.disabled;
+        cfg.fallback = fallback;
+        cfg.session.protocol_version = pinned;
         Ok(cfg)
     }
 }

@@ -31,6 +31,9 @@ pub type Connector = Arc<dyn Fn() -> Result<Connection, Error> + Send + Sync>;
 pub struct SupervisorConfig {
     pub name: String,
     pub connector: Connector,
+    /// Tried when `connector`'s handshake fails with the spec's sign of an older server
+    /// (`policy::fallback`): the legacy HTTP+SSE transport under `protocol: "auto"`.
+    pub fallback: Option<Connector>,
     /// `Stage::Spawn` for stdio, `Stage::Connect` for HTTP.
     pub first_stage: Stage,
     pub policy: Policy,
@@ -56,6 +59,7 @@ impl SupervisorConfig {
         SupervisorConfig {
             name: name.into(),
             connector,
+            fallback: None,
             first_stage,
             policy: Policy::default(),
             establish: Duration::from_secs(60),

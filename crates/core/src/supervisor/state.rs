@@ -202,6 +202,8 @@ impl State {
                 Status::Ready { .. } | Status::Disabled => None,
                 _ => self.cause.clone(),
             },
+            // Only the actor knows the live session; it fills this in.
+            protocol_version: None,
         }
     }
 

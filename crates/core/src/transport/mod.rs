@@ -35,6 +35,8 @@ pub(crate) const INCOMING_CAPACITY: usize = 256;
 pub enum Transport {
     Stdio(stdio::StdioTransport),
     Http(http::HttpTransport),
+    /// The legacy HTTP+SSE transport (2024-11-05).
+    LegacySse(http::legacy::LegacySseTransport),
     Memory(memory::MemoryTransport),
 }
 
@@ -45,6 +47,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.send(msg).await,
             Transport::Http(t) => t.send(msg).await,
+            Transport::LegacySse(t) => t.send(msg).await,
             Transport::Memory(t) => t.send(msg),
         }
     }
@@ -70,6 +73,7 @@ impl Transport {
         match self {
             Transport::Stdio(t) => t.close().await,
             Transport::Http(t) => t.close().await,
+            Transport::LegacySse(t) => t.close().await,
             Transport::Memory(t) => t.close(),
         }
     }
@@ -79,7 +83,7 @@ impl Transport {
     pub fn stderr(&self) -> Option<stdio::StderrTail> {
         match self {
             Transport::Stdio(t) => Some(t.stderr()),
-            Transport::Http(_) | Transport::Memory(_) => None,
+            Transport::Http(_) | Transport::LegacySse(_) | Transport::Memory(_) => None,
         }
     }
 
@@ -87,7 +91,7 @@ impl Transport {
     pub fn stderr_tail(&self) -> String {
         match self {
             Transport::Stdio(t) => t.stderr_tail(),
-            Transport::Http(_) | Transport::Memory(_) => String::new(),
+            Transport::Http(_) | Transport::LegacySse(_) | Transport::Memory(_) => String::new(),
         }
     }
 }

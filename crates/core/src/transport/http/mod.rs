@@ -8,6 +8,7 @@
 //! is closed with that cause and every later send fails at once with it.
 
 pub(crate) mod errors;
+pub mod legacy;
 mod stream;
 
 pub use errors::parse_retry_after;
@@ -84,8 +85,18 @@ struct Inner {
     listen_status: Mutex<Option<String>>,
 }
 
-/// Validates the config and builds the transport. Nothing is sent until the first message.
-pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
+/// What every HTTP-based transport builds from an `HttpConfig` before sending anything.
+pub(crate) struct Prepared {
+    pub client: reqwest::Client,
+    pub url: reqwest::Url,
+    pub headers: HeaderMap,
+    /// `host:port`, for messages about reaching the server.
+    pub authority: String,
+    pub redactor: Redactor,
+}
+
+/// Validates the URL and headers and builds the client (shared with the legacy transport).
+pub(crate) fn prepare(config: &HttpConfig) -> Result<Prepared, Error> {
     let url = reqwest::Url::parse(&config.url).map_err(|e| {
         Error::config(format!(
             "the server URL is not valid ({e}): it must look like http://host:port/path"
@@ -115,11 +126,7 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
     let client = reqwest::Client::builder()
         .build()
         .map_err(|_| Error::config("could not set up the HTTP client (TLS roots unavailable)"))?;
-    let authority = format!(
-        "{}:{}",
-        url.host_str().unwrap_or(""),
-        url.port_or_known_default().unwrap_or(0)
-    );
+    let authority = authority_of(&url);
     let redactor = Redactor::new(
         config.headers.iter().map(|(_, v)| v.clone()).chain(
             [
@@ -130,6 +137,33 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
             .flatten(),
         ),
     );
+    Ok(Prepared {
+        client,
+        url,
+        headers,
+        authority,
+        redactor,
+    })
+}
+
+/// `host:port` of a URL, the form errors may show.
+pub(crate) fn authority_of(url: &reqwest::Url) -> String {
+    format!(
+        "{}:{}",
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// Validates the config and builds the transport. Nothing is sent until the first message.
+pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
+    let Prepared {
+        client,
+        url,
+        headers,
+        authority,
+        redactor,
+    } = prepare(config)?;
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
     let inner = Arc::new(Inner {
         client,

@@ -1,0 +1,447 @@
+//! The legacy HTTP+SSE transport (MCP 2024-11-05): one long GET event stream carries every
+//! server message; its first `endpoint` event names the URL the client POSTs its messages
+//! to. POSTs are only acknowledged (202); answers arrive on the stream.
+//!
+//! The stream opens with the first send (the `initialize` request), so the wait for
+//! `endpoint` is part of that request and falls inside the establishment deadline. The
+//! endpoint must be on the origin we connected to: POSTing (with the configured headers)
+//! wherever a server points would hand our credentials to another host.
+//!
+//! Architecture invariant: the stream is the connection. There is no resumption in this
+//! revision, so when the stream ends the transport is closed with a `stream_lost` cause:
+//! every request in flight fails with it and the supervisor starts a new generation.
+
+use super::errors::{Target, request_error, retry_after_of, status_error, timeout_error};
+use super::{HttpConfig, Prepared, authority_of, prepare, read_capped, with_target};
+use crate::diagnostics::redact::Redactor;
+use crate::error::{Error, ErrorKind};
+use crate::protocol::Message;
+use crate::transport::sse::{DecodeError, Decoder};
+use crate::transport::{Connection, INCOMING_CAPACITY, Incoming, Transport};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, watch};
+use tokio::task::AbortHandle;
+
+/// The protocol revision this transport speaks.
+pub const LEGACY_PROTOCOL_VERSION: &str = "2024-11-05";
+
+pub struct LegacySseTransport {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    /// The SSE endpoint (the configured URL).
+    url: reqwest::Url,
+    headers: HeaderMap,
+    config: HttpConfig,
+    authority: String,
+    redactor: Redactor,
+    /// `None` until the stream's `endpoint` event, or until the stream failed first.
+    endpoint: watch::Sender<Option<Result<reqwest::Url, Error>>>,
+    closed: Mutex<Option<Error>>,
+    tx: mpsc::Sender<Incoming>,
+    /// The stream reader once started; aborted on close.
+    reader: Mutex<Option<AbortHandle>>,
+}
+
+/// Validates the config and builds the transport. Nothing is sent until the first message.
+pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
+    let Prepared {
+        client,
+        url,
+        headers,
+        authority,
+        redactor,
+    } = prepare(config)?;
+    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let inner = Arc::new(Inner {
+        client,
+        url,
+        headers,
+        config: config.clone(),
+        authority,
+        redactor: redactor.clone(),
+        endpoint: watch::Sender::new(None),
+        closed: Mutex::new(None),
+        tx,
+        reader: Mutex::new(None),
+    });
+    Ok(Connection {
+        transport: Transport::LegacySse(LegacySseTransport { inner }),
+        incoming: rx,
+        redactor,
+    })
+}
+
+impl LegacySseTransport {
+    /// POSTs one message to the endpoint, opening the stream and waiting for its `endpoint`
+    /// event first if this is the first message.
+    pub async fn send(&self, msg: &Message) -> Result<(), Error> {
+        let inner = &self.inner;
+        if let Some(cause) = inner.closed.lock().expect("lock").as_ref() {
+            return Err(Error::closed_because(cause));
+        }
+        inner.start();
+        let endpoint = inner.endpoint().await?;
+        inner.post(&endpoint, msg).await
+    }
+
+    /// Stops the stream. The revision has no session to delete: the server forgets us when
+    /// the stream closes.
+    pub async fn close(&self) {
+        let inner = &self.inner;
+        inner
+            .closed
+            .lock()
+            .expect("lock")
+            .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
+        inner.stop();
+    }
+}
+
+impl Drop for LegacySseTransport {
+    fn drop(&mut self) {
+        self.inner.stop();
+    }
+}
+
+impl Inner {
+    fn target(&self, method: &'static str, url: &reqwest::Url) -> Target {
+        Target {
+            method,
+            url_path: url.path().to_owned(),
+            authority: self.authority.clone(),
+        }
+    }
+
+    fn stop(&self) {
+        if let Some(reader) = self.reader.lock().expect("lock").take() {
+            reader.abort();
+        }
+    }
+
+    /// Starts the stream reader once.
+    fn start(self: &Arc<Self>) {
+        let mut reader = self.reader.lock().expect("lock");
+        if reader.is_none() && self.closed.lock().expect("lock").is_none() {
+            let inner = self.clone();
+            *reader = Some(tokio::spawn(async move { inner.read().await }).abort_handle());
+        }
+    }
+
+    /// Waits for the `endpoint` event, at most the request timeout.
+    async fn endpoint(&self) -> Result<reqwest::Url, Error> {
+        let mut rx = self.endpoint.subscribe();
+        let limit = self.config.request_timeout;
+        match tokio::time::timeout(limit, rx.wait_for(Option::is_some)).await {
+            Ok(Ok(got)) => got.clone().expect("waited for Some"),
+            Ok(Err(_)) => Err(Error::cancelled("the connection was closed by Lifeline")),
+            Err(_) => Err(timeout_error(
+                &self.target("GET", &self.url),
+                "the legacy SSE stream sent no `endpoint` event (is this a 2024-11-05 HTTP+SSE \
+                 endpoint? a Streamable HTTP server wants type \"http\")",
+                limit,
+            )),
+        }
+    }
+
+    /// Ends the transport with `cause`; only the first cause is kept. A send still waiting
+    /// for the endpoint fails with the same cause.
+    async fn fail(&self, cause: Error) {
+        self.endpoint.send_if_modified(|e| {
+            if e.is_some() {
+                return false;
+            }
+            *e = Some(Err(cause.clone()));
+            true
+        });
+        let first = {
+            let mut closed = self.closed.lock().expect("lock");
+            if closed.is_some() {
+                false
+            } else {
+                *closed = Some(cause.clone());
+                true
+            }
+        };
+        if first {
+            let _ = self.tx.send(Incoming::Closed(cause)).await;
+        }
+    }
+
+    async fn post(&self, endpoint: &reqwest::Url, msg: &Message) -> Result<(), Error> {
+        let target = self.target("POST", endpoint);
+        let req = self
+            .client
+            .post(endpoint.clone())
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(msg.to_json());
+        let limit = self.config.request_timeout;
+        let resp = match tokio::time::timeout(limit, req.send()).await {
+            Err(_) => return Err(timeout_error(&target, "no response headers", limit)),
+            Ok(Err(e)) => return Err(request_error(&target, &e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let retry_after = retry_after_of(resp.headers());
+        let body = read_capped(resp, 64 * 1024, limit)
+            .await
+            .unwrap_or_default();
+        // The endpoint URL names the server's session: a 404 there means it is gone.
+        let err = status_error(&target, status, retry_after, &body, true, &self.redactor);
+        if err.kind() == ErrorKind::SessionExpired {
+            self.fail(err.clone()).await;
+        }
+        Err(err)
+    }
+
+    /// Reads the stream until it ends, then closes the transport with why.
+    async fn read(self: Arc<Self>) {
+        let cause = match self.open().await {
+            Ok(resp) => self.pump(resp).await,
+            Err(e) => e,
+        };
+        self.fail(cause).await;
+    }
+
+    async fn open(&self) -> Result<reqwest::Response, Error> {
+        let target = self.target("GET", &self.url);
+        let req = self
+            .client
+            .get(self.url.clone())
+            .headers(self.headers.clone())
+            .header(ACCEPT, "text/event-stream");
+        let limit = self.config.request_timeout;
+        let resp = match tokio::time::timeout(limit, req.send()).await {
+            Err(_) => {
+                return Err(timeout_error(
+                    &target,
+                    "the event stream sent no response headers",
+                    limit,
+                ));
+            }
+            Ok(Err(e)) => return Err(request_error(&target, &e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after_of(resp.headers());
+            let body = read_capped(resp, 64 * 1024, limit)
+                .await
+                .unwrap_or_default();
+            return Err(status_error(
+                &target,
+                status,
+                retry_after,
+                &body,
+                false,
+                &self.redactor,
+            ));
+        }
+        let is_sse = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
+        if !is_sse {
+            return Err(with_target(
+                Error::protocol(format!(
+                    "GET {}: the server answered without an event stream, so it does not speak \
+                     the legacy HTTP+SSE transport here; check the URL (often /sse) or use type \
+                     \"http\"",
+                    target.url_path
+                )),
+                &target,
+            ));
+        }
+        Ok(resp)
+    }
+
+    /// Delivers the stream's events; returns why it ended.
+    async fn pump(&self, mut resp: reqwest::Response) -> Error {
+        let target = self.target("GET", &self.url);
+        let mut dec = Decoder::new(self.config.max_message_bytes);
+        let idle = self.config.sse_idle_timeout;
+        loop {
+            let why = match tokio::time::timeout(idle, resp.chunk()).await {
+                Err(_) => "went silent past the SSE idle timeout",
+                Ok(Err(_)) => "broke",
+                Ok(Ok(None)) => "was closed by the server",
+                Ok(Ok(Some(chunk))) => match dec.feed(&chunk) {
+                    Err(DecodeError::TooLarge { limit }) => {
+                        return with_target(
+                            Error::protocol(format!(
+                                "the server sent an SSE line or event larger than {limit} bytes"
+                            )),
+                            &target,
+                        );
+                    }
+                    Ok(events) => {
+                        for ev in events {
+                            if let Err(e) = self.deliver(&ev.event, &ev.data).await {
+                                return with_target(e, &target);
+                            }
+                        }
+                        continue;
+                    }
+                },
+            };
+            return with_target(
+                Error::new(
+                    ErrorKind::StreamLost,
+                    format!(
+                        "the legacy SSE stream {why}; this revision (2024-11-05) cannot resume, \
+                         so requests in flight failed and the connection must be made again"
+                    ),
+                ),
+                &target,
+            );
+        }
+    }
+
+    /// Handles one event: the endpoint, or JSON-RPC messages.
+    async fn deliver(&self, event: &str, data: &str) -> Result<(), Error> {
+        match event {
+            "endpoint" => {
+                let url = self.resolve_endpoint(data)?;
+                // Only the first endpoint counts: a server cannot move us mid-connection.
+                self.endpoint.send_if_modified(|e| {
+                    if e.is_some() {
+                        return false;
+                    }
+                    *e = Some(Ok(url));
+                    true
+                });
+                Ok(())
+            }
+            "message" if !data.is_empty() => {
+                let messages = Message::parse_many(data.as_bytes()).map_err(|e| {
+                    Error::protocol(format!("an SSE event from the server is not JSON-RPC: {e}"))
+                })?;
+                for m in messages {
+                    let _ = self.tx.send(Incoming::Message(m)).await;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The endpoint event's URL, resolved against the stream's URL, on the same origin.
+    fn resolve_endpoint(&self, data: &str) -> Result<reqwest::Url, Error> {
+        let url = self.url.join(data.trim()).map_err(|_| {
+            Error::protocol(
+                "the server's `endpoint` event is not a URL or path, so there is nowhere to send \
+                 requests; the server is not speaking the 2024-11-05 HTTP+SSE transport correctly",
+            )
+        })?;
+        let same_origin = url.scheme() == self.url.scheme()
+            && url.host_str() == self.url.host_str()
+            && url.port_or_known_default() == self.url.port_or_known_default();
+        if !same_origin {
+            return Err(Error::protocol(format!(
+                "the server's `endpoint` event points to another origin ({}://{}) than the one \
+                 connected to ({}://{}); Lifeline only sends requests (and their headers) to the \
+                 origin in the config, so fix the server or configure its URL on that origin",
+                url.scheme(),
+                authority_of(&url),
+                self.url.scheme(),
+                self.authority,
+            )));
+        }
+        Ok(url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transport(url: &str) -> Arc<Inner> {
+        let conn = connect(&HttpConfig::new(url)).unwrap();
+        let Transport::LegacySse(t) = conn.transport else {
+            panic!("a legacy transport")
+        };
+        t.inner.clone()
+    }
+
+    /// A loopback server that answers every connection with `head` and then holds it open.
+    async fn holding_server(head: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/sse", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 4096];
+                    let _ = socket.read(&mut buf).await;
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.read(&mut buf).await;
+                });
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_stream_without_an_endpoint_event_fails_the_first_send_at_the_request_timeout() {
+        let url =
+            holding_server("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n: hello\n\n")
+                .await;
+        let mut config = HttpConfig::new(url);
+        config.request_timeout = std::time::Duration::from_millis(200);
+        let conn = connect(&config).unwrap();
+        let msg = Message::request(crate::protocol::RequestId::Number(1), "ping", None);
+        let e = conn.transport.send(&msg).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        assert!(e.message().contains("no `endpoint` event"), "{e}");
+        conn.transport.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_stream_url_that_is_not_an_event_stream_says_so() {
+        let url = holding_server(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}",
+        )
+        .await;
+        let mut conn = connect(&HttpConfig::new(url)).unwrap();
+        let msg = Message::request(crate::protocol::RequestId::Number(1), "ping", None);
+        let e = conn.transport.send(&msg).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+        assert!(e.message().contains("without an event stream"), "{e}");
+        // The transport is closed with the same cause.
+        let Some(Incoming::Closed(cause)) = conn.incoming.recv().await else {
+            panic!("the transport closed")
+        };
+        assert_eq!(cause.kind(), ErrorKind::Protocol);
+    }
+
+    #[tokio::test]
+    async fn endpoint_resolves_on_the_same_origin_only() {
+        let inner = transport("http://127.0.0.1:8080/sse?x=1");
+        let url = inner.resolve_endpoint("/messages?sessionId=abc\n").unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:8080/messages?sessionId=abc");
+        let url = inner.resolve_endpoint("messages").unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:8080/messages");
+        let url = inner
+            .resolve_endpoint("http://127.0.0.1:8080/m?s=1")
+            .unwrap();
+        assert_eq!(url.path(), "/m");
+        for other in [
+            "http://127.0.0.1:9090/messages",
+            "https://127.0.0.1:8080/messages",
+            "http://evil.example:8080/messages",
+            "//evil.example/messages",
+        ] {
+            let e = inner.resolve_endpoint(other).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Protocol, "{other}");
+            assert!(e.message().contains("another origin"), "{other}: {e}");
+        }
+    }
+}
