@@ -70,6 +70,10 @@ def write(result, md_path, charts_dir):
     ]
     if result.get("note"):
         lines += [f"> **{result['note']}**", ""]
+    if result.get("carried_over"):
+        c = result["carried_over"]
+        lines += [f"Sections {', '.join(c['sections'])} are from the run of {c['from']} "
+                  f"(load average then {c['machine']['loadavg'][0]}); the rest from the run below.", ""]
     if result.get("smoke"):
         lines += ["> **Smoke run**: a handful of calls per client to keep the harness working. "
                   "These numbers mean nothing.", ""]
@@ -125,6 +129,35 @@ def write(result, md_path, charts_dir):
             row = {f["client"]: f for f in faults if f["scenario"] == scenario}
             cells = [f'{row[c]["outcome"]} {row[c]["seconds"]} s' if c in row else "" for c in fclients]
             lines.append(f"| {scenario} | " + " | ".join(cells) + " |")
+    sc = result.get("scale") or {}
+    if sc.get("http") or sc.get("stdio"):
+        lines += ["", "## Scale", "",
+                  "One lifeline-core process (`bench-scale`) holding many supervisors, as the app "
+                  "does. Idle CPU is the process's CPU time over an idle window of "
+                  f"{sc['idle_seconds']} s, as % of one core (health pings included); RSS per "
+                  "connection is the growth of the process's RSS divided by the connections. "
+                  "For the restart, the HTTP fixture (every connection holding its GET stream) "
+                  "is killed and started again on the same port; attempts are the `initialize` "
+                  "requests that reached the new server (its log).", "",
+                  "| what | value |", "|---|---:|"]
+        h, st = sc.get("http") or {}, sc.get("stdio") or {}
+        if h:
+            r = h["restart"]
+            lines += [
+                f'| HTTP connections (all ready: {h["all_ready"]}) | {h["connections"]} |',
+                f'| HTTP: idle CPU, % of one core | {h["idle_cpu_pct_of_one_core"]} |',
+                f'| HTTP: RSS per connection, KiB | {round(h["rss_per_connection_kb"], 1)} |',
+                f'| restart: seconds until all ready (all: {r["all_ready_again"]}) | {r["seconds_until_all_ready"]} |',
+                f'| restart: attempts reaching the server | {r["attempts_reaching_server"]} |',
+                f'| restart: most attempts in any 100 ms | {r["peak_attempts_in_100ms"]} ({round(r["peak_share"] * 100, 1)} %) |',
+                f'| restart: events into a subscriber, per s | {r["events_per_s"]} ({r["events"]} events) |',
+            ]
+        if st:
+            lines += [
+                f'| stdio servers (all ready: {st["all_ready"]}) | {st["servers"]} |',
+                f'| stdio: idle CPU, % of one core | {st["idle_cpu_pct_of_one_core"]} |',
+                f'| stdio: RSS per connection, KiB (client only) | {round(st["rss_per_connection_kb"], 1)} |',
+            ]
     if result["failures"]:
         lines += ["", "### Failed runs", ""]
         lines += [f'- {f["cell"]}: {f["error"]}' for f in result["failures"]]

@@ -67,6 +67,7 @@ class Tools:
             "python": [self.python, str(bench / "drivers/python.py")],
             "rust": [require(release / "bench-rmcp", "bench-rmcp")],
         }
+        self.scale = require(release / "bench-scale", "bench-scale")
 
 
 class HttpServer:
@@ -215,6 +216,19 @@ def fault_matrix(tools, args, scratch, log):
     return records
 
 
+def scale(tools, args, scratch, log):
+    """bench-scale: many supervised connections in one lifeline-core process."""
+    n_http, n_stdio, idle = (20, 5, 1) if args.smoke else (1000, 100, 10)
+    argv = [tools.scale, tools.fixture, "--http", str(n_http), "--stdio", str(n_stdio),
+            "--idle-seconds", str(idle), "--scratch", str(scratch)]
+    record, error = run_driver(argv, 600)
+    if error:
+        log(f"  FAILED scale: {error}")
+        return {"error": error}
+    log(f"  scale: {json.dumps(record)}")
+    return {"idle_seconds": idle, **record}
+
+
 def median_record(client, server, transport, concurrency, samples):
     record = {"client": client, "server": server, "transport": transport,
               "concurrency": concurrency, "runs": len(samples),
@@ -247,6 +261,29 @@ def ratios(records):
     return out
 
 
+def keep_sections(result, path, sections):
+    """With --only, the sections not rerun keep their previous results (and say when)."""
+    if not path.exists():
+        return
+    previous = json.loads(path.read_text())
+    carried = []
+    for section, keys in [("call_path", ["call_path", "ratios"]), ("faults", ["fault_matrix"]),
+                          ("scale", ["scale"])]:
+        if section not in sections and previous.get(keys[0]):
+            for k in keys:
+                result[k] = previous.get(k)
+            carried.append(section)
+    if carried:
+        result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
+                                  "machine": previous.get("machine")}
+        old = previous.get("method", {})
+        owned = {"call_path": ["runs", "calls", "warmup", "order"], "faults": ["hang_bound_s"]}
+        for section in carried:
+            for k in owned.get(section, []):
+                if k in old:
+                    result["method"][k] = old[k]
+
+
 def machine():
     with open("/proc/loadavg") as f:
         load = [float(x) for x in f.read().split()[:3]]
@@ -270,7 +307,7 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,faults", help="sections to run")
+    p.add_argument("--only", default="call_path,faults,scale", help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
     args = p.parse_args()
@@ -305,6 +342,12 @@ def main():
     if "faults" in sections:
         log(f"bench: fault matrix (hung past {args.hang_bound} s)")
         faults = fault_matrix(tools, args, scratch, log)
+    scale_result = {}
+    if "scale" in sections:
+        log("bench: scale")
+        scale_result = scale(tools, args, scratch, log)
+        if "error" in scale_result:
+            failures.append({"cell": "scale", "error": scale_result["error"]})
     result = {
         "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "smoke": args.smoke,
@@ -315,10 +358,12 @@ def main():
         "call_path": records,
         "ratios": ratios(records),
         "fault_matrix": faults,
+        "scale": scale_result,
         "failures": failures,
         "seconds": round(time.time() - started, 1),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
+    keep_sections(result, out_dir / "benchmarks.json", sections)
     (out_dir / "benchmarks.json").write_text(json.dumps(result, indent=2) + "\n")
     report.write(result, out_dir / "benchmarks.md", out_dir / "benchmarks")
     log(f"bench: wrote {out_dir / 'benchmarks.json'} and benchmarks.md in {result['seconds']} s")

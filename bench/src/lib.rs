@@ -220,6 +220,18 @@ where
     }
 }
 
+/// The process's current resident set, in KiB (`VmRSS` of /proc/self/status).
+pub fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Runs a driver's `main`: parses, connects with `connect`, measures (or, with `--once`,
 /// makes one call), prints the record or the error (exit 2 for bad usage, 1 for a failed
 /// run). Exits without closing politely: the record is out, and stdio servers end on EOF.
