@@ -88,6 +88,8 @@ class HttpServer:
         threading.Thread(target=self.proc.stdout.read, daemon=True).start()
 
     def stop(self):
+        if self.proc.poll() is not None:
+            return
         self.proc.terminate()
         try:
             self.proc.wait(timeout=5)
@@ -175,6 +177,56 @@ FAULTS = [
      {"rules": [{"method": "tools/call", "tool": "echo", "action": {"kind": "crash"}}]}),
 ]
 SMOKE_FAULTS = {"429 with Retry-After: 2", "stdio server crashes on a call"}
+RESTART = "server restart in the middle of a call"
+
+
+def restart_mid_call(tools, client, args, scratch):
+    """The fixture holds the first call (a 3 s delay); once the call has reached it (its
+    log says so), it is killed and a healthy one starts on the same port. Seconds count
+    from the kill."""
+    script = scratch / "fault-restart.json"
+    script.write_text(json.dumps({"rules": [{"method": "tools/call", "nth": 1,
+                                             "action": {"kind": "delay", "ms": 3000}}]}))
+    log_path = scratch / "fault-restart.log"
+    log_path.unlink(missing_ok=True)
+    first = HttpServer([tools.fixture, "http", "--script", f"@{script}", "--log", str(log_path)])
+    port = first.url.rsplit(":", 1)[1].split("/")[0]
+    driver = subprocess.Popen(tools.drivers[client] + ["--http", first.url, "--once"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        deadline = time.monotonic() + args.hang_bound
+        # Wait for the real condition: the call is in the server (polling its log file).
+        while '"tools/call"' not in log_path.read_text() and driver.poll() is None:
+            if time.monotonic() > deadline:
+                return {"outcome": "hung", "seconds": args.hang_bound,
+                        "error": "the call never reached the server"}
+            time.sleep(0.01)
+        first.stop()
+        fault = time.monotonic()
+        second = HttpServer([tools.fixture, "http", "--port", port])
+        try:
+            out, err = driver.communicate(timeout=args.hang_bound)
+        except subprocess.TimeoutExpired:
+            return {"outcome": "hung", "seconds": args.hang_bound}
+        seconds = round(time.monotonic() - fault, 2)
+        lines = out.strip().splitlines()
+        if driver.returncode != 0 or not lines:
+            return {"outcome": "error", "seconds": seconds,
+                    "error": f"the driver failed: {err.strip()[-300:]}"}
+        record = json.loads(lines[-1])
+        row = {"outcome": "recovered" if record["outcome"] == "ok" else "error",
+               "seconds": seconds}
+        if record.get("error"):
+            row["error"] = record["error"][:300]
+        return row
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        first.stop()
+        if second:
+            second.stop()
 
 
 def fault_matrix(tools, args, scratch, log):
@@ -213,6 +265,11 @@ def fault_matrix(tools, args, scratch, log):
                     row["step"] = record.get("step")
             records.append({"client": client, "scenario": scenario, **row})
             log(f"  {client} / {scenario}: {row['outcome']} in {row['seconds']} s")
+    if not args.smoke:
+        for client in args.clients:
+            row = restart_mid_call(tools, client, args, scratch)
+            records.append({"client": client, "scenario": RESTART, **row})
+            log(f"  {client} / {RESTART}: {row['outcome']} in {row['seconds']} s")
     return records
 
 
