@@ -275,7 +275,8 @@ def fault_matrix(tools, args, scratch, log):
 
 def scale(tools, args, scratch, log):
     """bench-scale: many supervised connections in one lifeline-core process."""
-    n_http, n_stdio, idle = (20, 5, 1) if args.smoke else (1000, 100, 10)
+    # The idle window is longer than the 30 s ping interval, so health pings are in it.
+    n_http, n_stdio, idle = (20, 5, 1) if args.smoke else (1000, 100, 40)
     argv = [tools.scale, tools.fixture, "--http", str(n_http), "--stdio", str(n_stdio),
             "--idle-seconds", str(idle), "--scratch", str(scratch)]
     record, error = run_driver(argv, 600)

@@ -43,6 +43,16 @@ def percentile(sorted_samples, p):
     return sorted_samples[rank - 1]
 
 
+def peak_rss_kb():
+    """VmHWM of /proc/self/status, not ru_maxrss: Linux carries ru_maxrss across exec, so a
+    driver started by the orchestrator would count the orchestrator's size."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def cpu_seconds():
     u = resource.getrusage(resource.RUSAGE_SELF)
     return u.ru_utime + u.ru_stime
@@ -84,7 +94,7 @@ async def measure(session, run):
         "p99_us": round(percentile(latencies, 99)),
         "calls_per_s": round(n / wall, 1),
         "cpu_ms_per_10k": round(cpu_ms * 10000 / n, 1),
-        "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "peak_rss_kb": peak_rss_kb(),
     }
 
 

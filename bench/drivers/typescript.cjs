@@ -4,6 +4,7 @@
 //   node bench/drivers/typescript.cjs (--stdio 'CMD ARGS' | --http URL) [--concurrency N] ...
 'use strict';
 
+const fs = require('node:fs');
 const path = require('node:path');
 const { createRequire } = require('node:module');
 
@@ -46,6 +47,13 @@ function parse(argv) {
   }
   if (!run.server) throw new Error(`say where the server is; ${USAGE}`);
   return run;
+}
+
+// VmHWM of /proc/self/status, not resourceUsage().maxRSS: Linux carries ru_maxrss across
+// exec, so a driver started by the orchestrator would count the orchestrator's size.
+function peakRssKb() {
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) : process.resourceUsage().maxRSS;
 }
 
 function percentile(sorted, p) {
@@ -113,7 +121,7 @@ async function main() {
     p99_us: Math.round(percentile(latencies, 99)),
     calls_per_s: Math.round((n / wallS) * 10) / 10,
     cpu_ms_per_10k: Math.round(((cpuMs * 10000) / n) * 10) / 10,
-    peak_rss_kb: process.resourceUsage().maxRSS,
+    peak_rss_kb: peakRssKb(),
   }));
   await client.close();
 }

@@ -188,9 +188,11 @@ pub fn cpu_time() -> Duration {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
-/// The process's peak resident set, in KiB (Linux reports `ru_maxrss` in KiB).
+/// The process's peak resident set, in KiB: `VmHWM` of /proc/self/status. Not getrusage's
+/// `ru_maxrss`, which Linux carries across exec: a driver started by the Python
+/// orchestrator would report at least the orchestrator's own size.
 pub fn peak_rss_kb() -> u64 {
-    rusage().ru_maxrss as u64
+    status_kb("VmHWM:")
 }
 
 /// Fault-matrix mode: how one connection and one call ended, and how long each took. The
@@ -222,11 +224,15 @@ where
 
 /// The process's current resident set, in KiB (`VmRSS` of /proc/self/status).
 pub fn rss_kb() -> u64 {
+    status_kb("VmRSS:")
+}
+
+fn status_kb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)

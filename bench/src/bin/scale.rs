@@ -225,6 +225,8 @@ async fn http_phase(args: &Args) -> Result<Value, String> {
         "connect_all_s": round(connect_s),
         "idle_cpu_pct_of_one_core": round(idle_cpu),
         "rss_per_connection_kb": (rss1.saturating_sub(rss0)) as f64 / n as f64,
+        "rss_before_kb": rss0,
+        "rss_after_kb": rss1,
         "restart": {
             "all_ready_again": back,
             "seconds_until_all_ready": round(recovery_s),
@@ -259,6 +261,8 @@ async fn stdio_phase(args: &Args) -> Result<Value, String> {
         "connect_all_s": round(connect_s),
         "idle_cpu_pct_of_one_core": round(idle_cpu),
         "rss_per_connection_kb": (rss1.saturating_sub(rss0)) as f64 / m as f64,
+        "rss_before_kb": rss0,
+        "rss_after_kb": rss1,
     }))
 }
 
@@ -280,13 +284,15 @@ fn main() {
         .build()
         .expect("a tokio runtime");
     let result = runtime.block_on(async {
-        let http = if args.http > 0 {
-            Some(http_phase(&args).await?)
+        // stdio first: RSS growth is measured against a process that has not yet held (and
+        // kept in its allocator) the memory of 1,000 HTTP connections.
+        let stdio = if args.stdio > 0 {
+            Some(stdio_phase(&args).await?)
         } else {
             None
         };
-        let stdio = if args.stdio > 0 {
-            Some(stdio_phase(&args).await?)
+        let http = if args.http > 0 {
+            Some(http_phase(&args).await?)
         } else {
             None
         };
