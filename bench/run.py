@@ -127,7 +127,12 @@ def call_path(tools, args, log):
     for name, tool, arguments, stdio_line, http_argv, http_env in servers(tools):
         for transport in args.transports:
             for concurrency in args.concurrency:
-                http = HttpServer(http_argv, http_env) if transport == "http" else None
+                try:
+                    http = HttpServer(http_argv, http_env) if transport == "http" else None
+                except RuntimeError as e:  # a peer that cannot start fails its cell, not the run
+                    failures.append({"cell": f"{name} {transport} c={concurrency}", "error": str(e)})
+                    log(f"  FAILED {name} {transport}: {e}")
+                    continue
                 where = ["--http", http.url] if http else ["--stdio", stdio_line]
                 common = where + [
                     "--concurrency", str(concurrency), "--calls", str(args.calls),
