@@ -12,6 +12,8 @@
 #   make build        cargo build --workspace
 #   make unit         the Rust tests only (nextest if installed, else cargo test)
 #   make conformance  scripts/conformance.sh (needs target/debug/lifeline)
+#   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
+#   make bench-smoke  the same harness, seconds long, into target/bench-smoke/ (no thresholds)
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -20,7 +22,8 @@ SHELL := bash
 CARGO ?= cargo
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
-.PHONY: test run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo
+.PHONY: test run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
+  bench bench-smoke bench-build
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -89,3 +92,16 @@ demo:
 	scripts/setup.sh
 	$(CARGO) build -p lifeline-cli -p lifeline-it
 	scripts/demo.sh
+
+# Benchmarks (docs/benchmarks.md). bench/ is a workspace of its own, so rmcp is compiled only
+# here, never by `make build`/`make test`; it shares target/ (release) with the fixture.
+bench-build:
+	scripts/setup.sh
+	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture
+	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --release --manifest-path bench/Cargo.toml
+
+bench: bench-build
+	python3 bench/run.py
+
+bench-smoke: bench-build
+	python3 bench/run.py --smoke

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""The benchmark orchestrator (docs/benchmarks.md says what it measures and why).
+
+Runs every client driver against every server, transport and concurrency, alternating the
+clients (A B C D, A B C D, ...) so that a drift in the machine's load hits them alike, takes
+the median of the runs per metric, and writes the JSON record and the Markdown report with
+SVG charts. Standard library only; the drivers are separate processes so that each client's
+CPU time and peak RSS are its own.
+
+    bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
+    bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
+"""
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import report
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS = ["p50_us", "p99_us", "calls_per_s", "cpu_ms_per_10k", "peak_rss_kb"]
+CLIENTS = ["lifeline", "typescript", "python", "rust"]
+
+
+def env_paths():
+    """The LIFELINE_* paths of scripts/env.sh (the one place that says where tools live)."""
+    out = subprocess.run(
+        ["bash", "-c", f". {shlex.quote(str(ROOT / 'scripts/env.sh'))} && env"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if line.startswith("LIFELINE_"))
+
+
+def require(path, what):
+    if not Path(path).exists():
+        sys.exit(f"bench: {what} not found at {path}; run `make bench` (it builds and installs "
+                 "everything), or scripts/setup.sh and `cargo build --release "
+                 "--manifest-path bench/Cargo.toml`")
+    return str(path)
+
+
+class Tools:
+    def __init__(self):
+        env = env_paths()
+        release = ROOT / "target/release"
+        fixture = release / "lifeline-fixture"
+        if not fixture.exists():
+            fixture = ROOT / "target/debug/lifeline-fixture"
+        self.fixture = require(fixture, "lifeline-fixture")
+        self.fixture_build = "release" if "release" in self.fixture else "debug"
+        self.node = require(Path(env["LIFELINE_NODE22_BIN"]) / "node", "Node 22")
+        self.python = require(env["LIFELINE_PYTHON"], "the venv's Python")
+        self.everything = require(env["LIFELINE_SERVER_EVERYTHING"], "server-everything")
+        self.loopback = require(env["LIFELINE_LOOPBACK_PRELOAD"], "loopback.cjs")
+        bench = ROOT / "bench"
+        self.drivers = {
+            "lifeline": [require(release / "bench-lifeline", "bench-lifeline")],
+            "typescript": [self.node, str(bench / "drivers/typescript.cjs")],
+            "python": [self.python, str(bench / "drivers/python.py")],
+            "rust": [require(release / "bench-rmcp", "bench-rmcp")],
+        }
+        self.scale = require(release / "bench-scale", "bench-scale")
+
+
+class HttpServer:
+    """A server process that prints `LISTENING URL`; its output is drained so it never blocks."""
+
+    def __init__(self, argv, env=None):
+        self.proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.url = None
+        for line in self.proc.stdout:
+            if line.startswith("LISTENING "):
+                self.url = line.split()[1]
+                break
+        if self.url is None:
+            raise RuntimeError(f"{argv[0]} exited before listening (exit {self.proc.wait()})")
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+
+    def stop(self):
+        if self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def servers(tools):
+    """(name, tool, arguments, stdio command line, HTTP server argv, HTTP env) per server."""
+    return [
+        ("fixture", "echo", {"text": "hello"},
+         f"{tools.fixture} stdio", [tools.fixture, "http"], {}),
+        ("server-everything", "echo", {"message": "hello"},
+         f"{tools.node} --require {tools.loopback} {tools.everything} stdio",
+         [tools.node, "--require", tools.loopback, tools.everything, "streamableHttp"],
+         {"PORT": "0"}),
+    ]
+
+
+def run_driver(argv, timeout):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"no answer within {timeout} s"
+    if done.returncode != 0:
+        lines = [l for l in done.stderr.splitlines() if l.strip()] or ["(no stderr)"]
+        said = [l for l in lines if l.startswith("benchmark run failed")]
+        return None, said[0] if said else " ".join(lines[:2])
+    return json.loads(done.stdout.strip().splitlines()[-1]), None
+
+
+def call_path(tools, args, log):
+    records, failures = [], []
+    for name, tool, arguments, stdio_line, http_argv, http_env in servers(tools):
+        for transport in args.transports:
+            for concurrency in args.concurrency:
+                try:
+                    http = HttpServer(http_argv, http_env) if transport == "http" else None
+                except RuntimeError as e:  # a peer that cannot start fails its cell, not the run
+                    failures.append({"cell": f"{name} {transport} c={concurrency}", "error": str(e)})
+                    log(f"  FAILED {name} {transport}: {e}")
+                    continue
+                where = ["--http", http.url] if http else ["--stdio", stdio_line]
+                common = where + [
+                    "--concurrency", str(concurrency), "--calls", str(args.calls),
+                    "--warmup", str(args.warmup), "--tool", tool,
+                    "--arguments", json.dumps(arguments),
+                ]
+                runs = {c: [] for c in args.clients}
+                try:
+                    for _ in range(args.runs):
+                        for client in args.clients:  # alternated: A B C D, A B C D
+                            record, error = run_driver(tools.drivers[client] + common, args.timeout)
+                            cell = f"{client} {name} {transport} c={concurrency}"
+                            if error:
+                                failures.append({"cell": cell, "error": error})
+                                log(f"  FAILED {cell}: {error}")
+                            else:
+                                runs[client].append(record)
+                                log(f"  {cell}: p50 {record['p50_us']} us, "
+                                    f"{record['calls_per_s']} calls/s")
+                finally:
+                    if http:
+                        http.stop()
+                for client, samples in runs.items():
+                    if samples:
+                        records.append(median_record(client, name, transport, concurrency, samples))
+    return records, failures
+
+
+# The fault matrix (issue 6): the same fault for every client, each against a fresh fixture.
+# (name, transport, fixture script). The call is always `echo`; the first tools/call is hit.
+FAULTS = [
+    ("resume answered 404", "http",
+     {"rules": [{"method": "tools/call", "nth": 1,
+                 "action": {"kind": "sse_close", "resume": ["404"]}}]}),
+    ("day-long retry:", "http",
+     {"rules": [{"method": "tools/call", "nth": 1,
+                 "action": {"kind": "sse_close", "retry": "86400000"}}]}),
+    ("retry: 0", "http",
+     {"rules": [{"method": "tools/call", "nth": 1,
+                 "action": {"kind": "sse_close", "retry": "0"}}]}),
+    ("429 with Retry-After: 2", "http",
+     {"rules": [{"method": "tools/call", "nth": 1,
+                 "action": {"kind": "http_status", "status": 429, "retry_after": "2"}}]}),
+    ("stalled initialize", "http",
+     {"rules": [{"method": "initialize", "action": {"kind": "never_answer"}}]}),
+    ("stdio server crashes on a call", "stdio",
+     {"rules": [{"method": "tools/call", "tool": "echo", "action": {"kind": "crash"}}]}),
+]
+SMOKE_FAULTS = {"429 with Retry-After: 2", "stdio server crashes on a call"}
+RESTART = "server restart in the middle of a call"
+
+
+def restart_mid_call(tools, client, args, scratch):
+    """The fixture holds the first call (a 3 s delay); once the call has reached it (its
+    log says so), it is killed and a healthy one starts on the same port. Seconds count
+    from the kill."""
+    script = scratch / "fault-restart.json"
+    script.write_text(json.dumps({"rules": [{"method": "tools/call", "nth": 1,
+                                             "action": {"kind": "delay", "ms": 3000}}]}))
+    log_path = scratch / "fault-restart.log"
+    log_path.unlink(missing_ok=True)
+    first = HttpServer([tools.fixture, "http", "--script", f"@{script}", "--log", str(log_path)])
+    port = first.url.rsplit(":", 1)[1].split("/")[0]
+    driver = subprocess.Popen(tools.drivers[client] + ["--http", first.url, "--once"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = None
+    try:
+        deadline = time.monotonic() + args.hang_bound
+        # Wait for the real condition: the call is in the server (polling its log file).
+        while '"tools/call"' not in log_path.read_text() and driver.poll() is None:
+            if time.monotonic() > deadline:
+                return {"outcome": "hung", "seconds": args.hang_bound,
+                        "error": "the call never reached the server"}
+            time.sleep(0.01)
+        first.stop()
+        fault = time.monotonic()
+        second = HttpServer([tools.fixture, "http", "--port", port])
+        try:
+            out, err = driver.communicate(timeout=args.hang_bound)
+        except subprocess.TimeoutExpired:
+            return {"outcome": "hung", "seconds": args.hang_bound}
+        seconds = round(time.monotonic() - fault, 2)
+        lines = out.strip().splitlines()
+        if driver.returncode != 0 or not lines:
+            return {"outcome": "error", "seconds": seconds,
+                    "error": f"the driver failed: {err.strip()[-300:]}"}
+        record = json.loads(lines[-1])
+        row = {"outcome": "recovered" if record["outcome"] == "ok" else "error",
+               "seconds": seconds}
+        if record.get("error"):
+            row["error"] = record["error"][:300]
+        return row
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        first.stop()
+        if second:
+            second.stop()
+
+
+def fault_matrix(tools, args, scratch, log):
+    """`{client, scenario, outcome, seconds}`: `recovered` (the call succeeded), `error` (it
+    failed with an error, in `error`), or `hung` (nothing within the bound)."""
+    records = []
+    for n, (scenario, transport, script) in enumerate(FAULTS):
+        if args.smoke and scenario not in SMOKE_FAULTS:
+            continue
+        script_file = scratch / f"fault-{n}.json"
+        script_file.write_text(json.dumps(script))
+        script_arg = f"@{script_file}"
+        for client in args.clients:
+            http = HttpServer([tools.fixture, "http", "--script", script_arg]) \
+                if transport == "http" else None
+            where = ["--http", http.url] if http else \
+                ["--stdio", f"{tools.fixture} stdio --script {script_arg}"]
+            argv = tools.drivers[client] + where + ["--once"]
+            t = time.monotonic()
+            try:
+                record, error = run_driver(argv, args.hang_bound)
+            finally:
+                if http:
+                    http.stop()
+            wall = round(time.monotonic() - t, 2)
+            if record is None and error.startswith("no answer within"):
+                row = {"outcome": "hung", "seconds": args.hang_bound}
+            elif record is None:
+                row = {"outcome": "error", "seconds": wall, "error": f"the driver failed: {error}"}
+            else:
+                seconds = record.get("seconds")
+                row = {"outcome": "recovered" if record["outcome"] == "ok" else "error",
+                       "seconds": round(seconds, 2) if seconds is not None else wall}
+                if record.get("error"):
+                    row["error"] = record["error"][:300]
+                    row["step"] = record.get("step")
+            records.append({"client": client, "scenario": scenario, **row})
+            log(f"  {client} / {scenario}: {row['outcome']} in {row['seconds']} s")
+    if not args.smoke:
+        for client in args.clients:
+            row = restart_mid_call(tools, client, args, scratch)
+            records.append({"client": client, "scenario": RESTART, **row})
+            log(f"  {client} / {RESTART}: {row['outcome']} in {row['seconds']} s")
+    return records
+
+
+def scale(tools, args, scratch, log):
+    """bench-scale: many supervised connections in one lifeline-core process."""
+    # The idle window is longer than the 30 s ping interval, so health pings are in it.
+    n_http, n_stdio, idle = (20, 5, 1) if args.smoke else (1000, 100, 40)
+    argv = [tools.scale, tools.fixture, "--http", str(n_http), "--stdio", str(n_stdio),
+            "--idle-seconds", str(idle), "--scratch", str(scratch)]
+    record, error = run_driver(argv, 600)
+    if error:
+        log(f"  FAILED scale: {error}")
+        return {"error": error}
+    log(f"  scale: {json.dumps(record)}")
+    return {"idle_seconds": idle, **record}
+
+
+def median_record(client, server, transport, concurrency, samples):
+    record = {"client": client, "server": server, "transport": transport,
+              "concurrency": concurrency, "runs": len(samples),
+              "calls": samples[0]["calls"]}
+    for m in METRICS:
+        value = statistics.median(s[m] for s in samples)
+        record[m] = round(value, 1) if isinstance(value, float) else value
+    return record
+
+
+def ratios(records):
+    """Lifeline against the best peer, per server x transport x concurrency (>1 = better)."""
+    out = []
+    cells = {(r["server"], r["transport"], r["concurrency"]) for r in records}
+    for cell in sorted(cells):
+        here = [r for r in records if (r["server"], r["transport"], r["concurrency"]) == cell]
+        mine = next((r for r in here if r["client"] == "lifeline"), None)
+        peers = [r for r in here if r["client"] != "lifeline"]
+        if not mine or not peers:
+            continue
+        best_p50 = min(peers, key=lambda r: r["p50_us"])
+        best_tput = max(peers, key=lambda r: r["calls_per_s"])
+        out.append({
+            "server": cell[0], "transport": cell[1], "concurrency": cell[2],
+            "best_peer_p50": best_p50["client"],
+            "p50_speedup": round(best_p50["p50_us"] / max(mine["p50_us"], 1), 2),
+            "best_peer_throughput": best_tput["client"],
+            "throughput_ratio": round(mine["calls_per_s"] / best_tput["calls_per_s"], 2),
+        })
+    return out
+
+
+def keep_sections(result, path, sections):
+    """With --only, the sections not rerun keep their previous results (and say when)."""
+    if not path.exists():
+        return
+    previous = json.loads(path.read_text())
+    carried = []
+    for section, keys in [("call_path", ["call_path", "ratios"]), ("faults", ["fault_matrix"]),
+                          ("scale", ["scale"])]:
+        if section not in sections and previous.get(keys[0]):
+            for k in keys:
+                result[k] = previous.get(k)
+            carried.append(section)
+    if carried:
+        result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
+                                  "machine": previous.get("machine")}
+        old = previous.get("method", {})
+        owned = {"call_path": ["runs", "calls", "warmup", "order"], "faults": ["hang_bound_s"]}
+        for section in carried:
+            for k in owned.get(section, []):
+                if k in old:
+                    result["method"][k] = old[k]
+
+
+def machine():
+    with open("/proc/loadavg") as f:
+        load = [float(x) for x in f.read().split()[:3]]
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu_model": model, "kernel": platform.release(),
+            "loadavg": load}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--smoke", action="store_true", help="seconds long; writes target/bench-smoke/")
+    p.add_argument("--runs", type=int, default=5, help="runs per client and cell (median)")
+    p.add_argument("--calls", type=int, default=10000)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--timeout", type=int, default=300, help="seconds one driver run may take")
+    p.add_argument("--hang-bound", type=int, default=90,
+                   help="fault matrix: seconds after which a client counts as hung")
+    p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
+    p.add_argument("--only", default="call_path,faults,scale", help="sections to run")
+    p.add_argument("--clients", default=",".join(CLIENTS))
+    p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
+    args = p.parse_args()
+    args.clients = args.clients.split(",")
+    args.transports = ["stdio", "http"]
+    args.concurrency = [1, 4]
+    if args.smoke:
+        args.runs, args.calls, args.warmup, args.timeout, args.hang_bound = 1, 100, 5, 60, 15
+        args.concurrency = [4]
+        out_dir = ROOT / "target/bench-smoke"
+    else:
+        out_dir = ROOT / "docs"
+    if args.out:
+        out_dir = Path(args.out).resolve()
+    unknown = set(args.clients) - set(CLIENTS)
+    if unknown:
+        sys.exit(f"bench: unknown client(s) {sorted(unknown)}; choose from {CLIENTS}")
+
+    tools = Tools()
+    log = lambda s: print(s, file=sys.stderr, flush=True)
+    started = time.time()
+    before = machine()
+    sections = args.only.split(",")
+    records, failures = [], []
+    if "call_path" in sections:
+        log(f"bench: call path ({args.runs} runs x {args.calls} calls, "
+            f"fixture {tools.fixture_build})")
+        records, failures = call_path(tools, args, log)
+    scratch = ROOT / "target/bench-scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    faults = []
+    if "faults" in sections:
+        log(f"bench: fault matrix (hung past {args.hang_bound} s)")
+        faults = fault_matrix(tools, args, scratch, log)
+    scale_result = {}
+    if "scale" in sections:
+        log("bench: scale")
+        scale_result = scale(tools, args, scratch, log)
+        if "error" in scale_result:
+            failures.append({"cell": "scale", "error": scale_result["error"]})
+    result = {
+        "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "smoke": args.smoke,
+        "note": args.note,
+        "machine": {**machine(), "loadavg_before": before["loadavg"]},
+        "method": {"hang_bound_s": args.hang_bound, "runs": args.runs, "calls": args.calls, "warmup": args.warmup,
+                   "fixture_build": tools.fixture_build, "order": "alternating " + " ".join(args.clients)},
+        "call_path": records,
+        "ratios": ratios(records),
+        "fault_matrix": faults,
+        "scale": scale_result,
+        "failures": failures,
+        "seconds": round(time.time() - started, 1),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keep_sections(result, out_dir / "benchmarks.json", sections)
+    (out_dir / "benchmarks.json").write_text(json.dumps(result, indent=2) + "\n")
+    report.write(result, out_dir / "benchmarks.md", out_dir / "benchmarks")
+    log(f"bench: wrote {out_dir / 'benchmarks.json'} and benchmarks.md in {result['seconds']} s")
+    if failures:
+        log(f"bench: {len(failures)} run(s) failed; see `failures` in benchmarks.json")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
