@@ -12,6 +12,7 @@
 #   make build        cargo build --workspace
 #   make unit         the Rust tests only (nextest if installed, else cargo test)
 #   make conformance  scripts/conformance.sh (needs target/debug/lifeline)
+#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs)
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -38,6 +39,12 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 lint: fmt-check clippy
+
+# The UI's wire types, from the Rust types that cross IPC (src-tauri/src/wire.rs). The same
+# test, without the variable, fails in `make test` while the checked-in file is stale.
+.PHONY: types
+types:
+	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-app wire_types_are_fresh
 
 # The integration tests run target/debug/lifeline and lifeline-fixture, so build every binary first.
 build:

@@ -44,7 +44,7 @@ impl Detail {
 }
 
 /// One `notifications/progress` of a call, as the UI gets it on the call's Channel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProgressView {
     pub call_id: Option<String>,
     pub progress: f64,
@@ -54,7 +54,7 @@ pub struct ProgressView {
 }
 
 /// A stdio server's command as it would be spawned (`transport::resolve`), safe to show.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct CommandView {
     pub command: String,
     /// The absolute path spawned; `None` when nothing was found (`problem` says why).
@@ -65,6 +65,7 @@ pub struct CommandView {
     /// secret) or the command is a path.
     pub path: Vec<String>,
     /// `app`, `config` or `none`.
+    #[ts(type = "\"app\" | \"config\" | \"none\"")]
     pub path_source: &'static str,
     /// Names only, never values.
     pub env_names: Vec<String>,
