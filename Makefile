@@ -14,6 +14,7 @@
 #   make conformance  scripts/conformance.sh (needs target/debug/lifeline)
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, into target/bench-smoke/ (no thresholds)
+#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs)
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -41,6 +42,12 @@ clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 lint: fmt-check clippy
+
+# The UI's wire types, from the Rust types that cross IPC (src-tauri/src/wire.rs). The same
+# test, without the variable, fails in `make test` while the checked-in file is stale.
+.PHONY: types
+types:
+	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-app wire_types_are_fresh
 
 # The integration tests run target/debug/lifeline and lifeline-fixture, so build every binary first.
 build:

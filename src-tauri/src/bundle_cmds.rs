@@ -26,7 +26,7 @@ const LOG_LINES: usize = 5000;
 
 /// What `bundle_preview` returns: every file with its exact content, and where a save
 /// would go by default.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct BundlePreview {
     pub diagnostics_id: String,
     pub files: Vec<BundleFile>,
@@ -36,7 +36,7 @@ pub struct BundlePreview {
 }
 
 /// What `bundle_export` returns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Exported {
     pub path: String,
     /// The zip's size on disk. Bounded by the bundle's limit, so a u32.

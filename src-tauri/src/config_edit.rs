@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 /// One `mcpServers` entry, as the editor holds it. Env and header values, URL userinfo and
 /// URL query values are `***` unless they are only `${…}` references (which hold no secret
 /// themselves and are shown as written).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ServerForm {
     pub name: String,
     /// `stdio`, `http` or `sse`.
+    #[ts(type = "\"stdio\" | \"http\" | \"sse\"")]
     pub transport: String,
     #[serde(default)]
     pub command: String,
@@ -33,7 +34,7 @@ pub struct ServerForm {
     pub disabled: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct KeyValue {
     pub key: String,
     pub value: String,

@@ -31,7 +31,7 @@ impl ImportDirs {
 }
 
 /// A client whose config file exists here, and what importing it would do.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Detected {
     /// `claude_desktop`, `claude_code`, `cursor` or `vscode`: what `import_apply` takes.
     pub source: &'static str,
@@ -43,7 +43,7 @@ pub struct Detected {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct DetectedServer {
     pub name: String,
     pub transport: String,
@@ -52,23 +52,24 @@ pub struct DetectedServer {
 }
 
 /// A server name and a sentence about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Named {
     pub name: String,
     pub reason: String,
 }
 
 /// One source to import from; `servers` picks some of its servers (all when absent).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
 pub struct ImportChoice {
     pub source: String,
     #[serde(default)]
+    #[ts(optional)]
     pub servers: Option<Vec<String>>,
 }
 
 /// What `import_apply` did. Nothing already configured is ever replaced: each such name is
 /// a conflict, and the configured server stays as it was.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
 pub struct ImportOutcome {
     pub added: Vec<String>,
     pub conflicts: Vec<Named>,

@@ -53,7 +53,7 @@ pub fn transports(config: &Config) -> HashMap<String, &'static str> {
 }
 
 /// What `config_get` returns: the file's servers as editor forms, secrets masked.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct ConfigView {
     pub path: Option<String>,
     pub mode: Mode,
@@ -418,7 +418,7 @@ fn no_path() -> ErrorView {
 }
 
 #[path = "config_import.rs"]
-mod config_import;
+pub(crate) mod config_import;
 use config_import::ImportDirs;
 pub use config_import::{Detected, ImportChoice, ImportOutcome};
 

@@ -44,7 +44,7 @@ impl Detail {
 }
 
 /// One `notifications/progress` of a call, as the UI gets it on the call's Channel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProgressView {
     pub call_id: Option<String>,
     pub progress: f64,
@@ -55,7 +55,7 @@ pub struct ProgressView {
 
 /// The reconnect policy and timeouts a server runs with: its config's values over the
 /// defaults (DESIGN.md, "Supervisor"), in whole milliseconds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct PolicyView {
     /// `false`: the first failure is final (`gave_up`).
     pub reconnect: bool,
@@ -105,7 +105,7 @@ impl PolicyView {
 const JITTER_PERCENT: u32 = 20;
 
 /// A stdio server's command as it would be spawned (`transport::resolve`), safe to show.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct CommandView {
     pub command: String,
     /// The absolute path spawned; `None` when nothing was found (`problem` says why).
@@ -116,6 +116,7 @@ pub struct CommandView {
     /// secret) or the command is a path.
     pub path: Vec<String>,
     /// `app`, `config` or `none`.
+    #[ts(type = "\"app\" | \"config\" | \"none\"")]
     pub path_source: &'static str,
     /// Names only, never values.
     pub env_names: Vec<String>,

@@ -9,21 +9,23 @@ use serde::Serialize;
 /// `transport`, …).
 pub const UNKNOWN_SERVER: &str = "unknown_server";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ErrorView {
     pub kind: String,
     pub message: String,
     /// When the server (or the supervisor) said how long to wait; whole milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub retry_after_ms: Option<u32>,
     /// For a rejected config edit: each problem at its field (`url`, `env.TOKEN`), so the
     /// editor can show it next to the input. Absent when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<FieldError>>", optional)]
     pub fields: Vec<FieldError>,
 }
 
 /// One problem with one field of a server entry (or of the file, with its full path).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct FieldError {
     pub field: String,
     pub message: String,

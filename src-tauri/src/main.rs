@@ -19,6 +19,8 @@ mod logs;
 mod state;
 mod tray;
 mod view;
+#[cfg(test)]
+mod wire;
 
 #[cfg(test)]
 mod ipc_tests;

@@ -29,7 +29,7 @@ pub mod detail;
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
 const BUS_CAPACITY: usize = 1 << 12;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// The servers of the user's config file.
@@ -39,7 +39,7 @@ pub enum Mode {
 }
 
 /// Where the servers came from, and what the UI should say about it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct AppInfo {
     pub version: &'static str,
     pub mode: Mode,

@@ -8,11 +8,12 @@ use std::collections::HashMap;
 
 /// One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
 /// snapshot's (`server`, `generation`, `state`, `stage`, …, `tools`) plus three keys.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct ServerView {
     #[serde(flatten)]
     pub snapshot: Snapshot,
     /// `stdio`, `http` or `sse`, as configured.
+    #[ts(type = "\"stdio\" | \"http\" | \"sse\"")]
     pub transport: &'static str,
     /// Generations started after the first one: every reconnect, retry, probe or restart.
     pub restarts: u32,

@@ -11,6 +11,7 @@ use std::time::Duration;
 /// What kind of failure this is. The set is closed per release and named in the CLI's JSON
 /// output, the events and the UI, so the spelling (`as_str`) is part of the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// 401: the credentials are missing or wrong. Waiting does not fix it.
@@ -71,6 +72,7 @@ impl fmt::Display for ErrorKind {
 /// Whether the failure happened while establishing the connection or while using it. The
 /// same HTTP status means different things in each (DESIGN.md, the connect/call table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename_all = "snake_case"))]
 pub enum Phase {
     Connect,
     Call,
@@ -87,6 +89,7 @@ impl Phase {
 
 /// The establishment stage an error belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename_all = "snake_case"))]
 pub enum Stage {
     Spawn,
     Connect,

@@ -16,6 +16,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// One event. `at` is RFC 3339 with milliseconds, UTC.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Event {
     pub v: u32,
     pub seq: u64,
@@ -27,6 +28,7 @@ pub struct Event {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventBody {
     /// The supervisor's observable state changed.
@@ -51,6 +53,7 @@ pub enum EventBody {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum CallOutcome {
     Ok,
@@ -60,6 +63,7 @@ pub enum CallOutcome {
 
 /// The state vocabulary of DESIGN.md, exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum StateName {
     Connecting,
@@ -90,9 +94,11 @@ impl StateName {
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StateInfo {
     pub state: Option<StateName>,
     /// connecting: spawn | connect | discover | initialize | list_tools
+    #[cfg_attr(feature = "ts", ts(as = "Option<crate::error::Stage>"))]
     pub stage: Option<&'static str>,
     /// The attempt in this outage (1-based) and the round's budget.
     pub attempt: Option<u32>,
@@ -112,9 +118,15 @@ pub struct StateInfo {
 
 /// A failure as it may leave the process: allow-listed fields and a scrubbed message.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FailureInfo {
+    /// An `ErrorKind`; typed for TypeScript as one or any string, because history written by a
+    /// newer Lifeline may hold a kind this release does not know, and the UI still renders it.
+    #[cfg_attr(feature = "ts", ts(type = "ErrorKind | (string & {})"))]
     pub kind: String,
+    #[cfg_attr(feature = "ts", ts(as = "Option<crate::error::Phase>"))]
     pub phase: Option<&'static str>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<crate::error::Stage>"))]
     pub stage: Option<&'static str>,
     pub status: Option<u16>,
     pub reason: Option<String>,

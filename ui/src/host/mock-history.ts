@@ -37,6 +37,7 @@ const NO_STATE: StateInfo = {
   quarantine_level: 0,
   reason: null,
   cause: null,
+  protocol_version: null,
 };
 
 function failureOf(kind: string, message: string, generation: number, extra: Partial<Failure> = {}): Failure {

@@ -774,6 +774,7 @@ export class MockHost implements Host {
             ? "probe"
             : null,
       cause: sim.phase === "ready" || sim.phase === "disabled" ? null : sim.cause,
+      protocol_version: state === "ready" ? "2025-06-18" : null,
     };
   }
 

@@ -60,6 +60,7 @@ const STATE_DEFAULTS: StateInfo = {
   quarantine_level: 0,
   reason: null,
   cause: null,
+  protocol_version: null,
 };
 
 export function stateEvent(

@@ -75,6 +75,7 @@ impl Default for BundleOptions {
 
 /// One file of the bundle, exactly as it will be written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BundleFile {
     pub path: String,
     /// Bytes, before compression. At most the limit, so it fits in a u32 (and in a JS number).

@@ -35,26 +35,31 @@ pub enum QueryError {
 
 /// One event of an earlier run, exactly as the bus published it (already scrubbed).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PastEvent {
     pub id: i64,
     pub run: i64,
     pub run_started_at: String,
+    #[cfg_attr(feature = "ts", ts(as = "crate::events::Event"))]
     pub event: Value,
 }
 
 /// One failure of an earlier run: the `FailureInfo` of a failure event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PastFailure {
     pub id: i64,
     pub run: i64,
     pub run_started_at: String,
     pub at: String,
     pub server: String,
+    #[cfg_attr(feature = "ts", ts(as = "crate::events::FailureInfo"))]
     pub failure: Value,
 }
 
 /// One tool call of an earlier run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PastCall {
     pub id: i64,
     pub run: i64,
@@ -64,6 +69,7 @@ pub struct PastCall {
     pub started_at: String,
     pub duration_ms: i64,
     /// `ok`, `tool_error` or `error`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::events::CallOutcome"))]
     pub outcome: String,
     pub error_kind: Option<String>,
 }

@@ -93,16 +93,21 @@ pub struct Implementation {
 /// A tool as listed by the server. The schema and annotations are kept as JSON: Lifeline
 /// shows and checks them but never needs their fields as Rust types.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub description: Option<String>,
     #[serde(default = "empty_object_schema")]
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub input_schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub annotations: Option<Value>,
 }
 

@@ -28,6 +28,7 @@ use tokio::time::Instant;
 
 /// What a consumer (CLI, UI) needs to draw one server right now.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Snapshot {
     pub server: String,
     pub generation: u64,
@@ -52,6 +53,7 @@ pub struct CallOptions {
 
 /// The stderr a generation's process wrote, as kept (bounded, scrubbed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GenerationStderr {
     pub generation: u64,
     pub lines: Vec<String>,
