@@ -3,52 +3,14 @@
 // content, and a save reports where and how big (or the error, for a relative path).
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { launch } from "./browser.mjs";
-import { DIST, serve } from "./serve.mjs";
+import { mockApp } from "./mock-app.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const SHOTS = resolve(HERE, "..", process.env.SCREENSHOTS_DIR ?? "../docs/screenshots");
-const START = new Date("2026-11-29T17:05:00.000Z");
-
-/** @type {{ url: string, close: () => Promise<unknown> }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let chromium;
-
-before(async () => {
-  assert.ok(existsSync(join(DIST, "index.html")), `${DIST}/index.html is missing: run \`npm run build\` first`);
-  server = await serve();
-  chromium = await launch();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-/** @param {string} query */
-async function open(query = "") {
-  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "UTC" });
-  const page = await context.newPage();
-  /** @type {string[]} */
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  await page.clock.install({ time: START });
-  await page.goto(`${server.url}/index.html?mock${query}`);
-  await page.locator('[data-testid=sync][data-sync="live"]').waitFor();
-  return {
-    page,
-    async close() {
-      await context.close();
-      assert.deepEqual(errors, [], "the page logged errors");
-    },
-  };
-}
+const { open } = mockApp();
 
 describe("Export diagnostics against the mock host", () => {
   test("from the toolbar: preview every file, read one, save it", async () => {

@@ -3,49 +3,10 @@
 // src/host/mock-config.ts). The built dashboard (ui/dist) is served from 127.0.0.1.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { launch } from "./browser.mjs";
-import { DIST, serve } from "./serve.mjs";
+import { describe, test } from "node:test";
+import { mockApp } from "./mock-app.mjs";
 
-const START = new Date("2026-11-29T17:05:00.000Z");
-
-/** @type {{ url: string, close: () => Promise<unknown> }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let chromium;
-
-before(async () => {
-  assert.ok(existsSync(join(DIST, "index.html")), `${DIST}/index.html is missing: run \`npm run build\` first`);
-  server = await serve();
-  chromium = await launch();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-/** A fresh page at ?mock…, failing the test on any page error. @param {string} query */
-async function open(query = "") {
-  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "UTC" });
-  const page = await context.newPage();
-  /** @type {string[]} */
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  await page.clock.install({ time: START });
-  await page.goto(`${server.url}/index.html?mock${query}`);
-  await page.locator('[data-testid=sync][data-sync="live"]').waitFor();
-  return {
-    page,
-    async close() {
-      await context.close();
-      assert.deepEqual(errors, [], "the page logged errors");
-    },
-  };
-}
+const { open } = mockApp();
 
 /** @typedef {import("playwright-core").Page} Page */
 

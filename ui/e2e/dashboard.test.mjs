@@ -7,68 +7,13 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { launch } from "./browser.mjs";
-import { DIST, serve } from "./serve.mjs";
+import { mockApp } from "./mock-app.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
 const SHOTS = resolve(HERE, "..", process.env.SCREENSHOTS_DIR ?? "../docs/screenshots");
-/** The fake clock starts here: a fixed wall time makes every run identical. */
-const START = new Date("2026-11-29T17:05:00.000Z");
-
-/** @type {{ url: string, close: () => Promise<unknown> }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let chromium;
-
-before(async () => {
-  assert.ok(existsSync(join(DIST, "index.html")), `${DIST}/index.html is missing: run \`npm run build\` first`);
-  server = await serve();
-  chromium = await launch();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
-
-/**
- * A fresh page at ?mock…, with the fake clock installed, failing the test on any page error.
- * `paused`: the clock stands at START until the test moves it, however long the page takes
- * to load (a loaded machine would otherwise let it run past where a screenshot is taken).
- * @param {string} query
- * @param {{ colorScheme?: "light" | "dark", paused?: boolean }} options
- */
-async function open(query = "", { colorScheme = "light", paused = false } = {}) {
-  const context = await chromium.browser.newContext({
-    viewport: { width: 1280, height: 800 },
-    colorScheme,
-    timezoneId: "UTC",
-    locale: "en-GB",
-  });
-  const page = await context.newPage();
-  /** @type {string[]} */
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  if (paused) {
-    await page.clock.install({ time: START.getTime() - 1_000 });
-    await page.clock.pauseAt(START);
-  } else {
-    await page.clock.install({ time: START });
-  }
-  await page.goto(`${server.url}/index.html?mock${query}`);
-  await page.locator('[data-testid=sync][data-sync="live"]').waitFor();
-  return {
-    page,
-    errors,
-    async close() {
-      await context.close();
-      assert.deepEqual(errors, [], "the page logged errors");
-    },
-  };
-}
+const { open } = mockApp();
 
 /** @typedef {import("playwright-core").Page} Page */
 

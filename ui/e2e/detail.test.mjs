@@ -4,52 +4,18 @@
 // generations, the resolved command and the masked config are shown.
 
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { launch } from "./browser.mjs";
-import { DIST, serve } from "./serve.mjs";
+import { describe, test } from "node:test";
+import { mockApp } from "./mock-app.mjs";
 
-const START = new Date("2026-11-29T17:05:00.000Z");
-
-/** @type {{ url: string, close: () => Promise<unknown> }} */
-let server;
-/** @type {Awaited<ReturnType<typeof launch>>} */
-let chromium;
-
-before(async () => {
-  assert.ok(existsSync(join(DIST, "index.html")), `${DIST}/index.html is missing: run \`npm run build\` first`);
-  server = await serve();
-  chromium = await launch();
-});
-
-after(async () => {
-  await chromium?.close();
-  await server?.close();
-});
+const { open } = mockApp();
 
 /** The filesystem server's detail, open, with the fake clock installed; fails on any page error. */
 async function openFilesystem() {
-  const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "UTC" });
-  const page = await context.newPage();
-  /** @type {string[]} */
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  await page.clock.install({ time: START });
-  await page.goto(`${server.url}/index.html?mock`);
-  await page.locator('[data-testid=sync][data-sync="live"]').waitFor();
-  await page.locator('[data-testid=server-row][data-server="filesystem"]').click();
-  const detail = page.getByTestId("detail");
+  const opened = await open("", { height: 900 });
+  await opened.page.locator('[data-testid=server-row][data-server="filesystem"]').click();
+  const detail = opened.page.getByTestId("detail");
   await detail.waitFor();
-  return {
-    page,
-    detail,
-    async close() {
-      await context.close();
-      assert.deepEqual(errors, [], "the page logged errors");
-    },
-  };
+  return { ...opened, detail };
 }
 
 describe("the detail panel against the mock host", () => {
