@@ -2,16 +2,13 @@
 //! secrets in the config: the preview's wire payload carries none, and the export writes
 //! the previewed files or fails with `{kind, message}` naming the path.
 
+use crate::ipc_tests::{invoke, window};
 use crate::state::{AppInfo, AppState, Mode, Source};
 use lifeline_core::config;
 use lifeline_core::events::StateName;
-use serde_json::{Value, json};
-use tauri::ipc::{CallbackFn, InvokeBody};
-use tauri::test::{
-    INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
-};
-use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use serde_json::json;
+use tauri::test::MockRuntime;
+use tauri::{App, WebviewWindow};
 
 const CANARIES: [&str; 5] = [
     "envcanary4Hq2",
@@ -52,27 +49,7 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
             .await;
         state
     });
-    let app = crate::with_commands(mock_builder())
-        .manage(state)
-        .build(mock_context(noop_assets()))
-        .unwrap();
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap();
-    (app, webview)
-}
-
-fn invoke(webview: &WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
-    let request = InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(args),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    };
-    get_ipc_response(webview, request).map(|b| b.deserialize::<Value>().unwrap())
+    window(state)
 }
 
 #[test]

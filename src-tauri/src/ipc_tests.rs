@@ -38,6 +38,12 @@ pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
         }
         state
     });
+    let (app, webview) = window(state);
+    (app, webview)
+}
+
+/// The app's commands on tauri's mock runtime, with `state`, and its main window.
+pub(crate) fn window(state: AppState) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let app = crate::with_commands(mock_builder())
         .manage(state)
         .build(mock_context(noop_assets()))
@@ -201,13 +207,7 @@ fn app_with_file(
         state.set_import_dirs(dir.path(), dir.path()).await;
         state
     });
-    let app = crate::with_commands(mock_builder())
-        .manage(state)
-        .build(mock_context(noop_assets()))
-        .unwrap();
-    let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-        .build()
-        .unwrap();
+    let (app, webview) = window(state);
     (dir, app, webview)
 }
 
