@@ -5,7 +5,7 @@
 use crate::ipc_tests::{invoke, window};
 use crate::state::{AppInfo, AppState, Mode, Source};
 use lifeline_core::config;
-use lifeline_core::events::StateName;
+use lifeline_core::events::{EventBody, StateName};
 use serde_json::json;
 use tauri::test::MockRuntime;
 use tauri::{App, WebviewWindow};
@@ -46,6 +46,10 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
             .await;
         state
             .wait_for("web", |s| s.state.state == Some(StateName::Disabled))
+            .await;
+        // The bundle's events come from a recorder task: wait until it holds the failure.
+        state
+            .recorded(|e| e.server == "gone" && matches!(e.body, EventBody::Failure { .. }))
             .await;
         state
     });

@@ -380,6 +380,14 @@ impl AppState {
             .await
     }
 
+    /// Resolves once the recorder of recent events (bundles, new subscribers), a task of
+    /// its own, holds an event `done` accepts.
+    pub async fn recorded(&self, mut done: impl FnMut(&Event) -> bool) {
+        while !self.bundle.recent(usize::MAX).iter().any(&mut done) {
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// Resolves once the restart count has seen event `seq`.
     pub async fn tracked(&self, seq: u64) {
         let mut tracked = self.tracked.clone();

@@ -81,15 +81,7 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
 async fn a_late_subscriber_first_gets_what_already_happened() {
     let state = start(GONE);
     state.wait_for("gone", retired(1)).await;
-    // The recorder of recent events is a task of its own: wait until it holds the retirement.
-    while !state
-        .bundle
-        .recent(REPLAYED_EVENTS)
-        .iter()
-        .any(|e| is_state(e, 1, StateName::Retired))
-    {
-        tokio::task::yield_now().await;
-    }
+    state.recorded(|e| is_state(e, 1, StateName::Retired)).await;
     let (tx, mut events) = mpsc::unbounded_channel();
     state
         .subscribe("main", move |e| tx.send(e).is_ok())
