@@ -573,9 +573,17 @@ fn protocol_is_auto_by_default_and_a_pin_must_be_known_and_fit_the_transport() {
     let p = problems(stdio(json!({"url": "http://h/mcp", "protocol": "latest"})));
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(
-        p[0].starts_with("mcpServers.x.protocol = \"latest\": must be one of auto, 2025-11-25"),
+        p[0].starts_with(
+            "mcpServers.x.protocol = \"latest\": must be one of auto, 2026-07-28, 2025-11-25"
+        ),
         "{p:?}"
     );
+    let c = loaded(stdio(json!({"url": "http://h/mcp", "protocol": "2026-07-28"})));
+    assert!(c.servers[0].protocol.is_stateless());
+    let p = problems(stdio(
+        json!({"type": "sse", "url": "http://h/sse", "protocol": "2026-07-28"}),
+    ));
+    assert!(p[0].contains("speaks 2024-11-05 only"), "{p:?}");
     let p = problems(stdio(json!({"url": "http://h/mcp", "protocol": 2025})));
     assert!(p[0].starts_with("mcpServers.x.protocol"), "{p:?}");
     let p = problems(stdio(

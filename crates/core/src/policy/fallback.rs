@@ -54,6 +54,38 @@ pub fn both_failed(refused: &Error, legacy: Error) -> Error {
         .caused_by(legacy)
 }
 
+/// True when `err`, the failure of a stateless-revision request (`server/discover`), shows
+/// a server of the `initialize` era, so that `auto` may fall back to `initialize`: the
+/// POST refused with 400, 404 or 405 without a recognised modern JSON-RPC error (the
+/// spec's signal), or a JSON-RPC error that is not a modern one (a server that answered
+/// but not as the stateless revision does). The vetoes above hold here too.
+pub fn is_legacy_answer_to_modern(err: &Error) -> bool {
+    let mut legacy = false;
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    for _ in 0..MAX_DEPTH {
+        let Some(e) = cur else { break };
+        if let Some(ours) = e.downcast_ref::<Error>() {
+            let c = ours.context();
+            if matches!(c.io, Some(IoKind::Dns | IoKind::Tls)) || vetoes(ours.kind()) {
+                return false;
+            }
+            let modern_error = c.rpc_code.is_some_and(|code| {
+                crate::protocol::modern::is_modern_error_code(code)
+                    || (c.status == Some(404) && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
+            });
+            if modern_error {
+                return false;
+            }
+            let refused = c.method.as_deref() == Some("POST")
+                && c.status.is_some_and(|s| SIGNALS.contains(&s));
+            let answered_otherwise = c.status.is_none() && c.rpc_code.is_some();
+            legacy |= refused || answered_otherwise;
+        }
+        cur = e.source();
+    }
+    legacy
+}
+
 fn vetoes(kind: ErrorKind) -> bool {
     matches!(
         kind,
@@ -68,6 +100,50 @@ fn vetoes(kind: ErrorKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_modern_request_refused_the_old_way_means_an_initialize_era_server() {
+        for s in [400, 404, 405] {
+            assert!(is_legacy_answer_to_modern(&refused(s)), "{s}");
+        }
+        for s in [401, 403, 429, 500, 503] {
+            assert!(!is_legacy_answer_to_modern(&refused(s)), "{s}");
+        }
+        // A recognised modern error in the body: the server is modern, whatever the status.
+        for code in [-32020, -32021, -32022] {
+            let e = refused(400).with(|c| c.rpc_code = Some(code));
+            assert!(!is_legacy_answer_to_modern(&e), "{code}");
+        }
+        let unknown_method = refused(404).with(|c| c.rpc_code = Some(-32601));
+        assert!(!is_legacy_answer_to_modern(&unknown_method));
+        // A legacy server's own JSON-RPC error in a 400 body, or a JSON-RPC error answered
+        // with 200 (or over stdio): not modern.
+        let legacy_body = refused(400).with(|c| c.rpc_code = Some(-32000));
+        assert!(is_legacy_answer_to_modern(&legacy_body));
+        let answered = Error::new(ErrorKind::Server, "method not found").with(|c| c.rpc_code = Some(-32601));
+        assert!(is_legacy_answer_to_modern(&answered));
+        // Nothing heard: no evidence either way.
+        assert!(!is_legacy_answer_to_modern(&Error::timeout("no answer")));
+        assert!(!is_legacy_answer_to_modern(
+            &Error::transport("refused").with(|c| c.io = Some(IoKind::Connect))
+        ));
+    }
+
+    #[test]
+    fn vetoes_also_hold_for_the_modern_probe_in_either_order() {
+        for veto in [
+            Error::new(ErrorKind::Auth, "401"),
+            Error::new(ErrorKind::Permission, "403"),
+            Error::new(ErrorKind::RateLimited, "429"),
+            Error::config("bad url"),
+            Error::cancelled("caller gave up"),
+            Error::transport("dns").with(|c| c.io = Some(IoKind::Dns)),
+            Error::transport("tls").with(|c| c.io = Some(IoKind::Tls)),
+        ] {
+            assert!(!is_legacy_answer_to_modern(&refused(400).caused_by(veto.clone())), "{veto:?} inside");
+            assert!(!is_legacy_answer_to_modern(&veto.clone().caused_by(refused(400))), "{veto:?} outside");
+        }
+    }
 
     fn refused(status: u16) -> Error {
         Error::protocol(format!("POST /mcp: refused ({status})")).with(|c| {

@@ -1,18 +1,20 @@
-//! Which protocol generation a server is spoken to in: `auto` (negotiate, and over HTTP
-//! fall back to the legacy HTTP+SSE transport on the spec's signals) or one pinned
-//! revision, which is offered and required — a pin is never silently changed.
+//! Which protocol generation a server is spoken to in: `auto` (over HTTP: the stateless
+//! 2026-07-28 revision first, then `initialize`, then the legacy HTTP+SSE transport, each
+//! step only on the spec's signals) or one pinned revision, which is offered and required
+//! — a pin is never silently changed.
 
 use super::mcp::SUPPORTED_PROTOCOL_VERSIONS;
 
 /// The revision of the legacy HTTP+SSE transport.
 pub const LEGACY_SSE: &str = "2024-11-05";
 
-/// The stateless revision: named so the config can say it is not spoken yet.
-pub const STATELESS: &str = "2026-07-28";
+/// The stateless revision: no `initialize`, `server/discover` and per-request `_meta`.
+pub const STATELESS: &str = super::modern::VERSION;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProtocolChoice {
-    /// Negotiate; over HTTP, try Streamable HTTP first and fall back to legacy HTTP+SSE.
+    /// Negotiate; over HTTP, try the stateless revision, then `initialize`, then legacy
+    /// HTTP+SSE.
     #[default]
     Auto,
     /// Exactly this revision. `2024-11-05` over HTTP means the legacy transport.
@@ -25,20 +27,24 @@ impl ProtocolChoice {
         if value == "auto" {
             return Ok(ProtocolChoice::Auto);
         }
+        if value == STATELESS {
+            return Ok(ProtocolChoice::Pinned(STATELESS));
+        }
         if let Some(v) = SUPPORTED_PROTOCOL_VERSIONS.iter().find(|v| **v == value) {
             return Ok(ProtocolChoice::Pinned(v));
         }
-        let accepted = format!("auto, {}", SUPPORTED_PROTOCOL_VERSIONS.join(", "));
-        if value == STATELESS {
-            return Err(format!(
-                "{STATELESS} (stateless MCP) is not spoken by this version of Lifeline yet; use \
-                 one of {accepted}"
-            ));
-        }
-        Err(format!("must be one of {accepted}"))
+        Err(format!(
+            "must be one of auto, {STATELESS}, {}",
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        ))
     }
 
-    /// The revision to offer in `initialize`, when pinned.
+    /// True for a pin to the stateless revision (no `initialize` at all).
+    pub fn is_stateless(self) -> bool {
+        self == ProtocolChoice::Pinned(STATELESS)
+    }
+
+    /// The revision to offer in `initialize` (or `_meta`), when pinned.
     pub fn pinned(self) -> Option<&'static str> {
         match self {
             ProtocolChoice::Auto => None,
@@ -60,13 +66,15 @@ mod tests {
         assert_eq!(ProtocolChoice::parse("auto"), Ok(ProtocolChoice::Auto));
         for v in SUPPORTED_PROTOCOL_VERSIONS {
             assert_eq!(ProtocolChoice::parse(v).unwrap().pinned(), Some(v));
+            assert!(!ProtocolChoice::parse(v).unwrap().is_stateless());
         }
-        let e = ProtocolChoice::parse("2026-07-28").unwrap_err();
+        let modern = ProtocolChoice::parse("2026-07-28").unwrap();
+        assert!(modern.is_stateless());
+        assert_eq!(modern.as_str(), "2026-07-28");
+        let e = ProtocolChoice::parse("latest").unwrap_err();
         assert!(
-            e.contains("not spoken") && e.contains("auto, 2025-11-25"),
+            e.starts_with("must be one of auto, 2026-07-28, 2025-11-25"),
             "{e}"
         );
-        let e = ProtocolChoice::parse("latest").unwrap_err();
-        assert!(e.starts_with("must be one of auto, "), "{e}");
     }
 }

@@ -4,5 +4,6 @@
 pub mod generation;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod modern;
 
 pub use jsonrpc::{Message, Notification, Request, RequestId, Response, RpcError};

@@ -2,12 +2,21 @@
 //! requests, per-request timeouts (reset by progress, with a hard cap), cancellation, and
 //! answering the server's own requests. A session never reconnects: when its transport
 //! ends, every waiting request fails at once with the cause and later requests are refused.
+//!
+//! A session speaks either a revision with `initialize` (`connect`) or the stateless
+//! revision 2026-07-28 (`connect_modern`): `server/discover` instead of the handshake,
+//! `_meta` on every request, server input asked for inside results (multi round-trip
+//! requests), and — since its streams cannot be resumed — a request whose response stream
+//! broke is asked again with a new id when that is safe (`modern::is_idempotent`, or a
+//! tool that declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
+//! why when it is not.
 
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
 use crate::protocol::mcp::{
     self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool,
 };
+use crate::protocol::modern::{self, DiscoverResult};
 use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::transport::{Connection, Incoming, Transport};
 use futures_util::future::BoxFuture;
@@ -104,7 +113,32 @@ struct Shared {
     ended: tokio::sync::watch::Sender<Option<Error>>,
     notifications: broadcast::Sender<ServerNotification>,
     server: OnceLock<InitializeResult>,
+    /// Set when speaking the stateless revision.
+    modern: Option<Modern>,
+    /// The `subscriptions/listen` loop (stateless revision), stopped with the session.
+    listener: Mutex<Option<tokio::task::AbortHandle>>,
 }
+
+/// What a stateless-revision session adds.
+struct Modern {
+    /// Sent in every request's `params._meta`.
+    meta: serde_json::Map<String, Value>,
+    /// Tools whose call may be asked again after a lost response stream.
+    repeatable: Mutex<HashSet<String>>,
+}
+
+/// Why `connect_modern` did not produce a session, and whether the answer showed the
+/// server to be of the `initialize` era (so that `auto` may fall back to it).
+#[derive(Debug)]
+pub struct Refusal {
+    pub error: Error,
+    pub legacy: bool,
+}
+
+/// How many times a request whose response stream broke is asked again.
+const MAX_REISSUES: u32 = 2;
+/// How many rounds of input a server may ask for in one request (multi round-trip).
+const MAX_INPUT_ROUNDS: u32 = 8;
 
 struct Pending {
     method: String,
@@ -115,6 +149,21 @@ struct Pending {
 impl Session {
     /// Starts a session on a transport without the handshake (see `connect`).
     pub fn start(conn: Connection, options: SessionOptions) -> Session {
+        Session::start_with(conn, options, None)
+    }
+
+    /// Starts a stateless-revision session without discovery (see `connect_modern`).
+    pub fn start_modern(conn: Connection, options: SessionOptions) -> Session {
+        let version = modern::VERSION;
+        conn.transport.set_modern(version);
+        let modern = Modern {
+            meta: modern::request_meta(version, &options.capabilities()),
+            repeatable: Mutex::new(HashSet::new()),
+        };
+        Session::start_with(conn, options, Some(modern))
+    }
+
+    fn start_with(conn: Connection, options: SessionOptions, modern: Option<Modern>) -> Session {
         let (notifications, _) = broadcast::channel(256);
         let shared = Arc::new(Shared {
             transport: conn.transport,
@@ -126,6 +175,8 @@ impl Session {
             ended: tokio::sync::watch::channel(None).0,
             notifications,
             server: OnceLock::new(),
+            modern,
+            listener: Mutex::new(None),
         });
         let reader = tokio::spawn(read_incoming(shared.clone(), conn.incoming));
         Session { shared, reader }
@@ -144,6 +195,106 @@ impl Session {
         }
     }
 
+    /// Starts a stateless-revision (2026-07-28) session: `server/discover` instead of the
+    /// handshake. A refusal says whether the server answered like one of the `initialize`
+    /// era (`Refusal::legacy`), which is the only evidence `auto` falls back on.
+    pub async fn connect_modern(conn: Connection, options: SessionOptions) -> Result<Session, Refusal> {
+        let session = Session::start_modern(conn, options);
+        match session.discover().await {
+            Ok(()) => Ok(session),
+            Err(r) => {
+                session.close().await;
+                Err(r)
+            }
+        }
+    }
+
+    async fn discover(&self) -> Result<(), Refusal> {
+        let stage = |e: Error| {
+            let s = if connect_level(&e) { Stage::Connect } else { Stage::Discover };
+            e.in_stage(Phase::Connect, Some(s))
+        };
+        let refuse = |error: Error, legacy: bool| Refusal { error: stage(error), legacy };
+        let ours = modern::VERSION;
+        let value = match self
+            .request("server/discover", None, RequestOptions::default())
+            .await
+        {
+            Ok(v) => v,
+            // A modern server without `server/discover` (it must have it, but the
+            // revision lets a client go on without): speak it anyway.
+            Err(e) if e.context().status == Some(404)
+                && e.context().rpc_code == Some(crate::protocol::RpcError::METHOD_NOT_FOUND) =>
+            {
+                json!({ "supportedVersions": [ours] })
+            }
+            Err(e) => {
+                let listed = e.context().supported_versions.clone();
+                let legacy = match &listed {
+                    // A modern refusal of our version: fall back only when what the server
+                    // speaks instead is one of the `initialize` revisions we speak.
+                    Some(list) => list
+                        .iter()
+                        .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str())),
+                    None => crate::policy::fallback::is_legacy_answer_to_modern(&e),
+                };
+                let error = match listed {
+                    Some(list) => Error::protocol(format!(
+                        "the server does not speak MCP {ours} (it lists {}); Lifeline speaks {ours} \
+                         and {}",
+                        if list.is_empty() { "no revision".to_owned() } else { list.join(", ") },
+                        mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                    ))
+                    .with(|c| *c = e.context().clone())
+                    .caused_by(e),
+                    None => e,
+                };
+                return Err(refuse(error, legacy));
+            }
+        };
+        let result: DiscoverResult = serde_json::from_value(value).map_err(|_| {
+            refuse(
+                Error::protocol(
+                    "the server answered server/discover with something that is not a discovery \
+                     result (no supportedVersions), so it does not speak the stateless revision \
+                     (2026-07-28)",
+                )
+                .with(|c| c.method = Some("server/discover".into())),
+                true,
+            )
+        })?;
+        let versions = modern::clean_versions(&json!(result.supported_versions));
+        if !versions.iter().any(|v| v == ours) {
+            let legacy = versions
+                .iter()
+                .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str()));
+            return Err(refuse(
+                Error::protocol(format!(
+                    "the server's server/discover lists {} but not {ours}; Lifeline speaks {ours} \
+                     and {}",
+                    if versions.is_empty() { "no revision".to_owned() } else { versions.join(", ") },
+                    mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                ))
+                .with(|c| {
+                    c.method = Some("server/discover".into());
+                    c.supported_versions = Some(versions.clone());
+                }),
+                legacy,
+            ));
+        }
+        let _ = self.shared.server.set(InitializeResult {
+            protocol_version: ours.to_owned(),
+            capabilities: result.capabilities.clone(),
+            server_info: result.server_info(),
+            instructions: result.instructions.clone(),
+        });
+        if wants_listen(&result.capabilities) {
+            let handle = tokio::spawn(listen(self.shared.clone())).abort_handle();
+            *self.shared.listener.lock().expect("lock") = Some(handle);
+        }
+        Ok(())
+    }
+
     async fn handshake(&self) -> Result<(), Error> {
         let mut params = mcp::initialize_params(&self.shared.options.capabilities());
         let pinned = self.shared.options.protocol_version;
@@ -151,15 +302,7 @@ impl Session {
             params["protocolVersion"] = Value::from(v);
         }
         let stage = |e: Error| {
-            let s = if e.kind() == ErrorKind::Transport
-                && matches!(
-                    e.context().io,
-                    Some(IoKind::Connect | IoKind::Dns | IoKind::Tls)
-                ) {
-                Stage::Connect
-            } else {
-                Stage::Initialize
-            };
+            let s = if connect_level(&e) { Stage::Connect } else { Stage::Initialize };
             e.in_stage(Phase::Connect, Some(s))
         };
         let value = self
@@ -227,10 +370,17 @@ impl Session {
             .await
     }
 
+    /// A round trip: `ping`, or in the stateless revision (which has none) `server/discover`.
     pub async fn ping(&self) -> Result<(), Error> {
-        self.request("ping", None, RequestOptions::default())
+        let method = if self.is_modern() { "server/discover" } else { "ping" };
+        self.request(method, None, RequestOptions::default())
             .await
             .map(|_| ())
+    }
+
+    /// True when speaking the stateless revision (2026-07-28).
+    pub fn is_modern(&self) -> bool {
+        self.shared.modern.is_some()
     }
 
     /// Every tool, following `nextCursor` until the last page.
@@ -255,7 +405,7 @@ impl Session {
             })?;
             tools.extend(page.tools);
             match page.next_cursor {
-                None => return Ok(tools),
+                None => return Ok(self.took_tools(tools)),
                 Some(next) if !seen.insert(next.clone()) => {
                     return Err(Error::protocol(
                         "the server's tools/list pagination repeats a cursor; stopped instead of looping forever",
@@ -264,6 +414,40 @@ impl Session {
                 Some(next) => cursor = Some(next),
             }
         }
+    }
+
+    /// Stateless revision: learns which tools may be asked again after a lost stream and,
+    /// over HTTP, which arguments go into headers; a tool whose `x-mcp-header` annotations
+    /// are invalid is left out, as the revision requires, with a warning naming it.
+    fn took_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
+        let Some(m) = &self.shared.modern else {
+            return tools;
+        };
+        let transport = &self.shared.transport;
+        let mut headers = HashMap::new();
+        let mut kept = Vec::with_capacity(tools.len());
+        for tool in tools {
+            if transport.mirrors_headers() {
+                match modern::param_headers(&tool.input_schema) {
+                    Ok(h) if h.is_empty() => {}
+                    Ok(h) => {
+                        headers.insert(tool.name.clone(), h);
+                    }
+                    Err(why) => {
+                        tracing::warn!(tool = %cap(&self.shared.redactor.scrub(&tool.name), 100), %why, "left out a tool whose x-mcp-header annotation is invalid");
+                        continue;
+                    }
+                }
+            }
+            kept.push(tool);
+        }
+        *m.repeatable.lock().expect("lock") = kept
+            .iter()
+            .filter(|t| modern::tool_is_repeatable(t.annotations.as_ref()))
+            .map(|t| t.name.clone())
+            .collect();
+        transport.set_tool_headers(headers);
+        kept
     }
 
     /// Calls a tool. A result with `isError: true` is still `Ok`: the tool ran and failed,
@@ -281,12 +465,119 @@ impl Session {
     }
 
     /// Sends a request and waits for its answer, its timeout, or the end of the session.
-    /// Dropping the future cancels the request (`notifications/cancelled` is sent).
+    /// Dropping the future cancels the request (`notifications/cancelled` is sent, or in
+    /// the stateless revision over HTTP, its response stream is closed).
     pub async fn request(
         &self,
         method: &str,
         params: Option<Value>,
         opts: RequestOptions,
+    ) -> Result<Value, Error> {
+        let Some(m) = &self.shared.modern else {
+            return self.request_once(method, params, &opts).await;
+        };
+        let mut sent = params.clone();
+        let mut reissued = 0;
+        let mut rounds = 0;
+        loop {
+            let with_meta = Some(modern::with_meta(sent.clone(), &m.meta));
+            match self.request_once(method, with_meta, &opts).await {
+                Err(e) if e.kind() == ErrorKind::StreamLost && self.closed().is_none() => {
+                    let why_not = self.not_repeatable(method, params.as_ref());
+                    match why_not {
+                        None if reissued < MAX_REISSUES => {
+                            reissued += 1;
+                            tracing::info!(method, reissued, "a response stream broke before the answer; asking again with a new id");
+                        }
+                        None => {
+                            return Err(restate(e, format!(
+                                "{method}: the response stream broke before the answer again, after \
+                                 asking {reissued} more times with a new id; gave up"
+                            )));
+                        }
+                        Some(why) => {
+                            return Err(restate(e, format!(
+                                "{method}: the response stream broke before the answer; it was not \
+                                 asked again because {why}, so it may have run on the server"
+                            )));
+                        }
+                    }
+                }
+                Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
+                    rounds += 1;
+                    if rounds > MAX_INPUT_ROUNDS {
+                        return Err(Error::protocol(format!(
+                            "{method}: the server asked for input {MAX_INPUT_ROUNDS} times without \
+                             finishing; stopped instead of looping"
+                        ))
+                        .with(|c| c.method = Some(method.to_owned())));
+                    }
+                    sent = Some(self.with_input(method, params.clone(), &v).await?);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Why a request whose stream broke must not be asked again, or `None` when it may.
+    fn not_repeatable(&self, method: &str, params: Option<&Value>) -> Option<String> {
+        if modern::is_idempotent(method) {
+            return None;
+        }
+        if method != "tools/call" {
+            return Some(format!("{method} is not a request that only reads"));
+        }
+        let name = params.and_then(|p| p["name"].as_str()).unwrap_or("");
+        let shown = cap(&self.shared.redactor.scrub(name), 100);
+        let known = self
+            .shared
+            .modern
+            .as_ref()
+            .is_some_and(|m| m.repeatable.lock().expect("lock").contains(name));
+        (!known).then(|| {
+            format!(
+                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
+            )
+        })
+    }
+
+    /// The original request's params with the answers to what the server asked for
+    /// (`inputResponses`) and its `requestState`, if it gave one.
+    async fn with_input(&self, method: &str, params: Option<Value>, asked: &Value) -> Result<Value, Error> {
+        let mut responses = serde_json::Map::new();
+        if let Some(requests) = asked.get("inputRequests").and_then(Value::as_object) {
+            for (key, req) in requests {
+                let what = req["method"].as_str().unwrap_or("");
+                let answer = server_request(&self.shared.options, what, req.get("params").cloned())
+                    .await
+                    .map_err(|e| {
+                        Error::protocol(format!(
+                            "{method}: the server asked for {} input, which this client cannot give ({})",
+                            cap(what, 60),
+                            cap(&self.shared.redactor.scrub(&e.message), 200)
+                        ))
+                        .with(|c| c.method = Some(method.to_owned()))
+                    })?;
+                responses.insert(key.clone(), answer);
+            }
+        }
+        let mut params = match params {
+            Some(Value::Object(o)) => o,
+            _ => serde_json::Map::new(),
+        };
+        params.insert("inputResponses".into(), Value::Object(responses));
+        if let Some(state) = asked.get("requestState").filter(|s| s.is_string()) {
+            params.insert("requestState".into(), state.clone());
+        }
+        Ok(Value::Object(params))
+    }
+
+    /// One request with one id: sent, then waited for (see `request`).
+    async fn request_once(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &RequestOptions,
     ) -> Result<Value, Error> {
         self.check_open()?;
         let shared = &self.shared;
@@ -374,6 +665,9 @@ impl Session {
 
     /// Closes the transport (bounded) and fails every waiting request as cancelled.
     pub async fn close(&self) {
+        if let Some(l) = self.shared.listener.lock().expect("lock").take() {
+            l.abort();
+        }
         let cause = Error::cancelled("the connection was closed by Lifeline");
         close_with(&self.shared, cause);
         self.shared.transport.close().await;
@@ -383,6 +677,101 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.reader.abort();
+        if let Some(l) = self.shared.listener.lock().expect("lock").take() {
+            l.abort();
+        }
+    }
+}
+
+/// A failure that reached the transport's edge before any MCP was spoken.
+fn connect_level(e: &Error) -> bool {
+    e.kind() == ErrorKind::Transport
+        && matches!(
+            e.context().io,
+            Some(IoKind::Connect | IoKind::Dns | IoKind::Tls)
+        )
+}
+
+/// The same failure, said differently (kind and context kept, the original as the cause).
+fn restate(e: Error, message: String) -> Error {
+    let context = e.context().clone();
+    Error::new(e.kind(), message)
+        .with(|c| *c = context)
+        .caused_by(e)
+}
+
+/// Requests a server may answer with "input required" (multi round-trip requests).
+fn takes_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// True when the server offers change notifications worth a `subscriptions/listen` stream.
+fn wants_listen(capabilities: &Value) -> bool {
+    ["tools", "prompts", "resources"]
+        .iter()
+        .any(|k| capabilities[k]["listChanged"].as_bool() == Some(true))
+}
+
+/// The stateless revision's replacement for the GET stream: a `subscriptions/listen`
+/// request whose response stream carries change notifications. Opened again when it ends
+/// (after 1 s, doubling to a minute while it keeps ending quickly); given up when the
+/// server refuses it.
+async fn listen(shared: Arc<Shared>) {
+    const FIRST: Duration = Duration::from_secs(1);
+    const MAX: Duration = Duration::from_secs(60);
+    let caps = shared.server.get().map(|s| s.capabilities.clone()).unwrap_or_default();
+    let filter = json!({
+        "toolsListChanged": caps["tools"]["listChanged"].as_bool() == Some(true),
+        "promptsListChanged": caps["prompts"]["listChanged"].as_bool() == Some(true),
+        "resourcesListChanged": caps["resources"]["listChanged"].as_bool() == Some(true),
+    });
+    let Some(meta) = shared.modern.as_ref().map(|m| m.meta.clone()) else {
+        return;
+    };
+    let mut delay = FIRST;
+    loop {
+        if shared.closed.lock().expect("lock").is_some() {
+            return;
+        }
+        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
+        let (answer_tx, answer) = oneshot::channel();
+        let (progress, _) = mpsc::unbounded_channel();
+        shared.pending.lock().expect("lock").insert(
+            id.clone(),
+            Pending {
+                method: "subscriptions/listen".into(),
+                answer: answer_tx,
+                progress,
+            },
+        );
+        let params = modern::with_meta(Some(json!({ "notifications": filter })), &meta);
+        let opened = Instant::now();
+        let outcome = match shared
+            .transport
+            .send(&Message::request(id.clone(), "subscriptions/listen", Some(params)))
+            .await
+        {
+            Ok(()) => answer.await.unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
+            Err(e) => {
+                shared.pending.lock().expect("lock").remove(&id);
+                Err(e)
+            }
+        };
+        match outcome {
+            Ok(_) => tracing::debug!("the server closed the subscriptions/listen stream; opening it again"),
+            Err(e) if matches!(e.kind(), ErrorKind::StreamLost | ErrorKind::Timeout | ErrorKind::Transport) => {
+                tracing::debug!(error = %e, "the subscriptions/listen stream broke; opening it again");
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the server refused subscriptions/listen; change notifications are off for this connection");
+                return;
+            }
+        }
+        if opened.elapsed() >= MAX {
+            delay = FIRST;
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(MAX);
     }
 }
 
@@ -396,10 +785,15 @@ struct CancelOnDrop {
 impl CancelOnDrop {
     /// Stops waiting for the request and returns the `notifications/cancelled` to send, if
     /// one should be (never for `initialize`, which the spec forbids cancelling, and not on
-    /// a closed connection).
+    /// a closed connection). Where closing the response stream is the cancellation
+    /// (stateless revision over HTTP), that is done instead.
     fn take_cancellation(&mut self, reason: &str) -> Option<Message> {
         let id = self.id.take()?;
         self.shared.pending.lock().expect("lock").remove(&id);
+        if self.shared.transport.cancels_by_closing() {
+            self.shared.transport.cancel(&id);
+            return None;
+        }
         if self.initialize || self.shared.closed.lock().expect("lock").is_some() {
             return None;
         }
@@ -522,6 +916,7 @@ fn answer(shared: &Shared, r: Response) {
 fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
     let kind = match e.code {
         -32700..=-32600 => ErrorKind::Protocol,
+        c if modern::is_modern_error_code(c) => ErrorKind::Protocol,
         _ => ErrorKind::Server,
     };
     Error::new(
@@ -535,6 +930,7 @@ fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
     .with(|c| {
         c.rpc_code = Some(e.code);
         c.method = Some(method.to_owned());
+        c.supported_versions = crate::transport::http::errors::supported_versions(e);
     })
 }
 
@@ -597,6 +993,8 @@ async fn server_request(
         _ => Err(RpcError::method_not_found(method)),
     }
 }
+
+pub mod negotiate;
 
 #[cfg(test)]
 mod tests;

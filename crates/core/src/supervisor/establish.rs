@@ -6,8 +6,8 @@
 use super::SupervisorConfig;
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
-use crate::policy::fallback::{both_failed, is_older_protocol_signal};
 use crate::protocol::mcp::Tool;
+use crate::session::negotiate::{self, Ladder};
 use crate::session::{RequestOptions, Session, SessionOptions};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,23 +23,45 @@ pub async fn establish(
     let now = || Instant::now() - epoch;
     let deadline = Deadline::starting_at(now(), cfg.establish);
     let first = cfg.first_stage;
-    let _ = stage.send(first);
-    let conn = (cfg.connector)().map_err(|e| e.in_stage(Phase::Connect, Some(first)))?;
-
-    let _ = stage.send(Stage::Initialize);
-    let limit = stage_limit(&deadline, cfg.request_timeout, now(), Stage::Initialize)?;
-    let options = SessionOptions {
-        request_timeout: limit,
-        ..cfg.session.clone()
+    // Every step of the protocol ladder is a fresh attempt that starts by connecting.
+    let open = || {
+        let _ = stage.send(first);
+        (cfg.connector)().map_err(|e| e.in_stage(Phase::Connect, Some(first)))
     };
-    let session = match Session::connect(conn, options).await {
-        Ok(session) => session,
-        Err(e) => match &cfg.fallback {
-            Some(fallback) if is_older_protocol_signal(&e) => {
-                fall_back(cfg, fallback, e, &deadline, now, stage).await?
-            }
-            _ => return Err(cut_by_deadline(e, limit, cfg, Stage::Initialize)),
-        },
+    let legacy = cfg.fallback.as_ref().map(|f| {
+        move || {
+            let _ = stage.send(first);
+            f().map_err(|e| e.in_stage(Phase::Connect, Some(first)))
+        }
+    });
+    let ladder = Ladder {
+        choice: cfg.protocol,
+        open: &open,
+        legacy: legacy.as_ref().map(|l| l as _),
+        stateless_first: cfg.stateless_first,
+    };
+    let limit = std::sync::Mutex::new(cfg.request_timeout);
+    let options = |s: Stage| {
+        let _ = stage.send(s);
+        let l = stage_limit(&deadline, cfg.request_timeout, now(), s)?;
+        *limit.lock().expect("lock") = l;
+        Ok(SessionOptions {
+            request_timeout: l,
+            ..cfg.session.clone()
+        })
+    };
+    let cut = |e: Error, s: Stage| cut_by_deadline(e, *limit.lock().expect("lock"), cfg, s);
+    let known = *cfg.era.lock().expect("lock");
+    let session = match negotiate::connect(&ladder, known, options, cut).await {
+        Ok((session, rung)) => {
+            *cfg.era.lock().expect("lock") = Some(rung);
+            session
+        }
+        Err(e) => {
+            // The remembered way failed: find the way again next time.
+            *cfg.era.lock().expect("lock") = None;
+            return Err(e);
+        }
     };
     let session = Arc::new(session);
 
@@ -61,32 +83,6 @@ pub async fn establish(
             Err(e)
         }
     }
-}
-
-/// The spec's backward-compatibility step: the server refused Streamable HTTP's
-/// `initialize` as an older server would, so a fresh legacy HTTP+SSE connection is tried
-/// inside what is left of the same deadline. When that fails too, the error says both.
-async fn fall_back(
-    cfg: &SupervisorConfig,
-    fallback: &super::Connector,
-    refused: Error,
-    deadline: &Deadline,
-    now: impl Fn() -> Duration,
-    stage: &mpsc::UnboundedSender<Stage>,
-) -> Result<Session, Error> {
-    tracing::info!(server = %cfg.name, error = %refused, "Streamable HTTP refused; trying the legacy HTTP+SSE transport (2024-11-05)");
-    let _ = stage.send(cfg.first_stage);
-    let conn = fallback().map_err(|e| e.in_stage(Phase::Connect, Some(cfg.first_stage)))?;
-    let _ = stage.send(Stage::Initialize);
-    let limit = stage_limit(deadline, cfg.request_timeout, now(), Stage::Initialize)?;
-    let options = SessionOptions {
-        request_timeout: limit,
-        ..cfg.session.clone()
-    };
-    Session::connect(conn, options).await.map_err(|e| {
-        let e = cut_by_deadline(e, limit, cfg, Stage::Initialize);
-        both_failed(&refused, e)
-    })
 }
 
 fn stage_limit(

@@ -30,6 +30,7 @@ impl SupervisorConfig {
             })
         };
         let pinned = server.protocol.pinned();
+        let mut stateless_first = false;
         let (first_stage, connector, fallback) = match &server.transport {
             TransportConfig::Stdio { .. } => {
                 let config = server.stdio_config().expect("a stdio server");
@@ -49,6 +50,7 @@ impl SupervisorConfig {
                     let modern: Connector = Arc::new(move || http::connect(&config));
                     // Only `auto` may fall back; a pinned revision is never changed.
                     let fallback = server.protocol.pinned().is_none().then_some(legacy);
+                    stateless_first = true;
                     (Stage::Connect, modern, fallback)
                 }
             }
@@ -67,6 +69,8 @@ impl SupervisorConfig {
         cfg.disabled = server.disabled;
         cfg.fallback = fallback;
         cfg.session.protocol_version = pinned;
+        cfg.protocol = server.protocol;
+        cfg.stateless_first = stateless_first;
         Ok(cfg)
     }
 }

@@ -17,7 +17,9 @@ pub use actor::{CallOptions, GenerationStderr, Snapshot, Supervisor};
 pub use fleet::Fleet;
 
 use crate::error::{Error, Stage};
+use crate::protocol::generation::ProtocolChoice;
 use crate::session::SessionOptions;
+use crate::session::negotiate::Rung;
 use crate::transport::Connection;
 use state::Policy;
 use std::sync::Arc;
@@ -51,6 +53,13 @@ pub struct SupervisorConfig {
     pub seed: u64,
     pub disabled: bool,
     pub session: SessionOptions,
+    /// `auto` or a pinned revision (config `protocol`).
+    pub protocol: ProtocolChoice,
+    /// Under `auto`, ask in the stateless revision (2026-07-28) first: Streamable HTTP.
+    pub stateless_first: bool,
+    /// The step of the protocol ladder that worked last, tried first next time (the spec:
+    /// cache the era per server, probe again when the assumption fails).
+    pub era: Arc<std::sync::Mutex<Option<Rung>>>,
 }
 
 impl SupervisorConfig {
@@ -71,6 +80,9 @@ impl SupervisorConfig {
             seed: 0,
             disabled: false,
             session: SessionOptions::default(),
+            protocol: ProtocolChoice::Auto,
+            stateless_first: false,
+            era: Arc::default(),
         }
     }
 }

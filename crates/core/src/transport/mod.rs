@@ -59,6 +59,42 @@ impl Transport {
         }
     }
 
+    /// Switches to the stateless revision (2026-07-28) before the first message. Only
+    /// Streamable HTTP has anything to change (headers, no session, no resumption).
+    pub fn set_modern(&self, version: &str) {
+        if let Transport::Http(t) = self {
+            t.set_modern(version);
+        }
+    }
+
+    /// The listed tools' `x-mcp-header` annotations (stateless revision, HTTP only).
+    pub fn set_tool_headers(
+        &self,
+        headers: std::collections::HashMap<String, Vec<crate::protocol::modern::ParamHeader>>,
+    ) {
+        if let Transport::Http(t) = self {
+            t.set_tool_headers(headers);
+        }
+    }
+
+    /// True when this transport cancels a request by closing its response stream
+    /// (Streamable HTTP in the stateless revision), rather than by a notification.
+    pub fn cancels_by_closing(&self) -> bool {
+        matches!(self, Transport::Http(t) if t.is_modern())
+    }
+
+    /// Closes the response stream of `id` (see `cancels_by_closing`).
+    pub fn cancel(&self, id: &RequestId) {
+        if let Transport::Http(t) = self {
+            t.cancel(id);
+        }
+    }
+
+    /// True for Streamable HTTP, where `x-mcp-header` annotations must be honoured.
+    pub fn mirrors_headers(&self) -> bool {
+        matches!(self, Transport::Http(_))
+    }
+
     /// Called after `notifications/initialized`: opens the HTTP GET stream and returns once
     /// the server answered it (bounded by the HTTP request timeout).
     pub async fn start_listening(&self) {

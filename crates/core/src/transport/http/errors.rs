@@ -48,6 +48,11 @@ pub fn status_error(
     let code = status.as_u16();
     let reason = status.canonical_reason().unwrap_or("");
     let said = server_said(body, redactor);
+    // A refusal's JSON-RPC error says which refusal it is (a modern server's -32022 with the
+    // revisions it speaks, say). Not for other statuses: their kind decides on its own.
+    let rpc = matches!(code, 400 | 404 | 405)
+        .then(|| rpc_error_of(body))
+        .flatten();
     let (kind, advice) = match code {
         401 => (ErrorKind::Auth, "the server needs valid credentials: check the Authorization header (or token) in the config".to_owned()),
         403 => (ErrorKind::Permission, "the credentials were accepted but are not allowed to do this: check the token's scopes or the server's access rules".to_owned()),
@@ -68,7 +73,28 @@ pub fn status_error(
         c.retry_after = retry_after;
         c.method = Some(target.method.to_owned());
         c.url_path = Some(target.url_path.clone());
+        if let Some(e) = &rpc {
+            c.rpc_code = Some(e.code);
+            c.supported_versions = supported_versions(e);
+        }
     })
+}
+
+/// The JSON-RPC error in a response body, if it holds one.
+fn rpc_error_of(body: &[u8]) -> Option<crate::protocol::RpcError> {
+    Message::parse_many(body).ok()?.into_iter().find_map(|m| match m {
+        Message::Response(r) => r.outcome.err(),
+        _ => None,
+    })
+}
+
+/// `data.supported` of an unsupported-version error (-32022).
+pub(crate) fn supported_versions(e: &crate::protocol::RpcError) -> Option<Vec<String>> {
+    if e.code != crate::protocol::modern::UNSUPPORTED_PROTOCOL_VERSION {
+        return None;
+    }
+    let data = e.data.as_ref()?;
+    Some(crate::protocol::modern::clean_versions(&data["supported"]))
 }
 
 fn wait_advice(what: &str, retry_after: Option<Duration>) -> String {

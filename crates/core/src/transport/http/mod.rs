@@ -6,6 +6,11 @@
 //! Architecture invariant: a request is only accepted while an answer can still arrive.
 //! Once a response stream is lost beyond resumption, or the session is gone, the transport
 //! is closed with that cause and every later send fails at once with it.
+//!
+//! In the stateless revision (2026-07-28, `set_modern`) there is no session, no GET stream
+//! and no resumption: every POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`
+//! and the `Mcp-Param-*` of the called tool; a lost response stream fails only its own
+//! request (`RequestFailed`); cancelling a request closes its stream.
 
 pub(crate) mod errors;
 pub mod legacy;
@@ -17,8 +22,11 @@ use errors::{Target, request_error, retry_after_of, status_error, timeout_error,
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind};
-use crate::protocol::Message;
+use crate::protocol::modern::{self, ParamHeader};
+use crate::protocol::{Message, RequestId};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -83,6 +91,12 @@ struct Inner {
     tasks: Mutex<Vec<AbortHandle>>,
     /// Why the standalone GET stream is not running, if it stopped (never fatal).
     listen_status: Mutex<Option<String>>,
+    /// Speaking the stateless revision (2026-07-28).
+    modern: AtomicBool,
+    /// Per tool, the arguments mirrored into `Mcp-Param-*` headers (stateless revision).
+    tool_headers: Mutex<HashMap<String, Vec<ParamHeader>>>,
+    /// Response streams being read, by request, so that cancelling one closes it.
+    streams: Mutex<HashMap<RequestId, AbortHandle>>,
 }
 
 /// What every HTTP-based transport builds from an `HttpConfig` before sending anything.
@@ -178,6 +192,9 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         tx,
         tasks: Mutex::new(Vec::new()),
         listen_status: Mutex::new(None),
+        modern: AtomicBool::new(false),
+        tool_headers: Mutex::new(HashMap::new()),
+        streams: Mutex::new(HashMap::new()),
     });
     Ok(Connection {
         transport: Transport::Http(HttpTransport { inner }),
@@ -195,6 +212,30 @@ impl HttpTransport {
         *self.inner.protocol_version.lock().expect("lock") = Some(version.to_owned());
     }
 
+    /// Switches to the stateless revision before the first message: `version` goes on
+    /// every POST, sessions and resumption are off.
+    pub fn set_modern(&self, version: &str) {
+        self.set_protocol_version(version);
+        self.inner.modern.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_modern(&self) -> bool {
+        self.inner.is_modern()
+    }
+
+    /// The `x-mcp-header` annotations of the listed tools (stateless revision).
+    pub fn set_tool_headers(&self, headers: HashMap<String, Vec<ParamHeader>>) {
+        *self.inner.tool_headers.lock().expect("lock") = headers;
+    }
+
+    /// Stops reading the response stream of `id`: in the stateless revision, closing it
+    /// is how a request is cancelled. A JSON answer is cancelled by dropping its send.
+    pub fn cancel(&self, id: &RequestId) {
+        if let Some(h) = self.inner.streams.lock().expect("lock").remove(id) {
+            h.abort();
+        }
+    }
+
     pub fn session_id(&self) -> Option<String> {
         self.inner.session_id.lock().expect("lock").clone()
     }
@@ -208,6 +249,9 @@ impl HttpTransport {
     /// `listen_open_wait`: a server that never answers the GET delays nothing further (the
     /// GET goes on in the background until the request timeout).
     pub async fn start_listening(&self) {
+        if self.inner.is_modern() {
+            return;
+        }
         let inner = self.inner.clone();
         let (opened, answered) = tokio::sync::oneshot::channel();
         self.inner.spawn(stream::listen(inner, opened));
@@ -242,6 +286,42 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
+    fn is_modern(&self) -> bool {
+        self.modern.load(Ordering::Relaxed)
+    }
+
+    /// The headers that mirror a request's body (stateless revision): `Mcp-Method`,
+    /// `Mcp-Name`, and the called tool's `Mcp-Param-*`.
+    fn mirrored_headers(&self, request: &crate::protocol::Request) -> Result<HeaderMap, Error> {
+        let mut headers = HeaderMap::new();
+        let mut add = |name: &str, value: &str| -> Result<(), Error> {
+            let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                Error::protocol(format!("{name:?} is not a valid HTTP header name"))
+            })?;
+            let mut v = HeaderValue::from_str(value).map_err(|_| {
+                Error::protocol(format!("the value for header {name} cannot be sent"))
+            })?;
+            // Tool arguments may be secrets: never shown in logs of the request.
+            v.set_sensitive(name.starts_with(modern::PARAM_HEADER_PREFIX));
+            headers.append(n, v);
+            Ok(())
+        };
+        add(modern::METHOD_HEADER, &modern::header_value(&request.method))?;
+        let params = request.params.as_ref();
+        if let Some(name) = modern::name_of(&request.method, params) {
+            add(modern::NAME_HEADER, &modern::header_value(&name))?;
+            if request.method == "tools/call"
+                && let Some(spec) = self.tool_headers.lock().expect("lock").get(&name)
+            {
+                let args = params.and_then(|p| p.get("arguments")).unwrap_or(&serde_json::Value::Null);
+                for (header, value) in modern::param_header_values(spec, args) {
+                    add(&header, &value)?;
+                }
+            }
+        }
+        Ok(headers)
+    }
+
     fn target(&self, method: &'static str) -> Target {
         Target {
             method,
@@ -250,14 +330,15 @@ impl Inner {
         }
     }
 
-    fn spawn<F>(&self, fut: F)
+    fn spawn<F>(&self, fut: F) -> AbortHandle
     where
         F: std::future::Future<Output = ()> + Send + 'static,
     {
         let handle = tokio::spawn(fut).abort_handle();
         let mut tasks = self.tasks.lock().expect("lock");
         tasks.retain(|t| !t.is_finished());
-        tasks.push(handle);
+        tasks.push(handle.clone());
+        handle
     }
 
     fn abort_tasks(&self) {
@@ -272,7 +353,9 @@ impl Inner {
             .client
             .request(method, self.url.clone())
             .headers(self.headers.clone());
-        if let Some(s) = self.session_id.lock().expect("lock").as_deref() {
+        if let Some(s) = self.session_id.lock().expect("lock").as_deref()
+            && !self.is_modern()
+        {
             req = req.header(SESSION_HEADER, s);
         }
         if let Some(v) = self.protocol_version.lock().expect("lock").as_deref() {
@@ -303,12 +386,16 @@ impl Inner {
             return Err(Error::closed_because(cause));
         }
         let target = self.target("POST");
-        let sent_session = self.session_id.lock().expect("lock").is_some();
-        let req = self
+        let modern = self.is_modern();
+        let sent_session = !modern && self.session_id.lock().expect("lock").is_some();
+        let mut req = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(msg.to_json());
+            .header(CONTENT_TYPE, "application/json");
+        if modern && let Message::Request(r) = msg {
+            req = req.headers(self.mirrored_headers(r)?);
+        }
+        let req = req.body(msg.to_json());
         let limit = self.config.request_timeout;
         let resp = match tokio::time::timeout(limit, req.send()).await {
             Err(_) => return Err(timeout_error(&target, "no response headers", limit)),
@@ -319,6 +406,7 @@ impl Inner {
             .headers()
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
+            .filter(|_| !modern)
         {
             // Only the handshake may set the session; later ids are ignored rather than
             // letting a confused server switch us to another session mid-way.
@@ -359,7 +447,12 @@ impl Inner {
         if content_type.starts_with("text/event-stream") {
             let inner = self.clone();
             let id = request.id.clone();
-            self.spawn(async move { stream::post_stream(inner, id, resp).await });
+            let handle = self.spawn(async move { stream::post_stream(inner, id, resp).await });
+            if modern {
+                let mut streams = self.streams.lock().expect("lock");
+                streams.retain(|_, h| !h.is_finished());
+                streams.insert(request.id.clone(), handle);
+            }
             return Ok(());
         }
         if !content_type.starts_with("application/json") {

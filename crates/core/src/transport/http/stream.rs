@@ -60,6 +60,19 @@ pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest:
         }
         Pumped::Ended { why, .. } => why,
     };
+    if inner.is_modern() {
+        // 2026-07-28 streams cannot be resumed; the request alone is lost (no session state
+        // went with it), and the session decides whether asking again is safe.
+        let error = super::with_target(
+            lost(format!(
+                "the response stream {why} before the answer, and streams of the stateless \
+                 revision (2026-07-28) cannot be resumed"
+            )),
+            &target,
+        );
+        let _ = inner.tx.send(Incoming::RequestFailed { id, error }).await;
+        return;
+    }
     tracing::debug!(request = %id, why, "response stream ended before its answer; resuming");
     if let Err(e) = resume(&inner, &mut dec, Some(&id), why).await {
         inner.fail(e).await;
