@@ -1,12 +1,17 @@
 //! `lifeline conformance URL`: the client the official MCP conformance runner launches. The
-//! runner names the scenario in MCP_CONFORMANCE_SCENARIO; each scenario does what the
-//! suite checks and exits 0 on success.
+//! runner names the scenario in MCP_CONFORMANCE_SCENARIO, the spec revision under test in
+//! MCP_CONFORMANCE_PROTOCOL_VERSION (0.2.0 runners; used as the `protocol` pin, as a user
+//! would pin a server) and scenario data in MCP_CONFORMANCE_CONTEXT; each scenario does
+//! what the suite checks and exits 0 on success. The protocol is found the way every
+//! other command finds it (`session::negotiate`).
 
 use crate::output::{EXIT_OK, EXIT_TOOL_ERROR, Out};
+use crate::target::Target;
 use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::protocol::generation::ProtocolChoice;
 use lifeline_core::protocol::mcp::elicitation_defaults;
 use lifeline_core::session::{Handler, RequestOptions};
-use lifeline_core::transport::http::{self, HttpConfig};
+use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -17,19 +22,27 @@ pub async fn run(url: &str) -> i32 {
         json: false,
         redactor: Redactor::default(),
     };
-    let mut options = SessionOptions::default();
-    if scenario.starts_with("elicitation") {
+    let protocol = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .and_then(|v| ProtocolChoice::parse(&v).ok())
+        .unwrap_or_default();
+    let mut options = SessionOptions {
+        protocol_version: protocol.pinned(),
+        ..SessionOptions::default()
+    };
+    if scenario.starts_with("elicitation") || scenario.starts_with("sep-2322") {
         options.elicitation = Some(accept_with_defaults());
     }
-    let conn = match http::connect(&HttpConfig::new(url)) {
-        Ok(c) => c,
-        Err(e) => return out.error(&e),
-    };
-    let session = match Session::connect(conn, options).await {
+    let target = Target::Http(HttpConfig::new(url));
+    let session = match crate::connect(&target, protocol, options).await {
         Ok(s) => s,
         Err(e) => return out.error(&e),
     };
-    let result = scenario_steps(&session, &scenario).await;
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let result = scenario_steps(&session, &scenario, &context).await;
     let code = match result {
         Ok(true) => EXIT_OK,
         Ok(false) => EXIT_TOOL_ERROR,
@@ -40,25 +53,87 @@ pub async fn run(url: &str) -> i32 {
 }
 
 /// Ok(false) when a tool answered with `isError`.
-async fn scenario_steps(session: &Session, scenario: &str) -> Result<bool, lifeline_core::Error> {
-    let call = |name: &'static str, args: Value| async move {
+async fn scenario_steps(
+    session: &Session,
+    scenario: &str,
+    context: &Value,
+) -> Result<bool, lifeline_core::Error> {
+    let call = |name: String, args: Value| async move {
         let r = session
-            .call_tool(name, args, RequestOptions::default())
+            .call_tool(&name, args, RequestOptions::default())
             .await?;
         Ok::<bool, lifeline_core::Error>(
             !r.get("isError").and_then(Value::as_bool).unwrap_or(false),
         )
     };
+    // Scenario data: tool calls to make with exact arguments (http-custom-headers).
+    if let Some(calls) = context["toolCalls"].as_array() {
+        session.list_tools().await?;
+        let mut ok = true;
+        for c in calls {
+            let name = c["name"].as_str().unwrap_or_default().to_owned();
+            ok &= call(name, c["arguments"].clone()).await?;
+        }
+        return Ok(ok);
+    }
     match scenario {
         "tools_call" => {
             session.list_tools().await?;
-            call("add_numbers", json!({ "a": 5, "b": 3 })).await
+            call("add_numbers".into(), json!({ "a": 5, "b": 3 })).await
         }
-        "sse-retry" => call("test_reconnection", json!({})).await,
+        "sse-retry" => call("test_reconnection".into(), json!({})).await,
         s if s.starts_with("elicitation") => {
-            call("test_client_elicitation_defaults", json!({})).await
+            call("test_client_elicitation_defaults".into(), json!({})).await
         }
-        // "initialize" and anything unknown: the handshake and a listing are the test.
+        // Every tool the server lists and Lifeline keeps (the invalid ones are left out).
+        "http-invalid-tool-headers" => {
+            for tool in session.list_tools().await? {
+                call(tool.name, json!({})).await?;
+            }
+            Ok(true)
+        }
+        // Each method whose header is checked, on everything listed.
+        "http-standard-headers" => {
+            for tool in session.list_tools().await? {
+                call(tool.name, json!({})).await?;
+            }
+            let listed = session
+                .request("resources/list", None, RequestOptions::default())
+                .await?;
+            for r in listed["resources"].as_array().into_iter().flatten() {
+                let params = json!({ "uri": r["uri"] });
+                session
+                    .request("resources/read", Some(params), RequestOptions::default())
+                    .await?;
+            }
+            let listed = session
+                .request("prompts/list", None, RequestOptions::default())
+                .await?;
+            for p in listed["prompts"].as_array().into_iter().flatten() {
+                let params = json!({ "name": p["name"], "arguments": {} });
+                session
+                    .request("prompts/get", Some(params), RequestOptions::default())
+                    .await?;
+            }
+            Ok(true)
+        }
+        // Multi round-trip requests: the session answers what the server asks for.
+        "sep-2322-client-request-state" => {
+            let listed = session.list_tools().await?;
+            for name in [
+                "test_mrtr_echo_state",
+                "test_mrtr_unrelated",
+                "test_mrtr_no_state",
+                "test_mrtr_no_result_type",
+            ] {
+                if listed.iter().any(|t| t.name == name) {
+                    call(name.into(), json!({})).await?;
+                }
+            }
+            Ok(true)
+        }
+        // "initialize", "request-metadata" and anything unknown: the handshake (or
+        // discovery) and a listing are the test.
         _ => session.list_tools().await.map(|_| true),
     }
 }

@@ -13,10 +13,10 @@ mod watch;
 use clap::{Parser, Subcommand};
 use lifeline_core::config::TransportConfig;
 use lifeline_core::diagnostics::redact::Redactor;
-use lifeline_core::policy::fallback::{both_failed, is_older_protocol_signal};
 use lifeline_core::protocol::generation::{LEGACY_SSE, ProtocolChoice};
 use lifeline_core::protocol::mcp::Progress;
 use lifeline_core::session::RequestOptions;
+use lifeline_core::session::negotiate::{self, Ladder};
 use lifeline_core::{Error, Session, SessionOptions};
 use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
 use serde_json::{Value, json};
@@ -244,25 +244,27 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
     }
 }
 
-/// Opens `target` and performs the handshake; under `auto`, a Streamable HTTP refusal of
-/// the kind older servers give is followed by a fresh legacy HTTP+SSE attempt.
+/// Opens `target` and finds the protocol the way the supervisor does
+/// (`session::negotiate`): under `auto` over Streamable HTTP, the stateless revision first,
+/// then `initialize`, then the legacy HTTP+SSE transport, each only on the spec's signals.
 async fn connect(
     target: &Target,
     protocol: ProtocolChoice,
     options: SessionOptions,
 ) -> Result<Session, Error> {
-    let refused = match Session::connect(target.open()?, options.clone()).await {
-        Ok(session) => return Ok(session),
-        Err(e) => e,
+    let open = || target.open();
+    let legacy_target = target.fallback(protocol);
+    let legacy = legacy_target.as_ref().map(|t| move || t.open());
+    let ladder = Ladder {
+        choice: protocol,
+        open: &open,
+        legacy: legacy.as_ref().map(|l| l as _),
+        stateless_first: matches!(target, Target::Http(_)),
     };
-    match target.fallback(protocol) {
-        Some(legacy) if is_older_protocol_signal(&refused) => {
-            Session::connect(legacy.open()?, options)
-                .await
-                .map_err(|e| both_failed(&refused, e))
-        }
-        _ => Err(refused),
-    }
+    let options = |_| Ok(options.clone());
+    negotiate::connect(&ladder, None, options, |e, _| e)
+        .await
+        .map(|(session, _)| session)
 }
 
 /// Runs `fut` unless Ctrl-C comes first (then the future is dropped, which cancels it).

@@ -578,7 +578,9 @@ fn protocol_is_auto_by_default_and_a_pin_must_be_known_and_fit_the_transport() {
         ),
         "{p:?}"
     );
-    let c = loaded(stdio(json!({"url": "http://h/mcp", "protocol": "2026-07-28"})));
+    let c = loaded(stdio(
+        json!({"url": "http://h/mcp", "protocol": "2026-07-28"}),
+    ));
     assert!(c.servers[0].protocol.is_stateless());
     let p = problems(stdio(
         json!({"type": "sse", "url": "http://h/sse", "protocol": "2026-07-28"}),

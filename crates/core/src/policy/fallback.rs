@@ -71,7 +71,8 @@ pub fn is_legacy_answer_to_modern(err: &Error) -> bool {
             }
             let modern_error = c.rpc_code.is_some_and(|code| {
                 crate::protocol::modern::is_modern_error_code(code)
-                    || (c.status == Some(404) && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
+                    || (c.status == Some(404)
+                        && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
             });
             if modern_error {
                 return false;
@@ -120,7 +121,8 @@ mod tests {
         // with 200 (or over stdio): not modern.
         let legacy_body = refused(400).with(|c| c.rpc_code = Some(-32000));
         assert!(is_legacy_answer_to_modern(&legacy_body));
-        let answered = Error::new(ErrorKind::Server, "method not found").with(|c| c.rpc_code = Some(-32601));
+        let answered =
+            Error::new(ErrorKind::Server, "method not found").with(|c| c.rpc_code = Some(-32601));
         assert!(is_legacy_answer_to_modern(&answered));
         // Nothing heard: no evidence either way.
         assert!(!is_legacy_answer_to_modern(&Error::timeout("no answer")));
@@ -140,8 +142,14 @@ mod tests {
             Error::transport("dns").with(|c| c.io = Some(IoKind::Dns)),
             Error::transport("tls").with(|c| c.io = Some(IoKind::Tls)),
         ] {
-            assert!(!is_legacy_answer_to_modern(&refused(400).caused_by(veto.clone())), "{veto:?} inside");
-            assert!(!is_legacy_answer_to_modern(&veto.clone().caused_by(refused(400))), "{veto:?} outside");
+            assert!(
+                !is_legacy_answer_to_modern(&refused(400).caused_by(veto.clone())),
+                "{veto:?} inside"
+            );
+            assert!(
+                !is_legacy_answer_to_modern(&veto.clone().caused_by(refused(400))),
+                "{veto:?} outside"
+            );
         }
     }
 

@@ -125,7 +125,9 @@ pub fn name_of(method: &str, params: Option<&Value>) -> Option<String> {
 /// looks like that sentinel, so that it cannot be misread).
 pub fn header_value(value: &str) -> String {
     let plain = !value.is_empty()
-        && value.bytes().all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
+        && value
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
         && !(value.starts_with("=?base64?") && value.ends_with("?="));
@@ -297,9 +299,13 @@ pub fn clean_versions(list: &Value) -> Vec<String> {
                 .filter_map(Value::as_str)
                 .filter(|v| {
                     v.len() == 10
-                        && v.bytes()
-                            .enumerate()
-                            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() })
+                        && v.bytes().enumerate().all(|(i, b)| {
+                            if i == 4 || i == 7 {
+                                b == b'-'
+                            } else {
+                                b.is_ascii_digit()
+                            }
+                        })
                 })
                 .map(str::to_owned)
                 .take(16)
@@ -315,22 +321,25 @@ mod tests {
     #[test]
     fn meta_carries_version_client_and_capabilities_and_keeps_other_keys() {
         let meta = request_meta(VERSION, &ClientCapabilities::default());
-        let p = with_meta(
-            Some(json!({"name":"t","_meta":{"progressToken":3}})),
-            &meta,
-        );
+        let p = with_meta(Some(json!({"name":"t","_meta":{"progressToken":3}})), &meta);
         assert_eq!(p["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(p["_meta"][META_CLIENT_INFO]["name"], "lifeline");
         assert_eq!(p["_meta"][META_CLIENT_CAPABILITIES], json!({}));
         assert_eq!(p["_meta"]["progressToken"], 3);
         assert_eq!(p["name"], "t");
-        assert_eq!(with_meta(None, &meta)["_meta"].as_object().unwrap().len(), 3);
+        assert_eq!(
+            with_meta(None, &meta)["_meta"].as_object().unwrap().len(),
+            3
+        );
     }
 
     #[test]
     fn header_values_follow_the_spec_table() {
         assert_eq!(header_value("us-west1"), "us-west1");
-        assert_eq!(header_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(
+            header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
         assert_eq!(header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
         assert_eq!(
@@ -345,7 +354,10 @@ mod tests {
         let p = json!({"name":"echo","uri":"file:///x"});
         assert_eq!(name_of("tools/call", Some(&p)).as_deref(), Some("echo"));
         assert_eq!(name_of("prompts/get", Some(&p)).as_deref(), Some("echo"));
-        assert_eq!(name_of("resources/read", Some(&p)).as_deref(), Some("file:///x"));
+        assert_eq!(
+            name_of("resources/read", Some(&p)).as_deref(),
+            Some("file:///x")
+        );
         assert_eq!(name_of("tools/list", Some(&p)), None);
     }
 
@@ -359,8 +371,14 @@ mod tests {
         assert_eq!(
             h,
             vec![
-                ParamHeader { path: vec!["region".into()], name: "Region".into() },
-                ParamHeader { path: vec!["opts".into(), "dry".into()], name: "Dry".into() },
+                ParamHeader {
+                    path: vec!["region".into()],
+                    name: "Region".into()
+                },
+                ParamHeader {
+                    path: vec!["opts".into(), "dry".into()],
+                    name: "Dry".into()
+                },
             ]
         );
         let values = param_header_values(
@@ -370,7 +388,10 @@ mod tests {
         assert_eq!(
             values,
             vec![
-                ("mcp-param-Region".to_owned(), "=?base64?SGVsbG8sIOS4lueVjA==?=".to_owned()),
+                (
+                    "mcp-param-Region".to_owned(),
+                    "=?base64?SGVsbG8sIOS4lueVjA==?=".to_owned()
+                ),
                 ("mcp-param-Dry".to_owned(), "true".to_owned()),
             ]
         );
@@ -381,9 +402,18 @@ mod tests {
     #[test]
     fn invalid_annotations_reject_the_tool_with_a_reason() {
         let bad = [
-            (json!({"properties":{"a":{"type":"number","x-mcp-header":"A"}}}), "type"),
-            (json!({"properties":{"a":{"type":"string","x-mcp-header":"A B"}}}), "token"),
-            (json!({"properties":{"a":{"type":"string","x-mcp-header":""}}}), "token"),
+            (
+                json!({"properties":{"a":{"type":"number","x-mcp-header":"A"}}}),
+                "type",
+            ),
+            (
+                json!({"properties":{"a":{"type":"string","x-mcp-header":"A B"}}}),
+                "token",
+            ),
+            (
+                json!({"properties":{"a":{"type":"string","x-mcp-header":""}}}),
+                "token",
+            ),
             (
                 json!({"properties":{"a":{"type":"string","x-mcp-header":"X"},
                                      "b":{"type":"string","x-mcp-header":"x"}}}),
@@ -414,7 +444,13 @@ mod tests {
 
     #[test]
     fn only_revision_shaped_versions_are_kept() {
-        let v = clean_versions(&json!(["2026-07-28", "2025-11-25", "sk-live-123", 7, "2026-7-28"]));
+        let v = clean_versions(&json!([
+            "2026-07-28",
+            "2025-11-25",
+            "sk-live-123",
+            7,
+            "2026-7-28"
+        ]));
         assert_eq!(v, vec!["2026-07-28", "2025-11-25"]);
     }
 

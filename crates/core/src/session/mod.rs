@@ -198,7 +198,10 @@ impl Session {
     /// Starts a stateless-revision (2026-07-28) session: `server/discover` instead of the
     /// handshake. A refusal says whether the server answered like one of the `initialize`
     /// era (`Refusal::legacy`), which is the only evidence `auto` falls back on.
-    pub async fn connect_modern(conn: Connection, options: SessionOptions) -> Result<Session, Refusal> {
+    pub async fn connect_modern(
+        conn: Connection,
+        options: SessionOptions,
+    ) -> Result<Session, Refusal> {
         let session = Session::start_modern(conn, options);
         match session.discover().await {
             Ok(()) => Ok(session),
@@ -211,10 +214,17 @@ impl Session {
 
     async fn discover(&self) -> Result<(), Refusal> {
         let stage = |e: Error| {
-            let s = if connect_level(&e) { Stage::Connect } else { Stage::Discover };
+            let s = if connect_level(&e) {
+                Stage::Connect
+            } else {
+                Stage::Discover
+            };
             e.in_stage(Phase::Connect, Some(s))
         };
-        let refuse = |error: Error, legacy: bool| Refusal { error: stage(error), legacy };
+        let refuse = |error: Error, legacy: bool| Refusal {
+            error: stage(error),
+            legacy,
+        };
         let ours = modern::VERSION;
         let value = match self
             .request("server/discover", None, RequestOptions::default())
@@ -223,8 +233,10 @@ impl Session {
             Ok(v) => v,
             // A modern server without `server/discover` (it must have it, but the
             // revision lets a client go on without): speak it anyway.
-            Err(e) if e.context().status == Some(404)
-                && e.context().rpc_code == Some(crate::protocol::RpcError::METHOD_NOT_FOUND) =>
+            Err(e)
+                if e.context().status == Some(404)
+                    && e.context().rpc_code
+                        == Some(crate::protocol::RpcError::METHOD_NOT_FOUND) =>
             {
                 json!({ "supportedVersions": [ours] })
             }
@@ -272,7 +284,11 @@ impl Session {
                 Error::protocol(format!(
                     "the server's server/discover lists {} but not {ours}; Lifeline speaks {ours} \
                      and {}",
-                    if versions.is_empty() { "no revision".to_owned() } else { versions.join(", ") },
+                    if versions.is_empty() {
+                        "no revision".to_owned()
+                    } else {
+                        versions.join(", ")
+                    },
                     mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
                 ))
                 .with(|c| {
@@ -302,7 +318,11 @@ impl Session {
             params["protocolVersion"] = Value::from(v);
         }
         let stage = |e: Error| {
-            let s = if connect_level(&e) { Stage::Connect } else { Stage::Initialize };
+            let s = if connect_level(&e) {
+                Stage::Connect
+            } else {
+                Stage::Initialize
+            };
             e.in_stage(Phase::Connect, Some(s))
         };
         let value = self
@@ -372,7 +392,11 @@ impl Session {
 
     /// A round trip: `ping`, or in the stateless revision (which has none) `server/discover`.
     pub async fn ping(&self) -> Result<(), Error> {
-        let method = if self.is_modern() { "server/discover" } else { "ping" };
+        let method = if self.is_modern() {
+            "server/discover"
+        } else {
+            "ping"
+        };
         self.request(method, None, RequestOptions::default())
             .await
             .map(|_| ())
@@ -479,27 +503,55 @@ impl Session {
         let mut sent = params.clone();
         let mut reissued = 0;
         let mut rounds = 0;
+        let mut version_retried = false;
         loop {
             let with_meta = Some(modern::with_meta(sent.clone(), &m.meta));
             match self.request_once(method, with_meta, &opts).await {
+                // The server refused the revision but lists it as supported (a server
+                // that was switching versions, say): the spec's answer is to ask again
+                // with a listed one, which is ours. Once.
+                Err(e)
+                    if !version_retried
+                        && e.context().rpc_code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
+                        && e.context()
+                            .supported_versions
+                            .as_ref()
+                            .is_some_and(|l| l.iter().any(|v| v == modern::VERSION)) =>
+                {
+                    version_retried = true;
+                    tracing::info!(
+                        method,
+                        "the server refused the revision it lists as supported; asking once more"
+                    );
+                }
                 Err(e) if e.kind() == ErrorKind::StreamLost && self.closed().is_none() => {
                     let why_not = self.not_repeatable(method, params.as_ref());
                     match why_not {
                         None if reissued < MAX_REISSUES => {
                             reissued += 1;
-                            tracing::info!(method, reissued, "a response stream broke before the answer; asking again with a new id");
+                            tracing::info!(
+                                method,
+                                reissued,
+                                "a response stream broke before the answer; asking again with a new id"
+                            );
                         }
                         None => {
-                            return Err(restate(e, format!(
-                                "{method}: the response stream broke before the answer again, after \
+                            return Err(restate(
+                                e,
+                                format!(
+                                    "{method}: the response stream broke before the answer again, after \
                                  asking {reissued} more times with a new id; gave up"
-                            )));
+                                ),
+                            ));
                         }
                         Some(why) => {
-                            return Err(restate(e, format!(
-                                "{method}: the response stream broke before the answer; it was not \
+                            return Err(restate(
+                                e,
+                                format!(
+                                    "{method}: the response stream broke before the answer; it was not \
                                  asked again because {why}, so it may have run on the server"
-                            )));
+                                ),
+                            ));
                         }
                     }
                 }
@@ -535,15 +587,18 @@ impl Session {
             .as_ref()
             .is_some_and(|m| m.repeatable.lock().expect("lock").contains(name));
         (!known).then(|| {
-            format!(
-                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
-            )
+            format!("the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)")
         })
     }
 
     /// The original request's params with the answers to what the server asked for
     /// (`inputResponses`) and its `requestState`, if it gave one.
-    async fn with_input(&self, method: &str, params: Option<Value>, asked: &Value) -> Result<Value, Error> {
+    async fn with_input(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        asked: &Value,
+    ) -> Result<Value, Error> {
         let mut responses = serde_json::Map::new();
         if let Some(requests) = asked.get("inputRequests").and_then(Value::as_object) {
             for (key, req) in requests {
@@ -719,7 +774,11 @@ fn wants_listen(capabilities: &Value) -> bool {
 async fn listen(shared: Arc<Shared>) {
     const FIRST: Duration = Duration::from_secs(1);
     const MAX: Duration = Duration::from_secs(60);
-    let caps = shared.server.get().map(|s| s.capabilities.clone()).unwrap_or_default();
+    let caps = shared
+        .server
+        .get()
+        .map(|s| s.capabilities.clone())
+        .unwrap_or_default();
     let filter = json!({
         "toolsListChanged": caps["tools"]["listChanged"].as_bool() == Some(true),
         "promptsListChanged": caps["prompts"]["listChanged"].as_bool() == Some(true),
@@ -748,18 +807,31 @@ async fn listen(shared: Arc<Shared>) {
         let opened = Instant::now();
         let outcome = match shared
             .transport
-            .send(&Message::request(id.clone(), "subscriptions/listen", Some(params)))
+            .send(&Message::request(
+                id.clone(),
+                "subscriptions/listen",
+                Some(params),
+            ))
             .await
         {
-            Ok(()) => answer.await.unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
+            Ok(()) => answer
+                .await
+                .unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
             Err(e) => {
                 shared.pending.lock().expect("lock").remove(&id);
                 Err(e)
             }
         };
         match outcome {
-            Ok(_) => tracing::debug!("the server closed the subscriptions/listen stream; opening it again"),
-            Err(e) if matches!(e.kind(), ErrorKind::StreamLost | ErrorKind::Timeout | ErrorKind::Transport) => {
+            Ok(_) => tracing::debug!(
+                "the server closed the subscriptions/listen stream; opening it again"
+            ),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::StreamLost | ErrorKind::Timeout | ErrorKind::Transport
+                ) =>
+            {
                 tracing::debug!(error = %e, "the subscriptions/listen stream broke; opening it again");
             }
             Err(e) => {

@@ -117,9 +117,9 @@ pub async fn connect(
             None => error,
         });
     }
-    Err(refused.map(|(_, e)| e).unwrap_or_else(|| {
-        Error::config("no way of reaching this server is configured")
-    }))
+    Err(refused
+        .map(|(_, e)| e)
+        .unwrap_or_else(|| Error::config("no way of reaching this server is configured")))
 }
 
 /// `error` of the `initialize` step, saying that the stateless revision was refused first.

@@ -82,10 +82,13 @@ pub fn status_error(
 
 /// The JSON-RPC error in a response body, if it holds one.
 fn rpc_error_of(body: &[u8]) -> Option<crate::protocol::RpcError> {
-    Message::parse_many(body).ok()?.into_iter().find_map(|m| match m {
-        Message::Response(r) => r.outcome.err(),
-        _ => None,
-    })
+    Message::parse_many(body)
+        .ok()?
+        .into_iter()
+        .find_map(|m| match m {
+            Message::Response(r) => r.outcome.err(),
+            _ => None,
+        })
 }
 
 /// `data.supported` of an unsupported-version error (-32022).

@@ -306,14 +306,19 @@ impl Inner {
             headers.append(n, v);
             Ok(())
         };
-        add(modern::METHOD_HEADER, &modern::header_value(&request.method))?;
+        add(
+            modern::METHOD_HEADER,
+            &modern::header_value(&request.method),
+        )?;
         let params = request.params.as_ref();
         if let Some(name) = modern::name_of(&request.method, params) {
             add(modern::NAME_HEADER, &modern::header_value(&name))?;
             if request.method == "tools/call"
                 && let Some(spec) = self.tool_headers.lock().expect("lock").get(&name)
             {
-                let args = params.and_then(|p| p.get("arguments")).unwrap_or(&serde_json::Value::Null);
+                let args = params
+                    .and_then(|p| p.get("arguments"))
+                    .unwrap_or(&serde_json::Value::Null);
                 for (header, value) in modern::param_header_values(spec, args) {
                     add(&header, &value)?;
                 }
