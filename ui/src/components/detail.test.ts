@@ -237,4 +237,9 @@ describe("the protocol fact", () => {
     await panel({ protocol_version: "2024-11-05", transport: "http" });
     expect(screen.getByTestId("detail-protocol").textContent).toBe("2024-11-05 · legacy HTTP+SSE");
   });
+
+  test("2026-07-28 is the stateless revision", async () => {
+    await panel({ protocol_version: "2026-07-28", transport: "http" });
+    expect(screen.getByTestId("detail-protocol").textContent).toBe("2026-07-28 · stateless");
+  });
 });

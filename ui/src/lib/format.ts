@@ -197,3 +197,10 @@ export function policyLines(p: ServerPolicy): { label: string; text: string }[] 
     },
   ];
 }
+
+/** What a negotiated revision means for the connection, after the revision itself. */
+export function generationNote(version: string | null | undefined): string {
+  if (version === "2024-11-05") return " · legacy HTTP+SSE";
+  if (version === "2026-07-28") return " · stateless";
+  return "";
+}
