@@ -124,14 +124,14 @@ pub fn name_of(method: &str, params: Option<&Value>) -> Option<String> {
 /// or trailing space, otherwise `=?base64?…?=` of its UTF-8 (as is a plain value that
 /// looks like that sentinel, so that it cannot be misread).
 pub fn header_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && value
-            .bytes()
-            .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = value
+        .bytes()
+        .all(|b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b))
         && !value.starts_with([' ', '\t'])
         && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    if plain || value.is_empty() {
+        && !sentinel;
+    if plain {
         return value.to_owned();
     }
     format!(

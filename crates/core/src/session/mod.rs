@@ -1069,4 +1069,6 @@ async fn server_request(
 pub mod negotiate;
 
 #[cfg(test)]
+mod modern_tests;
+#[cfg(test)]
 mod tests;

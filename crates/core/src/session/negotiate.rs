@@ -148,3 +148,152 @@ fn pinned_elsewhere(error: Error) -> Error {
         .with(|c| *c = context)
         .caused_by(error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::protocol::{Message, Response, RpcError};
+    use crate::transport::Incoming;
+    use crate::transport::memory::{self, ServerEnd};
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// What a scripted server answers to one method.
+    type Script = Arc<dyn Fn(&str) -> Result<Value, RpcError> + Send + Sync>;
+
+    async fn serve(mut end: ServerEnd, script: Script) {
+        while let Some(msg) = end.from_client.recv().await {
+            let Message::Request(r) = msg else { continue };
+            let outcome = script(&r.method);
+            let reply = Message::Response(Response { id: r.id, outcome });
+            if end.to_client.send(Incoming::Message(reply)).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// A connector to a server of one era, counting the connections it opens.
+    fn connector(
+        script: Script,
+        opened: Arc<AtomicUsize>,
+    ) -> impl Fn() -> Result<Connection, Error> + Send + Sync {
+        move || {
+            opened.fetch_add(1, Ordering::SeqCst);
+            let (conn, end) = memory::pair();
+            tokio::spawn(serve(end, script.clone()));
+            Ok(conn)
+        }
+    }
+
+    fn initialize_era() -> Script {
+        Arc::new(|method| match method {
+            "initialize" => Ok(json!({ "protocolVersion": "2025-11-25", "capabilities": {} })),
+            "server/discover" => Err(RpcError {
+                code: -32601,
+                message: "Method not found".into(),
+                data: None,
+            }),
+            _ => Ok(json!({})),
+        })
+    }
+
+    fn stateless() -> Script {
+        Arc::new(|method| match method {
+            "server/discover" => {
+                Ok(json!({ "supportedVersions": ["2026-07-28"], "capabilities": {} }))
+            }
+            _ => Err(RpcError {
+                code: -32601,
+                message: "Method not found".into(),
+                data: None,
+            }),
+        })
+    }
+
+    async fn walk(
+        choice: ProtocolChoice,
+        script: Script,
+        start: Option<Rung>,
+    ) -> (Result<Rung, Error>, usize) {
+        let opened = Arc::new(AtomicUsize::new(0));
+        let open = connector(script, opened.clone());
+        let ladder = Ladder {
+            choice,
+            open: &open,
+            legacy: None,
+            stateless_first: true,
+        };
+        let r = connect(&ladder, start, |_| Ok(SessionOptions::default()), |e, _| e)
+            .await
+            .map(|(_, rung)| rung);
+        (r, opened.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn auto_asks_stateless_first_and_falls_back_on_a_fresh_connection() {
+        let (r, opened) = walk(ProtocolChoice::Auto, stateless(), None).await;
+        assert_eq!((r.unwrap(), opened), (Rung::Stateless, 1));
+        let (r, opened) = walk(ProtocolChoice::Auto, initialize_era(), None).await;
+        assert_eq!(r.unwrap(), Rung::Initialize);
+        assert_eq!(opened, 2, "the fallback is a fresh connection");
+        // A remembered era starts there.
+        let (r, opened) = walk(
+            ProtocolChoice::Auto,
+            initialize_era(),
+            Some(Rung::Initialize),
+        )
+        .await;
+        assert_eq!((r.unwrap(), opened), (Rung::Initialize, 1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pin_is_the_only_step_and_says_what_to_change() {
+        let (r, opened) = walk(ProtocolChoice::Pinned(STATELESS), initialize_era(), None).await;
+        let e = r.unwrap_err();
+        assert_eq!(opened, 1);
+        assert!(
+            e.message().contains("pinned to 2026-07-28") && e.message().contains("\"auto\""),
+            "{e}"
+        );
+        let (r, opened) = walk(ProtocolChoice::Pinned("2025-11-25"), stateless(), None).await;
+        assert_eq!(opened, 1);
+        assert!(
+            r.is_err(),
+            "a 2025-11-25 pin never asks in the stateless revision"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_fallback_without_evidence_and_both_failures_are_told() {
+        // A modern server's refusal: it is modern, so initialize is not tried.
+        let auth: Script = Arc::new(|_| {
+            Err(RpcError {
+                code: -32020,
+                message: "Header mismatch".into(),
+                data: None,
+            })
+        });
+        let (r, opened) = walk(ProtocolChoice::Auto, auth, None).await;
+        assert_eq!(opened, 1);
+        assert_eq!(r.unwrap_err().context().rpc_code, Some(-32020));
+        // An initialize-era answer, then a failing initialize: the error says both.
+        let broken: Script = Arc::new(|method| match method {
+            "server/discover" => Ok(json!({})),
+            _ => Err(RpcError {
+                code: -32603,
+                message: "boom".into(),
+                data: None,
+            }),
+        });
+        let (r, opened) = walk(ProtocolChoice::Auto, broken, None).await;
+        let e = r.unwrap_err();
+        assert_eq!(opened, 2);
+        assert_eq!(e.kind(), ErrorKind::Protocol);
+        assert!(
+            e.message().contains("boom") && e.message().contains("`initialize` was tried because"),
+            "{e}"
+        );
+    }
+}

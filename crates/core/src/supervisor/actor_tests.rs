@@ -362,3 +362,59 @@ async fn an_auth_denial_never_falls_back() {
     assert_eq!(fallbacks.load(Ordering::SeqCst), 0);
     h.supervisor.stop().await;
 }
+
+// # `protocol: "auto"` over Streamable HTTP: the stateless revision first, the era cached
+
+#[tokio::test(start_paused = true)]
+async fn an_initialize_era_server_is_asked_stateless_once_and_remembered() {
+    let script: Script = Arc::new(|method, params| match method {
+        "server/discover" => Some(Err(refused(400))),
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |c| c.stateless_first = true);
+    until(&h, StateName::Ready).await;
+    assert_eq!(
+        h.opened.load(Ordering::SeqCst),
+        2,
+        "the fallback is a fresh connection"
+    );
+    assert_eq!(
+        h.seen.lock().unwrap()[..3],
+        ["server/discover", "initialize", "tools/list"]
+    );
+    assert_eq!(
+        h.supervisor.snapshot().state.protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    // The next generation goes straight to what worked.
+    h.supervisor.reconnect();
+    h.supervisor
+        .wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Ready))
+        .await;
+    assert_eq!(h.opened.load(Ordering::SeqCst), 3);
+    let seen = h.seen.lock().unwrap().clone();
+    assert_eq!(
+        seen.iter().filter(|m| *m == "server/discover").count(),
+        1,
+        "{seen:?}"
+    );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stateless_server_is_ready_in_the_stateless_revision() {
+    let script: Script = Arc::new(|method, params| match method {
+        "server/discover" => Some(Ok(
+            json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}),
+        )),
+        "initialize" => Some(Err(refused(400))),
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |c| c.stateless_first = true);
+    until(&h, StateName::Ready).await;
+    assert_eq!(h.opened.load(Ordering::SeqCst), 1);
+    let snap = h.supervisor.snapshot();
+    assert_eq!(snap.state.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(snap.tools, ["echo"]);
+    h.supervisor.stop().await;
+}
