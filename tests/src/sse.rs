@@ -164,21 +164,24 @@ pub async fn with_keepalive<T>(
     }
 }
 
-fn keepalive(sse: &SseScript) -> Option<Interval> {
+/// The scripted keepalive timer, if any.
+pub fn keepalive(sse: &SseScript) -> Option<Interval> {
     sse.keepalive_ms.map(|ms| {
         let period = Duration::from_millis(ms.max(1));
         interval_at(Instant::now() + period, period)
     })
 }
 
-async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Outbound>>) -> Option<Outbound> {
+/// The next outbound message; never, without a receiver.
+pub async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Outbound>>) -> Option<Outbound> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }
 
-async fn tick(keepalive: &mut Option<Interval>) {
+/// The next keepalive tick; never, without a timer.
+pub async fn tick(keepalive: &mut Option<Interval>) {
     match keepalive {
         Some(keepalive) => {
             keepalive.tick().await;
