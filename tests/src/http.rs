@@ -28,7 +28,7 @@ use crate::script::{Action, DeleteMode, GetMode, HttpStatus, ResponseMode};
 use crate::session::{Refusal, Sessions};
 use crate::{process, resume, sse};
 
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub type Body = UnsyncBoxBody<Bytes, sse::Aborted>;
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -358,9 +358,11 @@ pub fn http_status(s: &HttpStatus) -> Response<Body> {
 pub fn full(status: u16, content_type: Option<&str>, body: impl Into<Bytes>) -> Response<Body> {
     let body = body.into();
     let body = if body.is_empty() {
-        Empty::new().boxed_unsync()
+        Empty::new().map_err(|never| match never {}).boxed_unsync()
     } else {
-        Full::new(body).boxed_unsync()
+        Full::new(body)
+            .map_err(|never| match never {})
+            .boxed_unsync()
     };
     let mut response = Response::new(body);
     *response.status_mut() =

@@ -104,10 +104,13 @@ pub enum Action {
     /// HTTP only: answer as SSE, send the priming event, close gracefully without the result.
     SseClose(SseClose),
     /// `modern` mode only: answer as SSE, forward the first `after` messages of the answer
-    /// (progress), then end the stream without the result.
+    /// (progress), then end the stream without the result: gracefully, or with `abort` by
+    /// failing the connection mid-body.
     StreamBreak {
         #[serde(default = "default_stream_break_after")]
         after: usize,
+        #[serde(default)]
+        abort: bool,
     },
 }
 
@@ -278,9 +281,24 @@ pub struct ModernScript {
     /// Send `notifications/tools/list_changed` on every listen stream this long after it
     /// opened (one notification per entry).
     pub list_changed_after_ms: Vec<u64>,
-    /// End every listen stream gracefully (with its completion result) this long after it
-    /// opened.
-    pub listen_close_after_ms: Option<u64>,
+    /// End every listen stream this long after it opened, the `listen_end` way.
+    pub listen_end_after_ms: Option<u64>,
+    pub listen_end: ListenEnd,
+}
+
+/// How the server ends a listen stream on its own initiative.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenEnd {
+    /// The `subscriptions/listen` completion result, then a graceful close.
+    #[default]
+    Result,
+    /// `notifications/cancelled` naming the listen request, then a graceful close.
+    Cancelled,
+    /// A graceful close with neither: an unexpected disconnect.
+    Close,
+    /// The connection fails mid-body.
+    Abort,
 }
 
 impl Default for ModernScript {
@@ -293,7 +311,8 @@ impl Default for ModernScript {
             invalid_header_tool: false,
             listen_keepalive_ms: 5000,
             list_changed_after_ms: Vec::new(),
-            listen_close_after_ms: None,
+            listen_end_after_ms: None,
+            listen_end: ListenEnd::Result,
         }
     }
 }
@@ -391,13 +410,14 @@ mod tests {
         );
         check(
             r#"{"rules":[{"action":{"kind":"stream_break"}}]}"#,
-            Ok("StreamBreak { after: 1 }"),
+            Ok("StreamBreak { after: 1, abort: false }"),
         );
         check(
-            r#"{"rules":[{"action":{"kind":"stream_break","after":0}}]}"#,
-            Ok("StreamBreak { after: 0 }"),
+            r#"{"rules":[{"action":{"kind":"stream_break","after":0,"abort":true}}]}"#,
+            Ok("StreamBreak { after: 0, abort: true }"),
         );
         check(r#"{"modern": {"initialize": "maybe"}}"#, Err(()));
+        check(r#"{"modern": {"listen_end": "abort"}}"#, Ok(""));
         check(
             r#"{"modern": {"supported_versions": ["2027-01-01"]}}"#,
             Ok(""),

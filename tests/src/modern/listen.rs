@@ -4,7 +4,8 @@
 //! the streams that asked for `toolsListChanged`.
 //!
 //! Every message on the stream carries the subscription id (the request's JSON-RPC id) in
-//! `_meta`. A scripted graceful end sends the completion result before closing.
+//! `_meta`. A scripted end sends the completion result, or `notifications/cancelled`, or
+//! nothing (a graceful close or a failed connection: an unexpected disconnect).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use tokio::time::{Instant, sleep_until};
 use super::Modern;
 use crate::http::Body;
 use crate::mcp::Request;
+use crate::script::ListenEnd;
 use crate::sse::SseWriter;
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -106,7 +108,7 @@ impl Stream {
             .collect();
         scheduled.sort();
         let mut scheduled = scheduled.into_iter().peekable();
-        let close_at = script.modern.listen_close_after_ms.map(at);
+        let end_at = script.modern.listen_end_after_ms.map(at);
         let period = Duration::from_millis(script.modern.listen_keepalive_ms.max(1));
         let mut keepalive = tokio::time::interval_at(start + period, period);
         let comment = &script.http.sse.keepalive_comment;
@@ -128,13 +130,8 @@ impl Stream {
                             break 'stream "client_gone";
                         }
                     }
-                    () = wait(close_at) => {
-                        let done = json!({"jsonrpc": "2.0", "id": self.id, "result": {
-                            "resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.id},
-                        }});
-                        self.send(&done);
-                        break 'stream "complete";
-                    }
+                    () = wait(end_at) => break 'stream self.end(script.modern.listen_end),
+                    () = self.writer.closed() => break 'stream "client_gone",
                     _ = keepalive.tick() => {
                         if !self.writer.comment(comment) {
                             break 'stream "client_gone";
@@ -146,7 +143,29 @@ impl Stream {
         super::lock(&self.modern.listeners).retain(|l| !l.tx.same_channel(&self.tx));
         let fields = json!({"stream": "listen", "rpc_id": self.id, "reason": reason});
         self.modern.server.log.event("sse_closed", fields);
-        drop(self.writer);
+        if reason == "abort" {
+            self.writer.abort();
+        }
+    }
+
+    /// The last message of a stream the server ends; the reason to log.
+    fn end(&self, how: ListenEnd) -> &'static str {
+        match how {
+            ListenEnd::Result => {
+                let done = json!({"jsonrpc": "2.0", "id": self.id, "result": {
+                    "resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.id},
+                }});
+                self.send(&done);
+                "complete"
+            }
+            ListenEnd::Cancelled => {
+                let params = json!({"requestId": self.id, "reason": "lifeline-fixture ends it"});
+                self.send(&notification("notifications/cancelled", &self.id, params));
+                "cancelled"
+            }
+            ListenEnd::Close => "fault",
+            ListenEnd::Abort => "abort",
+        }
     }
 
     fn send(&self, message: &Value) -> bool {

@@ -36,9 +36,9 @@ use crate::{process, sse};
 use metadata::Rejection;
 
 /// The methods a modern request may name; anything else is 404 with -32601.
+/// (`ping` and `logging/setLevel` are gone in this revision.)
 const METHODS: &[&str] = &[
     "server/discover",
-    "ping",
     "tools/list",
     "tools/call",
     "subscriptions/listen",
@@ -265,11 +265,15 @@ async fn answer(modern: &Arc<Modern>, req: Request, action: Option<Action>) -> R
         // Streams are not resumable in this revision: a closed stream is a broken one.
         Some(Action::SseClose(_)) => {
             let rx = respond(modern, req, None);
-            stream(modern, None, Some(rx), id, Some(0))
+            let cut = Cut {
+                after: 0,
+                abort: false,
+            };
+            stream(modern, None, Some(rx), id, Some(cut))
         }
-        Some(Action::StreamBreak { after }) => {
+        Some(Action::StreamBreak { after, abort }) => {
             let rx = respond(modern, req, None);
-            stream(modern, None, Some(rx), id, Some(after))
+            stream(modern, None, Some(rx), id, Some(Cut { after, abort }))
         }
         other => {
             let mut rx = respond(modern, req, other);
@@ -334,7 +338,7 @@ async fn dispatch(modern: &Modern, req: &Request, sink: &Sink) -> Value {
             Ok(crate::tools::text(format!("sent to {n} listen stream(s)")))
         }
         "tools/call" => tools::call(&modern.server, &script.modern, &req.params, sink).await,
-        // `ping`, and a listen request that a fault kept from becoming a stream.
+        // A listen request that a fault kept from becoming a stream.
         _ => Ok(json!({})),
     };
     match result {
@@ -347,14 +351,21 @@ async fn dispatch(modern: &Modern, req: &Request, sink: &Sink) -> Value {
     }
 }
 
-/// Starts an SSE response and pumps `first` and `rx` into it on a task; `cut` ends the
-/// stream without the result once that many messages went out.
+/// A `stream_break`: the stream ends without the result once `after` messages went out.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    after: usize,
+    /// Fail the connection instead of ending the body gracefully.
+    abort: bool,
+}
+
+/// Starts an SSE response and pumps `first` and `rx` into it on a task.
 fn stream(
     modern: &Arc<Modern>,
     first: Option<Outbound>,
     rx: Option<mpsc::UnboundedReceiver<Outbound>>,
     rpc_id: Value,
-    cut: Option<usize>,
+    cut: Option<Cut>,
 ) -> Response<Body> {
     let (writer, response) = modern.sse_response();
     tokio::spawn(pump(Arc::clone(modern), writer, first, rx, rpc_id, cut));
@@ -367,19 +378,21 @@ async fn pump(
     mut first: Option<Outbound>,
     mut rx: Option<mpsc::UnboundedReceiver<Outbound>>,
     rpc_id: Value,
-    cut: Option<usize>,
+    cut: Option<Cut>,
 ) {
     let script = &modern.server.script.http.sse;
     let mut keepalive = sse::keepalive(script);
     let mut sent = 0;
     let reason = loop {
-        if cut == Some(sent) {
+        if cut.is_some_and(|c| c.after == sent) {
             break "fault";
         }
         let next = match first.take() {
             Some(out) => Some(out),
             None => tokio::select! {
                 out = sse::recv(&mut rx) => out,
+                // Closing the response stream is how a client cancels (2026-07-28).
+                () = writer.closed() => break "client_gone",
                 () = sse::tick(&mut keepalive) => {
                     if !writer.comment(&script.keepalive_comment) {
                         break "client_gone";
@@ -403,12 +416,15 @@ async fn pump(
             break "complete";
         }
     };
+    let abort = reason == "fault" && cut.is_some_and(|c| c.abort);
     if reason == "fault" {
-        let fields = json!({"rpc_id": rpc_id, "sent": sent});
+        let fields = json!({"rpc_id": rpc_id, "sent": sent, "abort": abort});
         modern.server.log.event("stream_broken", fields);
     }
     // Logged before the close, so a client that saw the end of the stream finds it logged.
     let fields = json!({"stream": "post", "rpc_id": rpc_id, "reason": reason});
     modern.server.log.event("sse_closed", fields);
-    drop(writer);
+    if abort {
+        writer.abort();
+    }
 }

@@ -2,7 +2,8 @@
 //! sends no requests of its own), plus tools for the client's re-issue and header rules:
 //! `read_only` (readOnlyHint), `idempotent` (idempotentHint), `side_effect` (neither),
 //! `header_echo` (`x-mcp-header` arguments) and, when scripted, `bad_header` (an invalid
-//! `x-mcp-header` a client must drop from its listing).
+//! `x-mcp-header` a client must drop from its listing). `log` sends `notifications/message` only
+//! for requests whose `_meta` sets `io.modelcontextprotocol/logLevel`, as this revision requires.
 
 use serde_json::{Value, json};
 
@@ -94,6 +95,21 @@ pub fn schema(script: &ModernScript, name: &str) -> Option<Value> {
         .map(|t| t["inputSchema"].clone())
 }
 
+/// RFC 5424 severity order of MCP logging levels; unknown levels rank lowest.
+fn severity(level: &str) -> usize {
+    const LEVELS: [&str; 8] = [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ];
+    LEVELS.iter().position(|l| *l == level).unwrap_or(0)
+}
+
 /// Runs a modern tool, or a shared one; `list_changed` is the caller's (it goes to the listen
 /// streams, not to the response stream).
 pub async fn call(
@@ -124,6 +140,24 @@ pub async fn call(
             )))
         }
         "header_echo" => Ok(tools::text(args.to_string())),
+        // Log messages go out only for requests that set a level, at or above it.
+        "log" => {
+            let wanted = params
+                .pointer("/_meta/io.modelcontextprotocol~1logLevel")
+                .and_then(Value::as_str);
+            let level = tools::string(&args, "level", "info");
+            match wanted {
+                Some(wanted) if severity(level) >= severity(wanted) => {
+                    tools::call(server, params, sink).await
+                }
+                Some(wanted) => Ok(tools::text(format!(
+                    "not logged: {level} is below {wanted}"
+                ))),
+                None => Ok(tools::text(
+                    "not logged: the request has no io.modelcontextprotocol/logLevel",
+                )),
+            }
+        }
         "bad_header" if script.invalid_header_tool => Ok(tools::text(args.to_string())),
         "ask" | "bad_header" => Err(RpcError::new(
             crate::mcp::INVALID_PARAMS,

@@ -237,14 +237,20 @@ async fn modern_refuses_get_delete_initialize_and_unknown_methods() {
         "{error}"
     );
 
-    let unknown = request(2, "resources/list", json!({}));
-    assert_eq!(
-        refusal(post(&fixture.url, &unknown, &[]).await).await,
-        (404, json!(-32601))
-    );
+    // `ping` is gone in this revision.
+    for method in ["resources/list", "ping"] {
+        let unknown = request(2, method, json!({}));
+        let got = refusal(post(&fixture.url, &unknown, &[]).await).await;
+        assert_eq!(got, (404, json!(-32601)), "{method}");
+    }
     // A session id is ignored, never minted.
-    let ping = request(3, "ping", json!({}));
-    let response = post(&fixture.url, &ping, &[("mcp-session-id", Some("stale"))]).await;
+    let discover = request(3, "server/discover", json!({}));
+    let response = post(
+        &fixture.url,
+        &discover,
+        &[("mcp-session-id", Some("stale"))],
+    )
+    .await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("mcp-session-id").is_none());
 }
@@ -252,7 +258,7 @@ async fn modern_refuses_get_delete_initialize_and_unknown_methods() {
 #[tokio::test]
 async fn modern_listen_stream_is_acknowledged_then_carries_list_changed() {
     let fixture = support::modern_fixture(json!({"modern": {
-        "list_changed_after_ms": [50], "listen_keepalive_ms": 20, "listen_close_after_ms": 300,
+        "list_changed_after_ms": [50], "listen_keepalive_ms": 20, "listen_end_after_ms": 300,
     }}))
     .await;
     let listen = request(
@@ -299,7 +305,7 @@ async fn modern_listen_stream_is_acknowledged_then_carries_list_changed() {
 
 #[tokio::test]
 async fn modern_list_changed_tool_notifies_open_listen_streams() {
-    let fixture = support::modern_fixture(json!({"modern": {"listen_close_after_ms": 2000}})).await;
+    let fixture = support::modern_fixture(json!({"modern": {"listen_end_after_ms": 2000}})).await;
     let listen = request(
         1,
         "subscriptions/listen",
@@ -367,6 +373,76 @@ async fn modern_stream_break_on_nth_cuts_after_progress_and_the_reissue_is_answe
         (&broken[0]["rpc_id"], &broken[0]["sent"]),
         (&json!(10), &json!(1))
     );
+}
+
+#[tokio::test]
+async fn modern_stream_break_with_abort_fails_the_connection() {
+    let fixture = support::modern_fixture(json!({"rules": [{
+        "method": "tools/call", "action": {"kind": "stream_break", "after": 1, "abort": true},
+    }]}))
+    .await;
+    let mut meta = meta(VERSION);
+    meta["progressToken"] = json!("p");
+    let body = request(
+        1,
+        "tools/call",
+        json!({"name": "side_effect", "arguments": {}, "_meta": meta}),
+    );
+    let response = post(&fixture.url, &body, &[]).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.text().await.is_err(), "the body fails mid-stream");
+    let broken = support::events(&fixture.log_entries(), "stream_broken");
+    assert_eq!(broken[0]["abort"], true);
+}
+
+#[tokio::test]
+async fn modern_client_closing_a_response_stream_is_logged_as_gone() {
+    let fixture = support::modern_fixture(json!({})).await;
+    let mut meta = meta(VERSION);
+    meta["progressToken"] = json!("p");
+    let arguments = json!({"steps": 1000, "interval_ms": 20});
+    let body = request(
+        5,
+        "tools/call",
+        json!({"name": "idempotent", "arguments": arguments, "_meta": meta}),
+    );
+    let mut response = post(&fixture.url, &body, &[]).await;
+    let first = response.chunk().await.expect("reading the stream");
+    assert!(first.is_some(), "a first progress event");
+    drop(response);
+    let closed = fixture
+        .wait_for_log("sse_closed", |e| e["event"] == "sse_closed")
+        .await;
+    assert_eq!(
+        (&closed["rpc_id"], &closed["reason"]),
+        (&json!(5), &json!("client_gone"))
+    );
+}
+
+#[tokio::test]
+async fn modern_listen_end_can_be_a_cancellation_or_a_drop() {
+    for (end, last_method) in [
+        ("cancelled", json!("notifications/cancelled")),
+        ("close", json!("notifications/subscriptions/acknowledged")),
+    ] {
+        let fixture = support::modern_fixture(
+            json!({"modern": {"listen_end_after_ms": 50, "listen_end": end}}),
+        )
+        .await;
+        let listen = request(3, "subscriptions/listen", json!({"notifications": {}}));
+        let text = post(&fixture.url, &listen, &[])
+            .await
+            .text()
+            .await
+            .expect("listen stream");
+        let events = parse_sse(&text);
+        let last: Value = serde_json::from_str(&events.last().expect("events").data).unwrap();
+        assert_eq!(last["method"], last_method, "{end}: {text}");
+        assert!(
+            events[0].data.contains("\"notifications\":{}"),
+            "nothing honoured: {text}"
+        );
+    }
 }
 
 #[tokio::test]
