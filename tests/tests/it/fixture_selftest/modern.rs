@@ -8,6 +8,9 @@ use crate::support::{self, parse_sse};
 
 const VERSION: &str = "2026-07-28";
 
+/// A header to set (`Some`) or remove (`None`) on top of the derived ones.
+type Override<'a> = (&'a str, Option<&'a str>);
+
 fn meta(version: &str) -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": version,
@@ -33,7 +36,7 @@ fn call(id: u64, tool: &str, arguments: Value) -> Value {
 
 /// POSTs `body` with the headers a conforming client derives from it (`MCP-Protocol-Version`,
 /// `Mcp-Method`, `Mcp-Name`), then `overrides`: `Some` sets a header, `None` removes it.
-async fn post(url: &str, body: &Value, overrides: &[(&str, Option<&str>)]) -> reqwest::Response {
+async fn post(url: &str, body: &Value, overrides: &[Override<'_>]) -> reqwest::Response {
     let mut headers: Vec<(String, String)> = vec![
         ("content-type".into(), "application/json".into()),
         (
@@ -130,35 +133,32 @@ async fn modern_header_mismatches_are_400_with_32020() {
     let url = &fixture.url;
     let list = request(1, "tools/list", json!({}));
     let echo = call(2, "echo", json!({"text": "hi"}));
-    let cases: Vec<(&Value, Vec<(&str, Option<&str>)>, (u16, Value))> = vec![
-        (&list, vec![("mcp-method", None)], (400, json!(-32020))),
+    // One header changed (Some) or removed (None) per case; the status and error code.
+    let cases: [(&Value, Override, (u16, Value)); 7] = [
+        (&list, ("mcp-method", None), (400, json!(-32020))),
         (
             &list,
-            vec![("mcp-method", Some("tools/call"))],
+            ("mcp-method", Some("tools/call")),
             (400, json!(-32020)),
         ),
+        (&list, ("mcp-protocol-version", None), (400, json!(-32020))),
         (
             &list,
-            vec![("mcp-protocol-version", None)],
+            ("mcp-protocol-version", Some("2025-11-25")),
             (400, json!(-32020)),
         ),
-        (
-            &list,
-            vec![("mcp-protocol-version", Some("2025-11-25"))],
-            (400, json!(-32020)),
-        ),
-        (&echo, vec![("mcp-name", None)], (400, json!(-32020))),
-        (&echo, vec![("mcp-name", Some("add"))], (400, json!(-32020))),
+        (&echo, ("mcp-name", None), (400, json!(-32020))),
+        (&echo, ("mcp-name", Some("add")), (400, json!(-32020))),
         // "echo" in the Base64 sentinel form is the same name.
         (
             &echo,
-            vec![("mcp-name", Some("=?base64?ZWNobw==?="))],
+            ("mcp-name", Some("=?base64?ZWNobw==?=")),
             (200, Value::Null),
         ),
     ];
-    for (body, overrides, want) in cases {
-        let got = refusal(post(url, body, &overrides).await).await;
-        assert_eq!(got, want, "{} with {overrides:?}", body["method"]);
+    for (body, header, want) in cases {
+        let got = refusal(post(url, body, &[header]).await).await;
+        assert_eq!(got, want, "{} with {header:?}", body["method"]);
     }
     let no_meta = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
     assert_eq!(
