@@ -446,6 +446,34 @@ async fn modern_listen_end_can_be_a_cancellation_or_a_drop() {
 }
 
 #[tokio::test]
+async fn modern_applies_the_existing_rule_actions() {
+    let fixture = support::modern_fixture(json!({"rules": [
+        {"method": "tools/list", "nth": 1,
+         "action": {"kind": "http_status", "status": 429, "retry_after": "1"}},
+        {"method": "tools/call", "tool": "echo",
+         "action": {"kind": "rpc_error", "code": -32603, "message": "CANARY"}},
+        {"method": "tools/call", "tool": "add", "action": {"kind": "delay", "ms": 1}},
+    ]}))
+    .await;
+    let list = request(1, "tools/list", json!({}));
+    let response = post(&fixture.url, &list, &[]).await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(
+        response.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"1"[..])
+    );
+    assert_eq!(post(&fixture.url, &list, &[]).await.status(), 200, "nth: 1");
+    let echo = post(&fixture.url, &call(2, "echo", json!({"text": "x"})), &[]).await;
+    let error = json_body(echo).await["error"].clone();
+    assert_eq!(
+        (&error["code"], &error["message"]),
+        (&json!(-32603), &json!("CANARY"))
+    );
+    let add = post(&fixture.url, &call(3, "add", json!({"a": 2, "b": 3})), &[]).await;
+    assert_eq!(json_body(add).await["result"]["content"][0]["text"], "5");
+}
+
+#[tokio::test]
 async fn modern_lying_servers() {
     // (a) discover answers 200 with something that is not a DiscoverResult.
     let fixture = support::modern_fixture(json!({"modern": {"discover_result": {}}})).await;
