@@ -429,6 +429,14 @@ mod tests {
     }
 
     #[test]
+    fn an_invalid_header_name_is_never_satisfied() {
+        let schema = json!({"properties": {"q": {"type": "number", "x-mcp-header": "Bad Header"}}});
+        let got = check_params(&headers(&[]), &schema, &json!({"q": 1}));
+        assert!(matches!(got, Err(Rejection(e)) if e.code == HEADER_MISMATCH));
+        assert!(check_params(&headers(&[]), &schema, &json!({})).is_ok());
+    }
+
+    #[test]
     fn annotations_reachable_through_properties_only() {
         let schema = json!({"properties": {
             "a": {"x-mcp-header": "A"},
