@@ -28,7 +28,7 @@ use crate::script::{Action, DeleteMode, GetMode, HttpStatus, ResponseMode};
 use crate::session::{Refusal, Sessions};
 use crate::{process, resume, sse};
 
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub type Body = UnsyncBoxBody<Bytes, sse::Aborted>;
 
 const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -44,6 +44,15 @@ pub struct Http {
 }
 
 impl Http {
+    pub fn new(server: Arc<Server>) -> Arc<Http> {
+        Arc::new(Http {
+            server,
+            sessions: Sessions::default(),
+            next_event_id: AtomicU64::new(1),
+            resumes: Mutex::default(),
+        })
+    }
+
     pub fn next_event_id(&self) -> u64 {
         self.next_event_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -96,12 +105,7 @@ pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
     writeln!(stdout, "LISTENING {url}")?;
     stdout.flush()?;
     drop(stdout);
-    let http = Arc::new(Http {
-        server,
-        sessions: Sessions::default(),
-        next_event_id: AtomicU64::new(1),
-        resumes: Mutex::default(),
-    });
+    let http = Http::new(server);
     loop {
         let (stream, _) = listener.accept().await?;
         let http = Arc::clone(&http);
@@ -131,17 +135,24 @@ async fn route(http: Arc<Http>, req: hyper::Request<hyper::body::Incoming>) -> R
     } else {
         Bytes::new()
     };
-    let message: Option<Value> = serde_json::from_slice(&bytes).ok();
+    handle(&http, &parts, &bytes).await
+}
+
+/// One HTTP request whose body has been read; the `modern` mode's dual-era option hands its
+/// legacy requests here.
+pub async fn handle(http: &Arc<Http>, parts: &Parts, bytes: &Bytes) -> Response<Body> {
+    let message: Option<Value> = serde_json::from_slice(bytes).ok();
     http.server.log.received(&Received {
         transport: "http",
         http_method: Some(parts.method.as_str()),
         path: Some(parts.uri.path()),
-        session_id: header(&parts, "mcp-session-id"),
-        protocol_version_header: header(&parts, "mcp-protocol-version"),
-        last_event_id: header(&parts, "last-event-id"),
-        accept: header(&parts, "accept"),
-        content_type: header(&parts, "content-type"),
+        session_id: header(parts, "mcp-session-id"),
+        protocol_version_header: header(parts, "mcp-protocol-version"),
+        last_event_id: header(parts, "last-event-id"),
+        accept: header(parts, "accept"),
+        content_type: header(parts, "content-type"),
         authorization_present: parts.headers.contains_key("authorization"),
+        headers: Some(&parts.headers),
         message: message.as_ref(),
         unparsable: message.is_none() && !bytes.is_empty(),
     });
@@ -149,9 +160,9 @@ async fn route(http: Arc<Http>, req: hyper::Request<hyper::body::Incoming>) -> R
         return full(404, Some("text/plain"), "not found");
     }
     match parts.method {
-        Method::POST => post(&http, &parts, message).await,
-        Method::GET => get(&http, &parts).await,
-        Method::DELETE => delete(&http, &parts),
+        Method::POST => post(http, parts, message).await,
+        Method::GET => get(http, parts).await,
+        Method::DELETE => delete(http, parts),
         _ => full(405, Some("text/plain"), "method not allowed"),
     }
 }
@@ -318,7 +329,7 @@ pub async fn hang(http: &Http, stream: &str) -> Response<Body> {
     std::future::pending().await
 }
 
-fn http_status(s: &HttpStatus) -> Response<Body> {
+pub fn http_status(s: &HttpStatus) -> Response<Body> {
     let body = s.body.clone().unwrap_or_default();
     let content_type = s.content_type.clone().or_else(|| {
         let is_json = serde_json::from_str::<Value>(&body).is_ok();
@@ -347,9 +358,11 @@ fn http_status(s: &HttpStatus) -> Response<Body> {
 pub fn full(status: u16, content_type: Option<&str>, body: impl Into<Bytes>) -> Response<Body> {
     let body = body.into();
     let body = if body.is_empty() {
-        Empty::new().boxed_unsync()
+        Empty::new().map_err(|never| match never {}).boxed_unsync()
     } else {
-        Full::new(body).boxed_unsync()
+        Full::new(body)
+            .map_err(|never| match never {})
+            .boxed_unsync()
     };
     let mut response = Response::new(body);
     *response.status_mut() =
@@ -369,7 +382,7 @@ fn with_headers(mut response: Response<Body>, headers: &[(HeaderName, String)]) 
     response
 }
 
-fn rpc_error(status: u16, code: i64, message: &str) -> Response<Body> {
+pub fn rpc_error(status: u16, code: i64, message: &str) -> Response<Body> {
     let body = mcp::error_response(&Value::Null, &RpcError::new(code, message));
     full(status, Some("application/json"), body.to_string())
 }

@@ -104,6 +104,7 @@ async fn route(
         accept: header("accept"),
         content_type: header("content-type"),
         authorization_present: parts.headers.contains_key("authorization"),
+        headers: Some(&parts.headers),
         message: message.as_ref(),
         unparsable: message.is_none() && !bytes.is_empty(),
     });

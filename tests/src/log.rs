@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Mutex;
 
+use hyper::HeaderMap;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
@@ -30,6 +31,9 @@ pub struct Received<'a> {
     pub accept: Option<&'a str>,
     pub content_type: Option<&'a str>,
     pub authorization_present: bool,
+    /// The HTTP request's headers, for the 2026-07-28 metadata headers (`Mcp-Method`,
+    /// `Mcp-Name`, `Mcp-Param-*`), logged as sent.
+    pub headers: Option<&'a HeaderMap>,
     pub message: Option<&'a Value>,
     /// A body or line arrived but was not JSON.
     pub unparsable: bool,
@@ -71,6 +75,21 @@ impl Log {
             Some(message) => Some(crate::mcp::kind_name(message)),
             None => r.unparsable.then_some("unparsable"),
         };
+        let header = |name: &str| {
+            r.headers
+                .and_then(|h| h.get(name))
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        };
+        let params: Map<String, Value> = r
+            .headers
+            .into_iter()
+            .flat_map(HeaderMap::iter)
+            .filter_map(|(name, value)| {
+                let suffix = name.as_str().strip_prefix("mcp-param-")?;
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                Some((suffix.to_owned(), Value::String(value)))
+            })
+            .collect();
         self.event(
             "received",
             json!({
@@ -83,6 +102,9 @@ impl Log {
                 "accept": r.accept,
                 "content_type": r.content_type,
                 "authorization_present": r.authorization_present,
+                "mcp_method": header("mcp-method"),
+                "mcp_name": header("mcp-name"),
+                "mcp_params": params,
                 "kind": kind,
                 "rpc_method": message.get("method"),
                 "rpc_id": message.get("id"),

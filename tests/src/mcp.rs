@@ -190,7 +190,9 @@ impl Server {
         rx
     }
 
-    async fn respond(&self, req: &Request, action: Option<&Action>, sink: &Sink) -> Value {
+    /// The part of every answer that comes before the method: the scripted delays, then the
+    /// scripted JSON-RPC error response if `action` is `RpcError`.
+    pub async fn prelude(&self, req: &Request, action: Option<&Action>) -> Option<Value> {
         let mut delay_ms = self.script.delay_ms;
         if let Some(Action::Delay { ms }) = action {
             delay_ms = delay_ms.saturating_add(*ms);
@@ -209,7 +211,14 @@ impl Server {
                 message: message.clone(),
                 data: data.clone(),
             };
-            return error_response(&req.id, &e);
+            return Some(error_response(&req.id, &e));
+        }
+        None
+    }
+
+    async fn respond(&self, req: &Request, action: Option<&Action>, sink: &Sink) -> Value {
+        if let Some(error) = self.prelude(req, action).await {
+            return error;
         }
         let result = match req.method.as_str() {
             "initialize" => Ok(self.initialize(&req.params)),
@@ -227,7 +236,7 @@ impl Server {
         }
     }
 
-    fn initialize(&self, params: &Value) -> Value {
+    pub fn initialize(&self, params: &Value) -> Value {
         let requested = params.get("protocolVersion").and_then(Value::as_str);
         let version = match (&self.script.protocol_version, requested) {
             (Some(forced), _) => forced.as_str(),

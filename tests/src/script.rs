@@ -30,6 +30,8 @@ pub struct Script {
     /// Faults matched against each request, in order.
     pub rules: Vec<Rule>,
     pub http: HttpScript,
+    /// `modern` mode only: the 2026-07-28 stateless revision.
+    pub modern: ModernScript,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -101,6 +103,15 @@ pub enum Action {
     },
     /// HTTP only: answer as SSE, send the priming event, close gracefully without the result.
     SseClose(SseClose),
+    /// `modern` mode only: answer as SSE, forward the first `after` messages of the answer
+    /// (progress), then end the stream without the result: gracefully, or with `abort` by
+    /// failing the connection mid-body.
+    StreamBreak {
+        #[serde(default = "default_stream_break_after")]
+        after: usize,
+        #[serde(default)]
+        abort: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -248,6 +259,75 @@ impl Default for SseScript {
     }
 }
 
+/// What `lifeline-fixture modern` does differently from a healthy 2026-07-28 server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModernScript {
+    /// Versions accepted in `MCP-Protocol-Version` and listed by `server/discover` (a lying
+    /// server lists only versions the client does not speak: `["2027-01-01"]`).
+    pub supported_versions: Vec<String>,
+    /// `server/discover` answers this result verbatim instead of a DiscoverResult (`{}`: a
+    /// legacy server that answers any method).
+    pub discover_result: Option<Value>,
+    /// How an `initialize` request is served.
+    pub initialize: InitializeMode,
+    /// Reject a request whose `_meta` lacks `io.modelcontextprotocol/clientInfo` (the spec
+    /// only says SHOULD; the fixture insists so a test sees the client send it).
+    pub require_client_info: bool,
+    /// Also list `bad_header`, whose `x-mcp-header` is invalid (a client must drop it).
+    pub invalid_header_tool: bool,
+    /// Keep-alive comment period on `subscriptions/listen` streams.
+    pub listen_keepalive_ms: u64,
+    /// Send `notifications/tools/list_changed` on every listen stream this long after it
+    /// opened (one notification per entry).
+    pub list_changed_after_ms: Vec<u64>,
+    /// End every listen stream this long after it opened, the `listen_end` way.
+    pub listen_end_after_ms: Option<u64>,
+    pub listen_end: ListenEnd,
+}
+
+/// How the server ends a listen stream on its own initiative.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListenEnd {
+    /// The `subscriptions/listen` completion result, then a graceful close.
+    #[default]
+    Result,
+    /// `notifications/cancelled` naming the listen request, then a graceful close.
+    Cancelled,
+    /// A graceful close with neither: an unexpected disconnect.
+    Close,
+    /// The connection fails mid-body.
+    Abort,
+}
+
+impl Default for ModernScript {
+    fn default() -> Self {
+        ModernScript {
+            supported_versions: vec!["2026-07-28".to_owned()],
+            discover_result: None,
+            initialize: InitializeMode::Refuse,
+            require_client_info: true,
+            invalid_header_tool: false,
+            listen_keepalive_ms: 5000,
+            list_changed_after_ms: Vec::new(),
+            listen_end_after_ms: None,
+            listen_end: ListenEnd::Result,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitializeMode {
+    /// A modern-only server: 404 with -32601, naming the supported versions.
+    #[default]
+    Refuse,
+    /// Dual-era: `initialize`, and every request carrying `Mcp-Session-Id`, is served as the
+    /// `http` mode serves it (2025-11-25 with sessions).
+    Legacy,
+}
+
 impl Script {
     pub fn from_json(text: &str) -> Result<Script, serde_json::Error> {
         serde_json::from_str(text)
@@ -268,6 +348,10 @@ fn default_oversized_bytes() -> usize {
 
 fn default_wrong_content_type() -> String {
     "text/html".to_owned()
+}
+
+fn default_stream_break_after() -> usize {
+    1
 }
 
 fn default_resume() -> Vec<Resume> {
@@ -323,6 +407,20 @@ mod tests {
         check(
             r#"{"rules":[{"action":{"kind":"sse_close","resume":["close","404","hang"]}}]}"#,
             Ok("SseClose(SseClose { after_ms: 0, retry: None, resume: [Close, NotFound, Hang] })"),
+        );
+        check(
+            r#"{"rules":[{"action":{"kind":"stream_break"}}]}"#,
+            Ok("StreamBreak { after: 1, abort: false }"),
+        );
+        check(
+            r#"{"rules":[{"action":{"kind":"stream_break","after":0,"abort":true}}]}"#,
+            Ok("StreamBreak { after: 0, abort: true }"),
+        );
+        check(r#"{"modern": {"initialize": "maybe"}}"#, Err(()));
+        check(r#"{"modern": {"listen_end": "abort"}}"#, Ok(""));
+        check(
+            r#"{"modern": {"supported_versions": ["2027-01-01"]}}"#,
+            Ok(""),
         );
         check(
             r#"{"rules":[{"action":{"kind":"oversized"}}]}"#,

@@ -4,7 +4,6 @@
 //! Closing a stream means dropping its `SseWriter`: the body ends and hyper finishes the
 //! chunked response, which the client sees as a graceful end of stream.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -23,20 +22,27 @@ use crate::http::{Body, Http};
 use crate::mcp::Outbound;
 use crate::script::SseScript;
 
-/// A response body that yields whatever the writer sends, and ends when the writer is dropped.
-struct ChannelBody(mpsc::UnboundedReceiver<Bytes>);
+/// The error a response body yields to make hyper abort the connection mid-body (no final
+/// chunk), as a network failure would.
+#[derive(Debug, thiserror::Error)]
+#[error("response stream aborted by a fault")]
+pub struct Aborted;
+
+/// A response body that yields whatever the writer sends, and ends when the writer is dropped
+/// (or aborts, when the writer says so).
+struct ChannelBody(mpsc::UnboundedReceiver<Result<Bytes, Aborted>>);
 
 impl hyper::body::Body for ChannelBody {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = Aborted;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Aborted>>> {
         self.0
             .poll_recv(cx)
-            .map(|chunk| chunk.map(|bytes| Ok(Frame::data(bytes))))
+            .map(|chunk| chunk.map(|bytes| bytes.map(Frame::data)))
     }
 }
 
@@ -44,7 +50,7 @@ impl hyper::body::Body for ChannelBody {
 /// gone (hyper dropped the body).
 #[derive(Debug)]
 pub struct SseWriter {
-    tx: mpsc::UnboundedSender<Bytes>,
+    tx: mpsc::UnboundedSender<Result<Bytes, Aborted>>,
     nl: &'static str,
 }
 
@@ -74,8 +80,18 @@ impl SseWriter {
         self.send(format!(": {text}{nl}{nl}"))
     }
 
+    /// Ends the response without its final chunk: the client sees the connection fail.
+    pub fn abort(self) {
+        let _ = self.tx.send(Err(Aborted));
+    }
+
+    /// Resolves when the client has gone (hyper dropped the body).
+    pub async fn closed(&self) {
+        self.tx.closed().await;
+    }
+
     fn send(&self, text: String) -> bool {
-        self.tx.send(Bytes::from(text)).is_ok()
+        self.tx.send(Ok(Bytes::from(text))).is_ok()
     }
 }
 
@@ -164,21 +180,24 @@ pub async fn with_keepalive<T>(
     }
 }
 
-fn keepalive(sse: &SseScript) -> Option<Interval> {
+/// The scripted keepalive timer, if any.
+pub fn keepalive(sse: &SseScript) -> Option<Interval> {
     sse.keepalive_ms.map(|ms| {
         let period = Duration::from_millis(ms.max(1));
         interval_at(Instant::now() + period, period)
     })
 }
 
-async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Outbound>>) -> Option<Outbound> {
+/// The next outbound message; never, without a receiver.
+pub async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Outbound>>) -> Option<Outbound> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }
 
-async fn tick(keepalive: &mut Option<Interval>) {
+/// The next keepalive tick; never, without a timer.
+pub async fn tick(keepalive: &mut Option<Interval>) {
     match keepalive {
         Some(keepalive) => {
             keepalive.tick().await;

@@ -115,9 +115,12 @@ fn act(server: &Server, out: &Lines, action: Option<Action>) -> Then {
             let _ = out.send(mcp::padded_notification(bytes));
             answer_if(then_answer)
         }
-        Some(Action::HttpStatus(_) | Action::WrongContentType { .. } | Action::SseClose(_)) => {
-            Then::Answer(None)
-        }
+        Some(
+            Action::HttpStatus(_)
+            | Action::WrongContentType { .. }
+            | Action::SseClose(_)
+            | Action::StreamBreak { .. },
+        ) => Then::Answer(None),
         other @ (None | Some(Action::Delay { .. } | Action::RpcError { .. })) => {
             Then::Answer(other)
         }

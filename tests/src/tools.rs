@@ -63,29 +63,38 @@ fn definition(&(name, description, properties): &(&str, &str, &str)) -> Value {
     })
 }
 
-/// One page of `tools/list`; the cursor is the decimal index of the page's first tool.
+/// Every tool's definition, in listing order.
+pub fn definitions() -> Vec<Value> {
+    TOOLS.iter().map(definition).collect()
+}
+
+/// One page of `tools/list`.
 pub fn list(page_size: Option<usize>, params: &Value) -> Result<Value, RpcError> {
+    page(&definitions(), page_size, params)
+}
+
+/// One page of `all`; the cursor `after-N` is the index of the page's first tool.
+pub fn page(all: &[Value], page_size: Option<usize>, params: &Value) -> Result<Value, RpcError> {
     let start = match params.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(cursor) => cursor
             .as_str()
             .and_then(|c| c.strip_prefix("after-"))
             .and_then(|c| c.parse::<usize>().ok())
-            .filter(|&n| n <= TOOLS.len())
+            .filter(|&n| n <= all.len())
             .ok_or_else(|| RpcError::new(INVALID_PARAMS, format!("invalid cursor {cursor}")))?,
     };
-    let end = page_size.map_or(TOOLS.len(), |size| {
-        start.saturating_add(size.max(1)).min(TOOLS.len())
+    let end = page_size.map_or(all.len(), |size| {
+        start.saturating_add(size.max(1)).min(all.len())
     });
-    let tools: Vec<Value> = TOOLS[start..end].iter().map(definition).collect();
-    let mut result = json!({"tools": tools});
-    if end < TOOLS.len() {
+    let mut result = json!({"tools": all[start..end]});
+    if end < all.len() {
         result["nextCursor"] = json!(format!("after-{end}"));
     }
     Ok(result)
 }
 
-fn text(text: impl Into<String>) -> Value {
+pub fn text(text: impl Into<String>) -> Value {
     json!({"content": [{"type": "text", "text": text.into()}]})
 }
 
@@ -95,11 +104,11 @@ fn number(args: &Value, key: &str) -> Result<f64, RpcError> {
         .ok_or_else(|| RpcError::new(INVALID_PARAMS, format!("`{key}` must be a number")))
 }
 
-fn int(args: &Value, key: &str, default: u64) -> u64 {
+pub fn int(args: &Value, key: &str, default: u64) -> u64 {
     args.get(key).and_then(Value::as_u64).unwrap_or(default)
 }
 
-fn string<'a>(args: &'a Value, key: &str, default: &'a str) -> &'a str {
+pub fn string<'a>(args: &'a Value, key: &str, default: &'a str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or(default)
 }
 
@@ -175,7 +184,7 @@ pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value,
     }
 }
 
-async fn progress(token: Option<&Value>, steps: u64, interval_ms: u64, sink: &Sink) {
+pub async fn progress(token: Option<&Value>, steps: u64, interval_ms: u64, sink: &Sink) {
     for step in 1..=steps {
         tokio::time::sleep(Duration::from_millis(interval_ms)).await;
         if let Some(token) = token {

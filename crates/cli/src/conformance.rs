@@ -82,6 +82,21 @@ async fn scenario_steps(
             call("add_numbers".into(), json!({ "a": 5, "b": 3 })).await
         }
         "sse-retry" => call("test_reconnection".into(), json!({})).await,
+        // Round-trips the focal tool's inputSchema, as the client holds it, through the
+        // echo tool: the scenario diffs it against what it served (SEP-1613, SEP-2106).
+        "json-schema-2020-12-preservation" => {
+            let tools = session.list_tools().await?;
+            let schema = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.input_schema.clone())
+                .ok_or_else(|| {
+                    lifeline_core::Error::protocol(
+                        "tools/list has no json_schema_2020_12_tool to round-trip",
+                    )
+                })?;
+            call("json_schema_echo".into(), json!({ "schema": schema })).await
+        }
         s if s.starts_with("elicitation") => {
             call("test_client_elicitation_defaults".into(), json!({})).await
         }

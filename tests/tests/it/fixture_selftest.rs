@@ -7,6 +7,8 @@ use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::support::{self, PATIENCE, parse_sse};
 
+mod modern;
+
 fn initialize(id: u64, version: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": version,
