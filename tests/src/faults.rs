@@ -38,6 +38,22 @@ impl Faults {
     }
 }
 
+impl Faults {
+    /// The `http_status` of the first rule without `nth` that matches, without counting
+    /// the request: what a gateway in front of the server answers before the server
+    /// looks at sessions (an auth proxy refuses every request, session or not).
+    pub fn gateway(&self, method: &str, tool: Option<&str>) -> Option<Action> {
+        self.rules
+            .iter()
+            .find(|r| {
+                r.nth.is_none()
+                    && matches!(r.action, Action::HttpStatus(_))
+                    && matches(r, method, tool)
+            })
+            .map(|r| r.action.clone())
+    }
+}
+
 fn matches(rule: &Rule, method: &str, tool: Option<&str>) -> bool {
     let method_ok = rule.method.as_deref().is_none_or(|m| m == method);
     let tool_ok = rule.tool.is_none() || rule.tool.as_deref() == tool;

@@ -191,7 +191,12 @@ async fn post(http: &Arc<Http>, parts: &Parts, message: Option<Value>) -> Respon
     } else {
         match http.check_session(parts) {
             Ok(session) => session,
-            Err(refused) => return refusal(refused),
+            Err(refused) => {
+                if let Some(action) = http.server.gateway(&req) {
+                    return answer(http, req, Some(action), Vec::new()).await;
+                }
+                return refusal(refused);
+            }
         }
     };
     if let Some(session) = &session {

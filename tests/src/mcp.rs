@@ -161,6 +161,15 @@ impl Server {
         self.faults.decide(&req.method, tool)
     }
 
+    /// An `http_status` rule (without `nth`) that refuses this request before any session
+    /// check, as a gateway would (see `Faults::gateway`).
+    pub fn gateway(&self, req: &Request) -> Option<Action> {
+        let tool = (req.method == "tools/call")
+            .then(|| req.params.get("name").and_then(Value::as_str))
+            .flatten();
+        self.faults.gateway(&req.method, tool)
+    }
+
     /// Hands a client's response to the `ask` waiting for it; unknown ids are only logged.
     pub fn accept_response(&self, response: &Value) {
         let key = response.get("id").map(Value::to_string).unwrap_or_default();

@@ -47,6 +47,13 @@ async fn json_and_sse_responses_both_answer_and_headers_follow_the_spec() {
         );
 
         let posts = posts(&f);
+        // `auto` asks in the stateless revision first; this server answers the old way.
+        let discover = &posts[0];
+        assert_eq!(discover["rpc_method"], "server/discover");
+        assert_eq!(discover["protocol_version_header"], "2026-07-28");
+        assert_eq!(discover["mcp_method"], "server/discover");
+        assert_eq!(discover["session_id"], Value::Null);
+        let posts = &posts[1..];
         let init = &posts[0];
         assert_eq!(init["rpc_method"], "initialize");
         assert_eq!(init["accept"], "application/json, text/event-stream");
@@ -71,7 +78,7 @@ async fn json_and_sse_responses_both_answer_and_headers_follow_the_spec() {
             );
         }
         assert!(
-            received(&posts, "notifications/initialized").len() == 1,
+            received(posts, "notifications/initialized").len() == 1,
             "{mode}"
         );
         f.wait_for_log("DELETE on close", |e| e["http_method"] == "DELETE")
@@ -81,8 +88,9 @@ async fn json_and_sse_responses_both_answer_and_headers_follow_the_spec() {
 
 #[tokio::test]
 async fn a_401_is_exit_3_after_exactly_one_request() {
-    let f = http_fixture(json!({ "rules": [rule("initialize", json!({
-        "kind": "http_status", "status": 401, "www_authenticate": "Bearer realm=\"x\""}))] }))
+    // A server behind auth refuses every request, the first (stateless) one included.
+    let f = http_fixture(json!({ "rules": [{ "action": {
+        "kind": "http_status", "status": 401, "www_authenticate": "Bearer realm=\"x\""}}] }))
     .await;
     let run = call(&f, "echo", json!({"text": "x"}), &[]).await;
     assert_eq!(run.code, 3, "{run:?}");

@@ -48,12 +48,17 @@ async fn call_by_url_falls_back_from_streamable_http_to_legacy_sse() {
         "old but gold"
     );
     let seen = requests(&f);
-    // The spec's order: POST initialize (refused 405), then GET expecting `endpoint`, then
-    // every message POSTed to the endpoint.
-    assert_eq!(seen[0], "POST /sse", "{seen:?}");
-    assert_eq!(seen[1], "GET /sse", "{seen:?}");
-    assert!(seen[2..].iter().all(|r| r == "POST /messages"), "{seen:?}");
+    // The spec's order: the stateless revision's request and then `initialize` POSTed to
+    // the URL (both refused 405), then GET expecting `endpoint`, then every message POSTed
+    // to the endpoint.
+    assert_eq!(
+        seen[..3],
+        ["POST /sse", "POST /sse", "GET /sse"],
+        "{seen:?}"
+    );
+    assert!(seen[3..].iter().all(|r| r == "POST /messages"), "{seen:?}");
     let log = f.log_entries();
+    assert_eq!(received(&log, "server/discover").len(), 1);
     let init = received(&log, "initialize");
     assert_eq!(init.len(), 2, "one refused, one on the legacy endpoint");
     assert!(init[1]["session_id"].is_string(), "{init:?}");
@@ -141,11 +146,26 @@ async fn a_pinned_revision_never_falls_back() {
 async fn denials_and_throttling_are_never_taken_for_an_older_server() {
     for (status, kind) in [(401, "auth"), (403, "permission"), (429, "rate_limited")] {
         let action = json!({"kind": "http_status", "status": status});
+        // Refused from the first request (the stateless revision's): nothing else is tried.
+        let f = http_fixture(json!({ "rules": [{"action": action}] })).await;
+        let run = call(&f.url, "echo", json!({"text": "x"}), &[]).await;
+        assert_eq!(run.error()["kind"], kind, "{status}: {run:?}");
+        assert_eq!(
+            requests(&f),
+            ["POST /mcp"],
+            "{status}: no initialize, no legacy GET"
+        );
+        // Refused at `initialize` (after the stateless request was answered the old way):
+        // no legacy GET.
         let f =
             http_fixture(json!({ "rules": [{"method": "initialize", "action": action}] })).await;
         let run = call(&f.url, "echo", json!({"text": "x"}), &[]).await;
         assert_eq!(run.error()["kind"], kind, "{status}: {run:?}");
-        assert_eq!(requests(&f), ["POST /mcp"], "{status}: no legacy GET");
+        assert_eq!(
+            requests(&f),
+            ["POST /mcp", "POST /mcp"],
+            "{status}: no legacy GET"
+        );
     }
 }
 
@@ -164,7 +184,7 @@ async fn a_streamable_server_that_refuses_with_404_and_has_no_stream_says_both()
         message.contains("legacy HTTP+SSE") && message.contains("refused"),
         "{message}"
     );
-    assert_eq!(requests(&f), ["POST /mcp", "GET /mcp"]);
+    assert_eq!(requests(&f), ["POST /mcp", "POST /mcp", "GET /mcp"]);
 }
 
 #[tokio::test]

@@ -91,6 +91,13 @@ fn http_status_on_initialize(status: u16, extra: Value) -> Value {
     json!({"method": "initialize", "action": action})
 }
 
+/// A server behind auth: every request refused with `status`, the first one included
+/// (under `auto` that is the stateless revision's `server/discover`).
+fn http_status_on_every_request(status: u16, extra: Value) -> Value {
+    let action = with(json!({"kind": "http_status", "status": status}), extra);
+    json!({ "action": action })
+}
+
 // # Running `lifeline watch --json`
 
 /// A running `lifeline watch --json`: its stdout is read as it is printed, one event a line.
@@ -643,10 +650,10 @@ async fn a_crash_loop_climbs_retrying_quarantine_1_2_3_then_gives_up_after_six_p
 // # 4. 401 retires at once
 
 #[tokio::test]
-async fn a_401_on_initialize_retires_auth_after_exactly_one_request_and_watch_keeps_running() {
+async fn a_401_retires_auth_after_exactly_one_request_and_watch_keeps_running() {
     let dir = TempDirGuard::new("sup-401");
     let fixture = support::http_fixture(json!({
-        "rules": [http_status_on_initialize(401, json!({"www_authenticate": "Bearer"}))]
+        "rules": [http_status_on_every_request(401, json!({"www_authenticate": "Bearer"}))]
     }))
     .await;
     let config = write_config(&dir, json!({ "locked": http_server(&fixture.url) }));
@@ -658,7 +665,7 @@ async fn a_401_on_initialize_retires_auth_after_exactly_one_request_and_watch_ke
         labels(&run.events, "locked"),
         [
             "connecting(connect)",
-            "connecting(initialize)",
+            "connecting(discover)",
             "retired auth",
             "stopping"
         ]
@@ -674,7 +681,7 @@ async fn a_401_on_initialize_retires_auth_after_exactly_one_request_and_watch_ke
     assert!(retired["next_attempt_at"].is_null(), "{retired}");
     let requests = support::events(&fixture.log_entries(), "received");
     assert_eq!(requests.len(), 1, "exactly one request: {requests:?}");
-    assert_eq!(requests[0]["rpc_method"], "initialize");
+    assert_eq!(requests[0]["rpc_method"], "server/discover");
     assert_eq!(typed(&run.events, "locked", "failure").len(), 1);
 }
 
@@ -1156,7 +1163,7 @@ async fn call_through_the_supervisor_returns_the_result_and_a_retired_server_fai
     let dir = TempDirGuard::new("sup-call");
     let fixture = support::stdio_fixture(&json!({}));
     let locked = support::http_fixture(json!({
-        "rules": [http_status_on_initialize(401, json!({}))]
+        "rules": [http_status_on_every_request(401, json!({}))]
     }))
     .await;
     let config = write_config(
@@ -1200,7 +1207,7 @@ async fn call_through_the_supervisor_returns_the_result_and_a_retired_server_fai
     assert_eq!(
         requests.len(),
         1,
-        "only the refused initialize: {requests:?}"
+        "only the refused first request: {requests:?}"
     );
 }
 
