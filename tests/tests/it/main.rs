@@ -9,6 +9,7 @@ mod history;
 mod http;
 mod import;
 mod legacy;
+mod modern;
 mod peers;
 mod stdio;
 mod supervise;

@@ -125,6 +125,8 @@ struct Modern {
     meta: serde_json::Map<String, Value>,
     /// Tools whose call may be asked again after a lost response stream.
     repeatable: Mutex<HashSet<String>>,
+    /// Whether the tools were ever listed (their annotations and headers known).
+    listed: std::sync::atomic::AtomicBool,
 }
 
 /// Why `connect_modern` did not produce a session, and whether the answer showed the
@@ -159,6 +161,7 @@ impl Session {
         let modern = Modern {
             meta: modern::request_meta(version, &options.capabilities()),
             repeatable: Mutex::new(HashSet::new()),
+            listed: std::sync::atomic::AtomicBool::new(false),
         };
         Session::start_with(conn, options, Some(modern))
     }
@@ -465,6 +468,7 @@ impl Session {
             }
             kept.push(tool);
         }
+        m.listed.store(true, Ordering::Relaxed);
         *m.repeatable.lock().expect("lock") = kept
             .iter()
             .filter(|t| modern::tool_is_repeatable(t.annotations.as_ref()))
@@ -504,6 +508,15 @@ impl Session {
         let mut reissued = 0;
         let mut rounds = 0;
         let mut version_retried = false;
+        let mut relisted = false;
+        // Over HTTP, a call mirrors arguments its tool annotates with `x-mcp-header`, so
+        // the tool definitions must be known before the first call.
+        if method == "tools/call"
+            && self.shared.transport.mirrors_headers()
+            && !m.listed.load(Ordering::Relaxed)
+        {
+            let _ = Box::pin(self.list_tools()).await;
+        }
         loop {
             let with_meta = Some(modern::with_meta(sent.clone(), &m.meta));
             match self.request_once(method, with_meta, &opts).await {
@@ -524,7 +537,26 @@ impl Session {
                         "the server refused the revision it lists as supported; asking once more"
                     );
                 }
+                // The server says the mirrored headers do not match the body: the tool's
+                // definition may have changed. The spec's answer: list the tools again
+                // (which updates the headers), then ask once more.
+                Err(e)
+                    if method == "tools/call"
+                        && !relisted
+                        && e.context().rpc_code == Some(modern::HEADER_MISMATCH) =>
+                {
+                    relisted = true;
+                    tracing::info!(
+                        "header mismatch on tools/call; listing the tools again before asking once more"
+                    );
+                    Box::pin(self.list_tools()).await?;
+                }
                 Err(e) if e.kind() == ErrorKind::StreamLost && self.closed().is_none() => {
+                    // A call to a tool whose annotations were never listed: learn them first
+                    // (listing only reads), so that the decision rests on what it declares.
+                    if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
+                        let _ = Box::pin(self.list_tools()).await;
+                    }
                     let why_not = self.not_repeatable(method, params.as_ref());
                     match why_not {
                         None if reissued < MAX_REISSUES => {
