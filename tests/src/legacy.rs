@@ -111,7 +111,7 @@ async fn route(
     match (parts.uri.path(), &parts.method) {
         ("/sse", &Method::GET) => open(&legacy),
         ("/sse", _) => full(405, Some("text/plain"), "method not allowed"),
-        ("/messages", &Method::POST) => post(&legacy, session_of(parts.uri.query()), message),
+        ("/messages", &Method::POST) => post(&legacy, session_of(parts.uri.query()), message).await,
         _ => full(404, Some("text/plain"), "not found"),
     }
 }
@@ -165,8 +165,9 @@ fn open(legacy: &Arc<Legacy>) -> hyper::Response<Body> {
     response
 }
 
-/// Acknowledges a message with 202 and answers it on the session's stream.
-fn post(
+/// Acknowledges a message with 202 and answers it on the session's stream (or, with
+/// `http.legacy_answer_in_body`, answers it in the POST's own body, as some servers do).
+async fn post(
     legacy: &Arc<Legacy>,
     session: Option<String>,
     message: Option<Value>,
@@ -201,6 +202,14 @@ fn post(
                 .server
                 .log
                 .event("legacy_stream_closing", json!({"session_id": session}));
+        }
+        other if legacy.server.script.http.legacy_answer_in_body => {
+            let mut rx = legacy.server.answer(req, other);
+            while let Some(out) = rx.recv().await {
+                if let Outbound::Final(response) = out {
+                    return full(200, Some("application/json"), response.to_string());
+                }
+            }
         }
         other => {
             let mut rx = legacy.server.answer(req, other);

@@ -185,6 +185,9 @@ pub struct HttpScript {
     /// `sse` mode only: the `endpoint` event's data verbatim, instead of
     /// `/messages?sessionId=N` (for example a URL on another origin).
     pub legacy_endpoint: Option<String>,
+    /// `sse` mode only: answer each request in its POST's body (200 `application/json`)
+    /// instead of on the stream, as some legacy servers do.
+    pub legacy_answer_in_body: bool,
 }
 
 impl Default for HttpScript {
@@ -197,6 +200,7 @@ impl Default for HttpScript {
             delete: DeleteMode::Ok,
             sse: SseScript::default(),
             legacy_endpoint: None,
+            legacy_answer_in_body: false,
         }
     }
 }

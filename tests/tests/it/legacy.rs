@@ -244,3 +244,17 @@ async fn check_shows_the_negotiated_revision() {
     let servers = &run.outcome()["servers"];
     assert_eq!(servers[0]["protocol_version"], "2024-11-05", "{run:?}");
 }
+
+#[tokio::test]
+async fn a_legacy_server_that_answers_in_the_post_body_works_too() {
+    let f = legacy_fixture(json!({ "http": { "legacy_answer_in_body": true } })).await;
+    let run = call(&f.url, "echo", json!({"text": "in the body"}), &[]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "in the body");
+    let log = f.log_entries();
+    assert_eq!(
+        received(&log, "tools/call").len(),
+        1,
+        "answered once, not asked again"
+    );
+}

@@ -187,7 +187,7 @@ impl Inner {
         };
         let status = resp.status();
         if status.is_success() {
-            return Ok(());
+            return self.answered_in_body(resp, &target).await;
         }
         let retry_after = retry_after_of(resp.headers());
         let body = read_capped(resp, 64 * 1024, limit)
@@ -199,6 +199,44 @@ impl Inner {
             self.fail(err.clone()).await;
         }
         Err(err)
+    }
+
+    /// Some servers of this revision answer a request in the POST's own body (JSON)
+    /// rather than on the stream: such an answer is delivered like one from the stream
+    /// (the session ignores a second copy). Anything else in the body (`Accepted`) is not
+    /// a message and is ignored.
+    async fn answered_in_body(
+        &self,
+        resp: reqwest::Response,
+        target: &Target,
+    ) -> Result<(), Error> {
+        let json = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
+        if !json {
+            return Ok(());
+        }
+        let body = read_capped(
+            resp,
+            self.config.max_message_bytes,
+            self.config.request_timeout,
+        )
+        .await
+        .map_err(|e| with_target(e, target))?;
+        match Message::parse_many(&body) {
+            Ok(messages) => {
+                for m in messages {
+                    let _ = self.tx.send(Incoming::Message(m)).await;
+                }
+            }
+            Err(e) if !body.iter().all(u8::is_ascii_whitespace) => {
+                tracing::debug!(error = %e, "ignored a POST body that is not JSON-RPC");
+            }
+            Err(_) => {}
+        }
+        Ok(())
     }
 
     /// Reads the stream until it ends, then closes the transport with why.
