@@ -97,21 +97,47 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
-    process::start(&server, "http")?;
+    let listener = listen(&server, "http", "/mcp", port).await?;
+    let http = Http::new(server);
+    accept_loop(listener, http, route).await
+}
+
+/// Starts the fixture process (`mode` in the log), binds 127.0.0.1:`port` and announces
+/// the URL (`path` on that port): logged, and printed as the `LISTENING <url>` line tests
+/// wait for.
+pub async fn listen(
+    server: &Arc<Server>,
+    mode: &str,
+    path: &str,
+    port: u16,
+) -> std::io::Result<TcpListener> {
+    process::start(server, mode)?;
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-    let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr()?.port());
+    let url = format!("http://127.0.0.1:{}{path}", listener.local_addr()?.port());
     server.log.event("listening", json!({"url": url}));
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "LISTENING {url}")?;
     stdout.flush()?;
-    drop(stdout);
-    let http = Http::new(server);
+    Ok(listener)
+}
+
+/// Serves every connection on `listener` (HTTP/1.1), one task each, with `route`.
+pub async fn accept_loop<S, F, Fut>(
+    listener: TcpListener,
+    state: Arc<S>,
+    route: F,
+) -> std::io::Result<()>
+where
+    S: Send + Sync + 'static,
+    F: Fn(Arc<S>, hyper::Request<hyper::body::Incoming>) -> Fut + Copy + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Response<Body>> + Send + 'static,
+{
     loop {
         let (stream, _) = listener.accept().await?;
-        let http = Arc::clone(&http);
+        let state = Arc::clone(&state);
         let service = service_fn(move |req| {
-            let http = Arc::clone(&http);
-            async move { Ok::<_, Infallible>(route(http, req).await) }
+            let state = Arc::clone(&state);
+            async move { Ok::<_, Infallible>(route(state, req).await) }
         });
         tokio::spawn(async move {
             let _ = http1::Builder::new()

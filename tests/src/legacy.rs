@@ -9,22 +9,16 @@
 //! replaces the endpoint event's data verbatim.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::Method;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
-use crate::http::{Body, full};
+use crate::http::{self, Body, full};
 use crate::log::Received;
 use crate::mcp::{self, Message, Outbound, Server};
 use crate::script::Action;
@@ -50,33 +44,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
-    process::start(&server, "sse")?;
-    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-    let url = format!("http://127.0.0.1:{}/sse", listener.local_addr()?.port());
-    server.log.event("listening", json!({"url": url}));
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "LISTENING {url}")?;
-    stdout.flush()?;
-    drop(stdout);
+    let listener = http::listen(&server, "sse", "/sse", port).await?;
     let legacy = Arc::new(Legacy {
         server,
         streams: Mutex::default(),
         next_session: AtomicU64::new(1),
         next_event_id: AtomicU64::new(1),
     });
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let legacy = Arc::clone(&legacy);
-        let service = service_fn(move |req| {
-            let legacy = Arc::clone(&legacy);
-            async move { Ok::<_, Infallible>(route(legacy, req).await) }
-        });
-        tokio::spawn(async move {
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
+    http::accept_loop(listener, legacy, route).await
 }
 
 async fn route(

@@ -249,6 +249,15 @@ impl Error {
         self
     }
 
+    /// The same failure in other words (a fuller sentence): kind and context kept, this
+    /// error recorded as the cause.
+    pub fn restated(self, message: impl Into<String>) -> Self {
+        let context = self.context().clone();
+        Error::new(self.kind, message)
+            .with(|c| *c = context)
+            .caused_by(self)
+    }
+
     /// The error a closed transport gives every later request: same kind and context as
     /// the cause, so callers still see why, flagged as refused-because-closed.
     pub fn closed_because(cause: &Error) -> Self {

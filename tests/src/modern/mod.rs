@@ -11,8 +11,6 @@ pub mod listen;
 pub mod metadata;
 pub mod tools;
 
-use std::convert::Infallible;
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -20,12 +18,8 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::header::{ALLOW, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Response};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::http::{self, Body, Http, full};
@@ -87,33 +81,14 @@ impl Modern {
 }
 
 pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
-    process::start(&server, "modern")?;
-    let listener = TcpListener::bind(("127.0.0.1", port)).await?;
-    let url = format!("http://127.0.0.1:{}/mcp", listener.local_addr()?.port());
-    server.log.event("listening", json!({"url": url}));
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "LISTENING {url}")?;
-    stdout.flush()?;
-    drop(stdout);
+    let listener = http::listen(&server, "modern", "/mcp", port).await?;
     let modern = Arc::new(Modern {
         legacy: Http::new(Arc::clone(&server)),
         server,
         next_event_id: AtomicU64::new(1),
         listeners: Mutex::default(),
     });
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let modern = Arc::clone(&modern);
-        let service = service_fn(move |req| {
-            let modern = Arc::clone(&modern);
-            async move { Ok::<_, Infallible>(route(modern, req).await) }
-        });
-        tokio::spawn(async move {
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
-    }
+    http::accept_loop(listener, modern, route).await
 }
 
 async fn route(modern: Arc<Modern>, req: hyper::Request<hyper::body::Incoming>) -> Response<Body> {

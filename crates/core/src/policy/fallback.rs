@@ -23,18 +23,13 @@ pub fn is_older_protocol_signal(err: &Error) -> bool {
         return false;
     }
     let mut signal = false;
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    for _ in 0..MAX_DEPTH {
-        let Some(e) = cur else { break };
-        if let Some(ours) = e.downcast_ref::<Error>() {
-            let c = ours.context();
-            if matches!(c.io, Some(IoKind::Dns | IoKind::Tls)) || vetoes(ours.kind()) {
-                return false;
-            }
-            signal |= c.method.as_deref() == Some("POST")
-                && c.status.is_some_and(|s| SIGNALS.contains(&s));
+    for ours in ours(err) {
+        if vetoed(ours) {
+            return false;
         }
-        cur = e.source();
+        let c = ours.context();
+        signal |=
+            c.method.as_deref() == Some("POST") && c.status.is_some_and(|s| SIGNALS.contains(&s));
     }
     signal
 }
@@ -48,10 +43,24 @@ pub fn both_failed(refused: &Error, legacy: Error) -> Error {
         legacy.message(),
         refused.message()
     );
-    let context = legacy.context().clone();
-    Error::new(legacy.kind(), message)
-        .with(|c| *c = context)
-        .caused_by(legacy)
+    legacy.restated(message)
+}
+
+/// The errors of ours in `err`'s source chain, outermost first (bounded).
+fn ours(err: &Error) -> impl Iterator<Item = &Error> {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    std::iter::from_fn(move || {
+        let e = cur?;
+        cur = e.source();
+        Some(e)
+    })
+    .take(MAX_DEPTH)
+    .filter_map(|e| e.downcast_ref::<Error>())
+}
+
+/// Never evidence of an older protocol: see the module comment.
+fn vetoed(e: &Error) -> bool {
+    matches!(e.context().io, Some(IoKind::Dns | IoKind::Tls)) || vetoes(e.kind())
 }
 
 /// True when `err`, the failure of a stateless-revision request (`server/discover`), shows
@@ -61,28 +70,19 @@ pub fn both_failed(refused: &Error, legacy: Error) -> Error {
 /// but not as the stateless revision does). The vetoes above hold here too.
 pub fn is_legacy_answer_to_modern(err: &Error) -> bool {
     let mut legacy = false;
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    for _ in 0..MAX_DEPTH {
-        let Some(e) = cur else { break };
-        if let Some(ours) = e.downcast_ref::<Error>() {
-            let c = ours.context();
-            if matches!(c.io, Some(IoKind::Dns | IoKind::Tls)) || vetoes(ours.kind()) {
-                return false;
-            }
-            let modern_error = c.rpc_code.is_some_and(|code| {
-                crate::protocol::modern::is_modern_error_code(code)
-                    || (c.status == Some(404)
-                        && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
-            });
-            if modern_error {
-                return false;
-            }
-            let refused = c.method.as_deref() == Some("POST")
-                && c.status.is_some_and(|s| SIGNALS.contains(&s));
-            let answered_otherwise = c.status.is_none() && c.rpc_code.is_some();
-            legacy |= refused || answered_otherwise;
+    for ours in ours(err) {
+        let c = ours.context();
+        let modern_error = c.rpc_code.is_some_and(|code| {
+            crate::protocol::modern::is_modern_error_code(code)
+                || (c.status == Some(404) && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
+        });
+        if vetoed(ours) || modern_error {
+            return false;
         }
-        cur = e.source();
+        let refused =
+            c.method.as_deref() == Some("POST") && c.status.is_some_and(|s| SIGNALS.contains(&s));
+        let answered_otherwise = c.status.is_none() && c.rpc_code.is_some();
+        legacy |= refused || answered_otherwise;
     }
     legacy
 }

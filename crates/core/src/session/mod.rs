@@ -568,22 +568,16 @@ impl Session {
                             );
                         }
                         None => {
-                            return Err(restate(
-                                e,
-                                format!(
-                                    "{method}: the response stream broke before the answer again, after \
-                                 asking {reissued} more times with a new id; gave up"
-                                ),
-                            ));
+                            return Err(e.restated(format!(
+                                "{method}: the response stream broke before the answer again, \
+                                 after asking {reissued} more times with a new id; gave up"
+                            )));
                         }
                         Some(why) => {
-                            return Err(restate(
-                                e,
-                                format!(
-                                    "{method}: the response stream broke before the answer; it was not \
-                                 asked again because {why}, so it may have run on the server"
-                                ),
-                            ));
+                            return Err(e.restated(format!(
+                                "{method}: the response stream broke before the answer; it was \
+                                 not asked again because {why}, so it may have run on the server"
+                            )));
                         }
                     }
                 }
@@ -777,14 +771,6 @@ fn connect_level(e: &Error) -> bool {
             e.context().io,
             Some(IoKind::Connect | IoKind::Dns | IoKind::Tls)
         )
-}
-
-/// The same failure, said differently (kind and context kept, the original as the cause).
-fn restate(e: Error, message: String) -> Error {
-    let context = e.context().clone();
-    Error::new(e.kind(), message)
-        .with(|c| *c = context)
-        .caused_by(e)
 }
 
 /// Requests a server may answer with "input required" (multi round-trip requests).

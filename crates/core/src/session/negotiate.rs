@@ -130,10 +130,7 @@ fn after_stateless(refused: &Error, error: Error) -> Error {
         error.message(),
         refused.message()
     );
-    let context = error.context().clone();
-    Error::new(error.kind(), message)
-        .with(|c| *c = context)
-        .caused_by(error)
+    error.restated(message)
 }
 
 /// A pin to the stateless revision met a server of the `initialize` era.
@@ -143,10 +140,7 @@ fn pinned_elsewhere(error: Error) -> Error {
          changed silently: set `protocol` to \"auto\" to let Lifeline use what the server speaks",
         error.message()
     );
-    let context = error.context().clone();
-    Error::new(error.kind(), message)
-        .with(|c| *c = context)
-        .caused_by(error)
+    error.restated(message)
 }
 
 #[cfg(test)]
