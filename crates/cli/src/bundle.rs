@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 pub async fn run(args: Args) -> i32 {
-    let (config, out) = match fleet::load_for_output(args.config.as_deref(), args.json) {
+    let (config, out) = match fleet::load_for_output(args.config.as_deref(), &[], args.json) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };

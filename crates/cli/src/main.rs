@@ -74,10 +74,12 @@ enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
-    /// Supervise every configured server and print each lifecycle event until stopped
+    /// Supervise every configured server (or the TARGETs) and print each lifecycle event until stopped
     Watch {
+        /// Servers to supervise instead of the config's: http(s):// URLs, stdio:"COMMAND ARGS..."
+        targets: Vec<String>,
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "targets")]
         config: Option<PathBuf>,
         /// One JSON event per line (the schema in docs/events.md)
         #[arg(long)]
@@ -86,10 +88,12 @@ enum Command {
         #[arg(long = "for", value_parser = humantime::parse_duration)]
         duration: Option<Duration>,
     },
-    /// Connect every configured server once and report; non-zero if any is not ready
+    /// Connect every configured server (or the TARGETs) once and report; non-zero if any is not ready
     Check {
+        /// Servers to check instead of the config's: http(s):// URLs, stdio:"COMMAND ARGS..."
+        targets: Vec<String>,
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
-        #[arg(long)]
+        #[arg(long, conflicts_with = "targets")]
         config: Option<PathBuf>,
         /// One JSON object with every server
         #[arg(long)]
@@ -165,15 +169,17 @@ async fn run(cli: Cli) -> i32 {
         Command::Call { target, tool, args } => call(target, tool, args).await,
         Command::Tools { target } => tools(target).await,
         Command::Watch {
+            targets,
             config,
             json,
             duration,
-        } => watch::watch(config, json, duration).await,
+        } => watch::watch(config, &targets, json, duration).await,
         Command::Check {
+            targets,
             config,
             json,
             deadline,
-        } => watch::check(config, json, deadline).await,
+        } => watch::check(config, &targets, json, deadline).await,
         Command::Import {
             from,
             config,

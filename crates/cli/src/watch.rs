@@ -14,8 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-pub async fn watch(config: Option<PathBuf>, json: bool, limit: Option<Duration>) -> i32 {
-    let (config, out) = match fleet::load_for_output(config.as_deref(), json) {
+pub async fn watch(
+    config: Option<PathBuf>,
+    targets: &[String],
+    json: bool,
+    limit: Option<Duration>,
+) -> i32 {
+    let (config, out) = match fleet::load_for_output(config.as_deref(), targets, json) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -168,8 +173,13 @@ pub(crate) fn settled(s: &Snapshot) -> bool {
     )
 }
 
-pub async fn check(config: Option<PathBuf>, json: bool, deadline: Duration) -> i32 {
-    let (config, out) = match fleet::load_for_output(config.as_deref(), json) {
+pub async fn check(
+    config: Option<PathBuf>,
+    targets: &[String],
+    json: bool,
+    deadline: Duration,
+) -> i32 {
+    let (config, out) = match fleet::load_for_output(config.as_deref(), targets, json) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };

@@ -256,3 +256,55 @@ async fn a_pin_to_the_stateless_revision_is_never_changed() {
         "a pin is never changed"
     );
 }
+
+#[tokio::test]
+async fn watch_by_url_alone_finds_each_generation() {
+    // One server of each generation, given on the command line; the stateless one also
+    // says its tools changed, on the subscriptions/listen stream.
+    let modern = modern_fixture(json!({"modern": {"list_changed_after_ms": [300]}})).await;
+    let streamable = http_fixture(json!({})).await;
+    let legacy = crate::support::legacy_fixture(json!({})).await;
+    let run = lifeline(&[
+        "watch",
+        "--json",
+        "--for",
+        "2s",
+        &modern.url,
+        &streamable.url,
+        &legacy.url,
+    ])
+    .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    let revision = |url: &str| {
+        let port = url
+            .split(':')
+            .nth(2)
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        let name = format!("127.0.0.1-{port}");
+        events
+            .iter()
+            .find(|e| e["server"] == name && e["type"] == "state" && e["state"] == "ready")
+            .unwrap_or_else(|| panic!("{name} never ready: {}", run.stdout))["protocol_version"]
+            .clone()
+    };
+    assert_eq!(revision(&modern.url), "2026-07-28");
+    assert_eq!(revision(&streamable.url), "2025-11-25");
+    assert_eq!(revision(&legacy.url), "2024-11-05");
+    // The change notification came on the listen stream and the tools were listed again.
+    let log = read_log(&modern.log);
+    assert_eq!(received(&log, "subscriptions/listen").len(), 1);
+    assert_eq!(
+        received(&log, "tools/list").len(),
+        2,
+        "listed again after list_changed"
+    );
+}
