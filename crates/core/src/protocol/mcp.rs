@@ -19,6 +19,13 @@ pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Checks the version a server answered with. The message names both sides' versions and
 /// what to do, because "unsupported version" alone leaves the user nowhere.
 pub fn negotiate(server_version: &str) -> Result<&'static str, String> {
+    if server_version == super::modern::VERSION {
+        return Err(format!(
+            "the server answered initialize with protocol version {server_version}, a revision \
+             that has no initialize: it contradicts itself; set `protocol` to \"{server_version}\" \
+             if it speaks the stateless revision, or to the revision it speaks with initialize"
+        ));
+    }
     SUPPORTED_PROTOCOL_VERSIONS
         .iter()
         .find(|v| **v == server_version)
@@ -165,6 +172,8 @@ mod tests {
             "{err}"
         );
         assert!(negotiate("").is_err());
+        let err = negotiate("2026-07-28").unwrap_err();
+        assert!(err.contains("has no initialize") && err.contains("`protocol`"), "{err}");
     }
 
     #[test]
