@@ -173,7 +173,10 @@ mod tests {
         );
         assert!(negotiate("").is_err());
         let err = negotiate("2026-07-28").unwrap_err();
-        assert!(err.contains("has no initialize") && err.contains("`protocol`"), "{err}");
+        assert!(
+            err.contains("has no initialize") && err.contains("`protocol`"),
+            "{err}"
+        );
     }
 
     #[test]

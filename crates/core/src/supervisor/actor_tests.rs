@@ -418,3 +418,34 @@ async fn a_stateless_server_is_ready_in_the_stateless_revision() {
     assert_eq!(snap.tools, ["echo"]);
     h.supervisor.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_server_whose_discovery_lies_is_tried_with_initialize_once() {
+    // server/discover lists 2026-07-28, but requests in that revision (they carry _meta)
+    // are refused the way an older server refuses them.
+    let script: Script = Arc::new(|method, params| {
+        let stateless = params.as_ref().is_some_and(|p| {
+            p.get("_meta")
+                .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some())
+        });
+        match method {
+            "server/discover" => Some(Ok(
+                json!({"supportedVersions": ["2026-07-28"], "capabilities": {}}),
+            )),
+            "tools/list" if stateless => Some(Err(refused(400))),
+            _ => healthy()(method, params),
+        }
+    });
+    let h = start(script, |c| c.stateless_first = true);
+    until(&h, StateName::Ready).await;
+    assert_eq!(h.opened.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        h.seen.lock().unwrap()[..4],
+        ["server/discover", "tools/list", "initialize", "tools/list"]
+    );
+    assert_eq!(
+        h.supervisor.snapshot().state.protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    h.supervisor.stop().await;
+}

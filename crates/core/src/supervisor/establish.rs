@@ -6,8 +6,9 @@
 use super::SupervisorConfig;
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
+use crate::policy::fallback::is_legacy_answer_to_modern;
 use crate::protocol::mcp::Tool;
-use crate::session::negotiate::{self, Ladder};
+use crate::session::negotiate::{self, Ladder, Rung};
 use crate::session::{RequestOptions, Session, SessionOptions};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,7 +42,7 @@ pub async fn establish(
         stateless_first: cfg.stateless_first,
     };
     let limit = std::sync::Mutex::new(cfg.request_timeout);
-    let options = |s: Stage| {
+    let mut options = |s: Stage| {
         let _ = stage.send(s);
         let l = stage_limit(&deadline, cfg.request_timeout, now(), s)?;
         *limit.lock().expect("lock") = l;
@@ -51,38 +52,72 @@ pub async fn establish(
         })
     };
     let cut = |e: Error, s: Stage| cut_by_deadline(e, *limit.lock().expect("lock"), cfg, s);
-    let known = *cfg.era.lock().expect("lock");
-    let session = match negotiate::connect(&ladder, known, options, cut).await {
-        Ok((session, rung)) => {
-            *cfg.era.lock().expect("lock") = Some(rung);
-            session
-        }
-        Err(e) => {
-            // The remembered way failed: find the way again next time.
-            *cfg.era.lock().expect("lock") = None;
-            return Err(e);
-        }
-    };
-    let session = Arc::new(session);
-
-    let _ = stage.send(Stage::ListTools);
-    let listed = match stage_limit(&deadline, cfg.request_timeout, now(), Stage::ListTools) {
-        Ok(limit) => session
-            .list_tools_with(RequestOptions {
-                timeout: Some(limit),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools)),
-        Err(e) => Err(e),
-    };
-    match listed {
-        Ok(tools) => Ok((session, tools)),
-        Err(e) => {
-            session.close().await;
-            Err(e)
+    let mut start = *cfg.era.lock().expect("lock");
+    // Set when a server that discovery showed stateless then answered tools/list the way
+    // an older server does (it lied, or sits behind something that does not speak the
+    // revision): `initialize` is tried once, in what is left of the deadline.
+    let mut doubted: Option<Error> = None;
+    loop {
+        let (session, rung) = match negotiate::connect(&ladder, start, &mut options, &cut).await {
+            Ok(found) => found,
+            Err(e) => {
+                // The remembered way failed: find the way again next time.
+                *cfg.era.lock().expect("lock") = None;
+                return Err(match &doubted {
+                    Some(first) => after_doubt(first, e),
+                    None => e,
+                });
+            }
+        };
+        let session = Arc::new(session);
+        let _ = stage.send(Stage::ListTools);
+        let listed = match stage_limit(&deadline, cfg.request_timeout, now(), Stage::ListTools) {
+            Ok(limit) => session
+                .list_tools_with(RequestOptions {
+                    timeout: Some(limit),
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools)),
+            Err(e) => Err(e),
+        };
+        match listed {
+            Ok(tools) => {
+                *cfg.era.lock().expect("lock") = Some(rung);
+                return Ok((session, tools));
+            }
+            Err(e) => {
+                session.close().await;
+                let retry_older = rung == Rung::Stateless
+                    && doubted.is_none()
+                    && ladder.rungs().contains(&Rung::Initialize)
+                    && is_legacy_answer_to_modern(&e);
+                if retry_older {
+                    tracing::info!(server = %cfg.name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
+                    doubted = Some(e);
+                    start = Some(Rung::Initialize);
+                    continue;
+                }
+                *cfg.era.lock().expect("lock") = None;
+                return Err(match &doubted {
+                    Some(first) => after_doubt(first, e),
+                    None => e,
+                });
+            }
         }
     }
+}
+
+/// The error of the `initialize` attempt that followed a stateless server's old-style
+/// answer to tools/list, saying so.
+fn after_doubt(first: &Error, error: Error) -> Error {
+    let message = format!(
+        "{}; `initialize` was tried because the server, though its server/discover lists \
+         2026-07-28, answered tools/list the way older servers answer ({})",
+        error.message(),
+        first.message()
+    );
+    error.restated(message)
 }
 
 fn stage_limit(
