@@ -277,6 +277,9 @@ impl AppState {
         }
         *lock(&self.transports) = transports(&new);
         *lock(&self.redactor) = Redactor::new(new.secrets());
+        // The history keeps scrubbing the old secrets too: events written before the edit
+        // may still be queued.
+        self.history().add_secrets(&Redactor::new(new.secrets()));
         self.detail.set_config(&new);
         self.bundle.set_config(&new);
         if leaving_demo {

@@ -223,6 +223,12 @@ impl History {
         self.send(writer::Message::Call(call));
     }
 
+    /// Scrubs `more`'s secrets too from everything written from now on (the config was
+    /// edited and may hold new ones). Secrets are only ever added.
+    pub fn add_secrets(&self, more: &Redactor) {
+        self.send(writer::Message::Secrets(more.clone()));
+    }
+
     fn send(&self, message: writer::Message) {
         if let Some(tx) = lock(&self.shared.tx).as_ref() {
             let _ = tx.send(message);

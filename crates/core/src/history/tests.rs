@@ -402,6 +402,38 @@ fn configured_secrets_never_reach_the_file() {
 }
 
 #[test]
+fn secrets_added_later_are_scrubbed_from_then_on_and_the_old_ones_still_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let (old, new) = ("old-history-canary", "new-history-canary");
+    let with_old = Options {
+        redactor: Redactor::new([old]),
+        ..options()
+    };
+    let (history, _) = History::open(&path, with_old);
+    let bus = EventBus::new(16);
+    // A config edit brings a new secret.
+    history.add_secrets(&Redactor::new([new]));
+    let message = format!("stderr: a={old} b={new}");
+    history.record(&bus.emit("a", 1, failure("process_exit", &message)));
+    history.close();
+    // The next run reads it back (a run's own rows are not "past").
+    let (next, _) = History::open(&path, options());
+    let failures = next.failures(&query(10)).unwrap();
+    assert_eq!(failures[0].failure["message"], "stderr: a=*** b=***");
+    next.close();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        for canary in [old, new] {
+            assert!(
+                !bytes.windows(canary.len()).any(|w| w == canary.as_bytes()),
+                "{canary}"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_writer_prunes_as_it_goes_not_only_at_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = db(&dir);

@@ -19,6 +19,8 @@ pub(super) enum Message {
     Event(Box<Event>),
     Call(CallRecord),
     Flush(mpsc::Sender<()>),
+    /// More secrets to scrub from now on (a config edit added some); never fewer.
+    Secrets(Redactor),
 }
 
 pub(super) fn spawn(
@@ -40,6 +42,7 @@ pub(super) fn spawn(
 }
 
 fn write_loop(conn: &Mutex<Connection>, run: i64, options: &Options, rx: &mpsc::Receiver<Message>) {
+    let mut redactor = options.redactor.clone();
     let mut since_prune = 0u64;
     let mut last_prune = SystemTime::now();
     while let Ok(first) = rx.recv() {
@@ -50,9 +53,15 @@ fn write_loop(conn: &Mutex<Connection>, run: i64, options: &Options, rx: &mpsc::
                 Err(_) => break,
             }
         }
+        // New secrets apply to the whole batch: scrubbing more than needed is harmless.
+        for m in &batch {
+            if let Message::Secrets(more) = m {
+                redactor.add(more);
+            }
+        }
         let mut flushes = Vec::new();
         let mut conn = lock(conn);
-        match write_batch(&mut conn, run, &options.redactor, batch, &mut flushes) {
+        match write_batch(&mut conn, run, &redactor, batch, &mut flushes) {
             Ok(n) => since_prune += n,
             Err(e) => tracing::warn!("history: a batch was not written: {e}"),
         }
@@ -87,6 +96,7 @@ fn write_batch(
             Message::Event(event) => rows += insert_event(&tx, run, redactor, &event)?,
             Message::Call(call) => rows += insert_call(&tx, run, redactor, &call)?,
             Message::Flush(done) => flushes.push(done),
+            Message::Secrets(_) => {}
         }
     }
     tx.commit()?;
