@@ -115,6 +115,19 @@ run() {
   "$IMPORT" -window root "$OUT/$name.png"
   say "$name: $OUT/$name.png"
 
+  # A second app on the same history directory shows the first one's window and exits.
+  if [[ $name == app ]]; then
+    local second_rc=0
+    XDG_STATE_HOME=$state LIFELINE_HISTORY=$state/history.db LIFELINE_LOG=info \
+      timeout 20 "$APP" >"$work/$name-second.stderr" 2>&1 || second_rc=$?
+    ((second_rc == 0)) || die "$name: a second instance exited $second_rc: $(cat "$work/$name-second.stderr")"
+    grep -q "already running" "$work/$name-second.stderr" ||
+      die "$name: a second instance did not say the app is already running"
+    kill -0 "$app_pid" 2>/dev/null || die "$name: the first instance died when a second started"
+    wait_for 10 "the first instance to be asked to show itself" logged "another instance was started"
+    say "$name: a second instance showed the first one's window and exited"
+  fi
+
   local children
   children=$(pgrep -P "$app_pid" || true)
   pgrep -P "$app_pid" -f lifeline-fixture >/dev/null || die "$name: the app runs no fixture server"

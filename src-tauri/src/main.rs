@@ -15,6 +15,7 @@ mod detail_cmds;
 mod dialogs;
 mod error;
 mod history;
+mod instance;
 mod logs;
 mod state;
 mod tray;
@@ -71,6 +72,26 @@ fn main() {
             .as_deref()
             .map_or("stderr only".into(), |d| d.display().to_string())
     );
+    // A second app would supervise every server twice: it shows the first one instead.
+    let mut instance = match instance::dir().map(|d| instance::claim(&d)) {
+        Some(instance::Claim::Running { shown, dir }) => {
+            let how = if shown {
+                "showed its window instead"
+            } else {
+                "it did not answer: quit it (tray → Quit) or end its process, then start again"
+            };
+            let message = format!(
+                "lifeline-app is already running for {} ({how})",
+                dir.display()
+            );
+            tracing::info!("{message}");
+            eprintln!("{message}");
+            drop(log_guard.take());
+            std::process::exit(if shown { 0 } else { 1 });
+        }
+        Some(instance::Claim::First(guard)) => Some(guard),
+        None => None,
+    };
     let app = with_commands(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
@@ -89,6 +110,10 @@ fn main() {
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
             tray::watch(app.handle().clone());
+            if let Some(guard) = instance.take() {
+                let handle = app.handle().clone();
+                guard.serve(move || tray::show_window(&handle));
+            }
             Ok(())
         })
         .on_window_event(keep_running_in_tray)
