@@ -1,9 +1,14 @@
-// Light, dark, or the system's choice. The CSS follows prefers-color-scheme unless
-// <html data-theme> pins a theme; the choice is remembered in localStorage.
+// Light, dark, or the system's choice. <html data-theme> always names the theme in effect
+// ("light" or "dark"): a pinned one, or the system's, followed as it changes. The CSS has
+// one set of dark tokens, keyed on that attribute. The choice is remembered in localStorage.
 
 export type ThemeChoice = "system" | "light" | "dark";
 
 const KEY = "lifeline.theme";
+const DARK = "(prefers-color-scheme: dark)";
+
+/** Stops following the system's theme (set while the choice is "system"). */
+let unfollow: (() => void) | null = null;
 
 export function loadTheme(): ThemeChoice {
   try {
@@ -16,8 +21,21 @@ export function loadTheme(): ThemeChoice {
 }
 
 export function applyTheme(choice: ThemeChoice, root: HTMLElement = document.documentElement): void {
-  if (choice === "system") delete root.dataset.theme;
-  else root.dataset.theme = choice;
+  unfollow?.();
+  unfollow = null;
+  if (choice === "system") {
+    const query = typeof matchMedia === "function" ? matchMedia(DARK) : null;
+    const follow = () => {
+      root.dataset.theme = query?.matches ? "dark" : "light";
+    };
+    follow();
+    if (query) {
+      query.addEventListener("change", follow);
+      unfollow = () => query.removeEventListener("change", follow);
+    }
+  } else {
+    root.dataset.theme = choice;
+  }
   try {
     localStorage.setItem(KEY, choice);
   } catch {
