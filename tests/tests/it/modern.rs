@@ -308,3 +308,35 @@ async fn watch_by_url_alone_finds_each_generation() {
         "listed again after list_changed"
     );
 }
+
+#[tokio::test]
+async fn a_timed_out_call_is_cancelled_by_closing_its_stream_not_by_a_notification() {
+    // The call's response stream opens at once and never brings an answer.
+    let f = modern_fixture(json!({"http": {"response": "sse"},
+        "rules": [{"method": "tools/call", "action": {"kind": "never_answer"}}]}))
+    .await;
+    let args = json!({}).to_string();
+    let run = lifeline(&[
+        "call",
+        &f.url,
+        "side_effect",
+        &args,
+        "--json",
+        "--timeout",
+        "300ms",
+    ])
+    .await;
+    assert_ne!(run.code, 0, "{run:?}");
+    assert_eq!(run.error()["kind"], "timeout", "{run:?}");
+    let calls = received(&f.log_entries(), "tools/call");
+    assert_eq!(calls.len(), 1, "not asked again after a timeout");
+    let id = calls[0]["rpc_id"].clone();
+    f.wait_for_log("the call's stream closed by the client", |e| {
+        e["event"] == "sse_closed" && e["reason"] == "client_gone" && e["rpc_id"] == id
+    })
+    .await;
+    assert!(
+        received(&f.log_entries(), "notifications/cancelled").is_empty(),
+        "closing the stream is the cancellation in this revision"
+    );
+}
