@@ -114,8 +114,12 @@ async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
     until(&h, StateName::Ready).await;
     let ready_at = Instant::now();
     // Pings at 30 s and 70 s (30 s idle after the first miss), each given 10 s.
-    h.supervisor.wait_for(|s| s.generation == 2).await;
+    until(&h, StateName::Reconnecting).await;
     assert_eq!(Instant::now() - ready_at, Duration::from_secs(80));
+    // Up past the stability window: the first reconnect is spread by full jitter, which
+    // seed 0 (the default) puts 3.534 s later (tokio's timers fire on whole milliseconds).
+    h.supervisor.wait_for(|s| s.generation == 2).await;
+    assert_eq!(Instant::now() - ready_at, Duration::from_millis(83_534));
     let pings = h
         .seen
         .lock()
