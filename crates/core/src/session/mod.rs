@@ -93,6 +93,12 @@ pub struct Session {
     reader: tokio::task::JoinHandle<()>,
 }
 
+/// Server notifications a subscriber may fall behind by before it sees `Lagged`. A
+/// broadcast channel allocates every slot up front, so this is paid by every idle session
+/// (256 slots were about 35 KB of each); the supervisor, the one subscriber, only looks
+/// for `list_changed` and treats a lag as one.
+const NOTIFICATION_CAPACITY: usize = 16;
+
 struct Shared {
     transport: Transport,
     redactor: Redactor,
@@ -115,7 +121,7 @@ struct Pending {
 impl Session {
     /// Starts a session on a transport without the handshake (see `connect`).
     pub fn start(conn: Connection, options: SessionOptions) -> Session {
-        let (notifications, _) = broadcast::channel(256);
+        let (notifications, _) = broadcast::channel(NOTIFICATION_CAPACITY);
         let shared = Arc::new(Shared {
             transport: conn.transport,
             redactor: conn.redactor,

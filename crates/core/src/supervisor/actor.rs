@@ -689,10 +689,13 @@ impl Actor {
         live.tasks.push(tokio::spawn(async move {
             loop {
                 match notes.recv().await {
-                    Ok(ServerNotification::ToolsListChanged) => {
+                    // A lag may have skipped a `list_changed`: re-sync to be sure (re-syncs
+                    // are serialized, so a burst costs at most one more).
+                    Ok(ServerNotification::ToolsListChanged)
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         let _ = tx.send(Internal::ListChanged { generation });
                     }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Ok(_) => {}
                     Err(_) => return,
                 }
             }
