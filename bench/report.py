@@ -158,6 +158,31 @@ def write(result, md_path, charts_dir):
                 f'| stdio: idle CPU, % of one core | {st["idle_cpu_pct_of_one_core"]} |',
                 f'| stdio: RSS per connection, KiB (client only) | {round(st["rss_per_connection_kb"], 1)} |',
             ]
+    ap = result.get("app") or {}
+    if ap.get("binary_bytes"):
+        mib = lambda b: f"{b / 1048576:.1f} MiB" if b else "—"
+        lines += ["", "## The app", "",
+                  "The desktop app as `make bench-build` builds it (the UI, then `cargo build "
+                  "--release -p lifeline-app --features custom-protocol`), started under Xvfb "
+                  f"with {ap['servers']} stdio fixture servers configured; medians of "
+                  f"{ap.get('runs', 1)} start(s). First paint: from spawning the process to the "
+                  "UI's report that its first frame is on screen (`ui_painted`, logged by the "
+                  "app). Idle memory: the app process and its WebKit processes (not the fixture "
+                  f"servers), {ap['idle_seconds']} s after every server was ready.", "",
+                  "| what | value |", "|---|---:|",
+                  f'| release binary | {mib(ap["binary_bytes"])} |',
+                  f'| release binary, stripped | {mib(ap.get("binary_stripped_bytes"))} |']
+        if "first_paint_ms" in ap:
+            lines += [
+                f'| cold start to first paint, ms (the app\'s own count from `main`) | '
+                f'{ap["first_paint_ms"]} ({ap["first_paint_app_ms"]}) |',
+                f'| start to all {ap["servers"]} servers ready, s | {ap["all_ready_s"]} |',
+                f'| idle RSS, app + {ap["webkit_processes"]} WebKit processes | {mib(ap["idle_rss_kb"] * 1024)} |',
+                f'| idle PSS (shared pages split), same processes | {mib(ap["idle_pss_kb"] * 1024)} |',
+                f'| idle RSS, the app process alone | {mib(ap["app_process_rss_kb"] * 1024)} |',
+            ]
+        if ap.get("error"):
+            lines += ["", f"The app's start was not measured: {ap['error']}."]
     if result["failures"]:
         lines += ["", "### Failed runs", ""]
         lines += [f'- {f["cell"]}: {f["error"]}' for f in result["failures"]]
