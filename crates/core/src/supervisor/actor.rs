@@ -312,7 +312,9 @@ enum Internal {
         generation: u64,
         tool: String,
         elapsed: Duration,
-        result: Result<Value, Error>,
+        /// `Ok(is_error)`: what the call event needs of a result, not the result itself,
+        /// which goes to the caller without being copied.
+        result: Result<bool, Error>,
     },
 }
 
@@ -631,10 +633,8 @@ impl Actor {
                 result,
             } => {
                 let (outcome, error) = match &result {
-                    Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
-                        (CallOutcome::ToolError, None)
-                    }
-                    Ok(_) => (CallOutcome::Ok, None),
+                    Ok(true) => (CallOutcome::ToolError, None),
+                    Ok(false) => (CallOutcome::Ok, None),
                     Err(e) => (
                         CallOutcome::Error,
                         Some(FailureInfo::from_error(e, generation, None)),
@@ -843,7 +843,10 @@ impl Actor {
                         generation,
                         tool,
                         elapsed: started.elapsed(),
-                        result: result.clone(),
+                        result: match &result {
+                            Ok(v) => Ok(v.get("isError").and_then(Value::as_bool) == Some(true)),
+                            Err(e) => Err(e.clone()),
+                        },
                     });
                     result
                 }
