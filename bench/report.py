@@ -44,6 +44,47 @@ def cell(r):
     return f'{r["server"]} {r["transport"]} c={r["concurrency"]}'
 
 
+def what_dominates(pr):
+    """The profile of the call path (the `profile` record, written by hand from perf)."""
+    if not pr:
+        return []
+    loaded = " on a LOADED machine" if pr.get("loaded_machine") else ""
+    out = ["", "## What dominates", "",
+           f"Profiled {pr['measured_at']}{loaded} (load average {pr['loadavg']}): "
+           f"{pr['tool']}. Shares are of the client's samples, by the innermost frame.", ""]
+    for c in pr["cells"]:
+        extra = []
+        if "context_switches_per_call" in c:
+            extra.append(f"{c['context_switches_per_call']} context switches per call")
+        if "sys_share_of_cpu" in c:
+            extra.append(f"{round(c['sys_share_of_cpu'] * 100)} % of its CPU time in the kernel")
+        if "server_samples" in c:
+            extra.append(f"the fixture server took {c['server_samples']} samples to the "
+                         f"client's {c['samples']}")
+        out += [f"**{c['transport']}**: about {c['client_cpu_us_per_call']} µs of client CPU "
+                f"per call" + (f"; {'; '.join(extra)}" if extra else "") + ".", "",
+                "| where | share |", "|---|---:|"]
+        out += [f"| {k} | {v} % |" for k, v in
+                sorted(c["breakdown_pct"].items(), key=lambda kv: -kv[1])]
+        out.append("")
+    out += ["Most of a small call's cost is not Lifeline's code: it is the kernel moving one "
+            "message across threads and processes (context switches, futex wake-ups, the pipe "
+            "or the loopback socket) and, over HTTP, hyper's HTTP/1 framing. A call crosses "
+            "several tasks (caller, supervisor, the call's task, the transport's reader, the "
+            "session), each hop a possible wake-up on another worker thread; running the call "
+            "in the caller's task would remove some, a larger change than this profile "
+            "justified. JSON and allocation are a tenth to a sixth of the client's time."]
+    if pr.get("fixed"):
+        out += ["", "Fixed after this profile:", ""]
+        out += [f"- {f['what']} ({f['where']})." for f in pr["fixed"]]
+    m = pr.get("fixed_measured")
+    if m:
+        out += ["", f"Measured with a {m['case']}: client CPU per 10,000 calls "
+                f"{m['cpu_ms_per_10k_before']} → {m['cpu_ms_per_10k_after']} ms, p50 "
+                f"{m['p50_us_before']} → {m['p50_us_after']} µs; stdio: {m['stdio']}."]
+    return out
+
+
 def write(result, md_path, charts_dir):
     records = result["call_path"]
     clients = [c for c in ["lifeline", "typescript", "python", "rust"]
@@ -74,6 +115,12 @@ def write(result, md_path, charts_dir):
         c = result["carried_over"]
         lines += [f"Sections {', '.join(c['sections'])} are from the run of {c['from']} "
                   f"(load average then {c['machine']['loadavg'][0]}); the rest from the run below.", ""]
+    if result.get("remeasured"):
+        r = result["remeasured"]
+        lines += [f"> Sections {', '.join(r['sections'])} were measured again on "
+                  f"{r['at']} (load average {r['loadavg'][0]}, a LOADED machine: two other "
+                  f"engineers were compiling), {r['why']}. The other sections are from the "
+                  "run below, before those changes.", ""]
     if result.get("smoke"):
         lines += ["> **Smoke run**: a handful of calls per client to keep the harness working. "
                   "These numbers mean nothing.", ""]
@@ -183,6 +230,7 @@ def write(result, md_path, charts_dir):
             ]
         if ap.get("error"):
             lines += ["", f"The app's start was not measured: {ap['error']}."]
+    lines += what_dominates(result.get("profile"))
     if result["failures"]:
         lines += ["", "### Failed runs", ""]
         lines += [f'- {f["cell"]}: {f["error"]}' for f in result["failures"]]

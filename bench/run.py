@@ -495,6 +495,9 @@ def keep_sections(result, path, sections):
             for k in keys:
                 result[k] = previous.get(k)
             carried.append(section)
+    # The call-path profile is written by hand (perf), not by this script: keep it.
+    if previous.get("profile"):
+        result["profile"] = previous["profile"]
     if carried:
         result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
                                   "machine": previous.get("machine")}
