@@ -147,7 +147,7 @@ pub(crate) fn prepare(config: &HttpConfig) -> Result<Prepared, Error> {
 
 /// The TLS settings of every client: what `reqwest::Client::builder().build()` makes by
 /// default (the installed ring provider, TLS 1.2 and 1.3, the platform verifier, no client
-/// certificate, SNI, ALPN h2 then http/1.1), except that the verifier is built once per
+/// certificate, SNI, ALPN h2 then http/1.1, ticket resumption), except that the verifier is built once per
 /// process and shared. Building it loads and parses every system root certificate, which
 /// was the largest part of an idle HTTP connection's memory (issue 6); each attempt still
 /// gets a client, a connection pool and a TLS session cache of its own.
@@ -179,6 +179,10 @@ fn tls_config() -> Result<rustls::ClientConfig, Error> {
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // Session tickets for 4 server names, not rustls's default 256 (a hash map allocated in
+    // full, ~10 KB per client): a client talks to its one server, and to a few more only
+    // when redirected.
+    tls.resumption = rustls::client::Resumption::in_memory_sessions(4);
     Ok(tls)
 }
 
