@@ -205,6 +205,8 @@ def write(result, md_path, charts_dir):
                 f'| stdio: idle CPU, % of one core | {st["idle_cpu_pct_of_one_core"]} |',
                 f'| stdio: RSS per connection, KiB (client only) | {round(st["rss_per_connection_kb"], 1)} |',
             ]
+        if sc.get("note"):
+            lines += ["", sc["note"]]
     ap = result.get("app") or {}
     if ap.get("binary_bytes"):
         mib = lambda b: f"{b / 1048576:.1f} MiB" if b else "—"
