@@ -117,10 +117,12 @@ def write(result, md_path, charts_dir):
                   f"(load average then {c['machine']['loadavg'][0]}); the rest from the run below.", ""]
     if result.get("remeasured"):
         r = result["remeasured"]
+        app_at = (f"; the app on {r['app_at']} (load average {r['app_loadavg'][0]})"
+                  if r.get("app_at") else "")
         lines += [f"> Sections {', '.join(r['sections'])} were measured again on "
-                  f"{r['at']} (load average {r['loadavg'][0]}, a LOADED machine: two other "
-                  f"engineers were compiling), {r['why']}. The other sections are from the "
-                  "run below, before those changes.", ""]
+                  f"{r['at']} (load average {r['loadavg'][0]}{app_at}; a LOADED machine: two "
+                  f"other engineers were compiling), {r['why']}. The other sections are from "
+                  "the run below, before those changes.", ""]
     if result.get("smoke"):
         lines += ["> **Smoke run**: a handful of calls per client to keep the harness working. "
                   "These numbers mean nothing.", ""]
