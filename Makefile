@@ -101,11 +101,14 @@ demo:
 	scripts/demo.sh
 
 # Benchmarks (docs/benchmarks.md). bench/ is a workspace of its own, so rmcp is compiled only
-# here, never by `make build`/`make test`; it shares target/ (release) with the fixture.
+# here, never by `make build`/`make test`; it shares target/ (release) with the fixture. The
+# app is built in release with the UI embedded, as a bundle would ship it (its section).
 bench-build:
 	scripts/setup.sh
 	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture
 	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --release --manifest-path bench/Cargo.toml
+	cd ui && npm run build
+	$(CARGO) build --release -p lifeline-app --features custom-protocol
 
 bench: bench-build
 	python3 bench/run.py

@@ -44,6 +44,47 @@ def cell(r):
     return f'{r["server"]} {r["transport"]} c={r["concurrency"]}'
 
 
+def what_dominates(pr):
+    """The profile of the call path (the `profile` record, written by hand from perf)."""
+    if not pr:
+        return []
+    loaded = " on a LOADED machine" if pr.get("loaded_machine") else ""
+    out = ["", "## What dominates", "",
+           f"Profiled {pr['measured_at']}{loaded} (load average {pr['loadavg']}): "
+           f"{pr['tool']}. Shares are of the client's samples, by the innermost frame.", ""]
+    for c in pr["cells"]:
+        extra = []
+        if "context_switches_per_call" in c:
+            extra.append(f"{c['context_switches_per_call']} context switches per call")
+        if "sys_share_of_cpu" in c:
+            extra.append(f"{round(c['sys_share_of_cpu'] * 100)} % of its CPU time in the kernel")
+        if "server_samples" in c:
+            extra.append(f"the fixture server took {c['server_samples']} samples to the "
+                         f"client's {c['samples']}")
+        out += [f"**{c['transport']}**: about {c['client_cpu_us_per_call']} µs of client CPU "
+                f"per call" + (f"; {'; '.join(extra)}" if extra else "") + ".", "",
+                "| where | share |", "|---|---:|"]
+        out += [f"| {k} | {v} % |" for k, v in
+                sorted(c["breakdown_pct"].items(), key=lambda kv: -kv[1])]
+        out.append("")
+    out += ["Most of a small call's cost is not Lifeline's code: it is the kernel moving one "
+            "message across threads and processes (context switches, futex wake-ups, the pipe "
+            "or the loopback socket) and, over HTTP, hyper's HTTP/1 framing. A call crosses "
+            "several tasks (caller, supervisor, the call's task, the transport's reader, the "
+            "session), each hop a possible wake-up on another worker thread; running the call "
+            "in the caller's task would remove some, a larger change than this profile "
+            "justified. JSON and allocation are a tenth to a sixth of the client's time."]
+    if pr.get("fixed"):
+        out += ["", "Fixed after this profile:", ""]
+        out += [f"- {f['what']} ({f['where']})." for f in pr["fixed"]]
+    m = pr.get("fixed_measured")
+    if m:
+        out += ["", f"Measured with a {m['case']}: client CPU per 10,000 calls "
+                f"{m['cpu_ms_per_10k_before']} → {m['cpu_ms_per_10k_after']} ms, p50 "
+                f"{m['p50_us_before']} → {m['p50_us_after']} µs; stdio: {m['stdio']}."]
+    return out
+
+
 def write(result, md_path, charts_dir):
     records = result["call_path"]
     clients = [c for c in ["lifeline", "typescript", "python", "rust"]
@@ -74,6 +115,14 @@ def write(result, md_path, charts_dir):
         c = result["carried_over"]
         lines += [f"Sections {', '.join(c['sections'])} are from the run of {c['from']} "
                   f"(load average then {c['machine']['loadavg'][0]}); the rest from the run below.", ""]
+    if result.get("remeasured"):
+        r = result["remeasured"]
+        app_at = (f"; the app on {r['app_at']} (load average {r['app_loadavg'][0]})"
+                  if r.get("app_at") else "")
+        lines += [f"> Sections {', '.join(r['sections'])} were measured again on "
+                  f"{r['at']} (load average {r['loadavg'][0]}{app_at}; a LOADED machine: two "
+                  f"other engineers were compiling), {r['why']}. The other sections are from "
+                  "the run below, before those changes.", ""]
     if result.get("smoke"):
         lines += ["> **Smoke run**: a handful of calls per client to keep the harness working. "
                   "These numbers mean nothing.", ""]
@@ -158,6 +207,34 @@ def write(result, md_path, charts_dir):
                 f'| stdio: idle CPU, % of one core | {st["idle_cpu_pct_of_one_core"]} |',
                 f'| stdio: RSS per connection, KiB (client only) | {round(st["rss_per_connection_kb"], 1)} |',
             ]
+        if sc.get("note"):
+            lines += ["", sc["note"]]
+    ap = result.get("app") or {}
+    if ap.get("binary_bytes"):
+        mib = lambda b: f"{b / 1048576:.1f} MiB" if b else "—"
+        lines += ["", "## The app", "",
+                  "The desktop app as `make bench-build` builds it (the UI, then `cargo build "
+                  "--release -p lifeline-app --features custom-protocol`), started under Xvfb "
+                  f"with {ap['servers']} stdio fixture servers configured; medians of "
+                  f"{ap.get('runs', 1)} start(s). First paint: from spawning the process to the "
+                  "UI's report that its first frame is on screen (`ui_painted`, logged by the "
+                  "app). Idle memory: the app process and its WebKit processes (not the fixture "
+                  f"servers), {ap['idle_seconds']} s after every server was ready.", "",
+                  "| what | value |", "|---|---:|",
+                  f'| release binary | {mib(ap["binary_bytes"])} |',
+                  f'| release binary, stripped | {mib(ap.get("binary_stripped_bytes"))} |']
+        if "first_paint_ms" in ap:
+            lines += [
+                f'| cold start to first paint, ms (the app\'s own count from `main`) | '
+                f'{ap["first_paint_ms"]} ({ap["first_paint_app_ms"]}) |',
+                f'| start to all {ap["servers"]} servers ready, s | {ap["all_ready_s"]} |',
+                f'| idle RSS, app + {ap["webkit_processes"]} WebKit processes | {mib(ap["idle_rss_kb"] * 1024)} |',
+                f'| idle PSS (shared pages split), same processes | {mib(ap["idle_pss_kb"] * 1024)} |',
+                f'| idle RSS, the app process alone | {mib(ap["app_process_rss_kb"] * 1024)} |',
+            ]
+        if ap.get("error"):
+            lines += ["", f"The app's start was not measured: {ap['error']}."]
+    lines += what_dominates(result.get("profile"))
     if result["failures"]:
         lines += ["", "### Failed runs", ""]
         lines += [f'- {f["cell"]}: {f["error"]}' for f in result["failures"]]

@@ -88,6 +88,17 @@ pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo> {
     Ok(state.info())
 }
 
+/// The UI's first frame is on screen: logs, once, how long after the process started (the
+/// benchmark's cold start to first paint, bench/METHOD.md).
+#[tauri::command]
+pub fn ui_painted() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let ms = crate::STARTED.get().map_or(0, |t| t.elapsed().as_millis());
+        tracing::info!("first paint {ms} ms after start");
+    });
+}
+
 /// Builds the diagnostic bundle and returns every file with its exact content; kept for
 /// `bundle_export`.
 #[tauri::command]

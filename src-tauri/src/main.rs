@@ -41,6 +41,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         commands::reconnect_all_failed,
         commands::call_tool,
         commands::app_info,
+        commands::ui_painted,
         detail_cmds::tool_list,
         detail_cmds::cancel_call,
         detail_cmds::server_stderr,
@@ -62,7 +63,11 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     ])
 }
 
+/// When `main` began: the origin of the "first paint" log line (`commands::ui_painted`).
+static STARTED: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
+
 fn main() {
+    STARTED.get_or_init(tokio::time::Instant::now);
     let log_dir = logs::dir();
     let mut log_guard = logs::init(log_dir.as_deref());
     tracing::info!(

@@ -18,6 +18,10 @@ mount(App, {
   props: { store, initialSelection: params.get("select") },
 });
 
+// The first frame with the dashboard in it: a rAF callback runs before the frame it belongs to
+// is painted, so the one it schedules runs after that frame reached the screen.
+requestAnimationFrame(() => requestAnimationFrame(() => void host.painted().catch(() => {})));
+
 // Tests and the console reach the host and the store here (the mock records every command).
 (window as unknown as { __lifeline: unknown }).__lifeline = { host, store };
 

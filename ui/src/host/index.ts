@@ -52,6 +52,9 @@ export interface Host {
   callTool(server: string, tool: string, args: unknown, opts?: CallOptions): Promise<unknown>;
   /** The app's version, mode, paths and the notices to show once at start (demo mode, a broken config). */
   appInfo(): Promise<AppInfo>;
+  /** Tells the shell the dashboard's first frame is on screen; the app logs the time since it
+   * started (the benchmark's cold start to first paint, bench/METHOD.md). */
+  painted(): Promise<void>;
   /** The full definitions of the server's current tools. */
   toolList(server: string): Promise<ToolDef[]>;
   /** Cancels the call named `callId` (the server is told; the call rejects with kind `cancelled`).

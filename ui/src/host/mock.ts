@@ -406,6 +406,9 @@ export class MockHost implements Host {
   }
 
   /** Not recorded in `calls`: it is not a command on a server. */
+  async painted(): Promise<void> {}
+
+  /** Not recorded in `calls`: it is not a command on a server. */
   async appInfo(): Promise<AppInfo> {
     return mockAppInfo(this.notices);
   }

@@ -90,6 +90,10 @@ export class TauriHost implements Host {
     return call<AppInfo>("app_info");
   }
 
+  painted(): Promise<void> {
+    return call<void>("ui_painted");
+  }
+
   toolList(server: string): Promise<ToolDef[]> {
     return call<ToolDef[]>("tool_list", { server });
   }

@@ -48,6 +48,7 @@ export class FakeHost implements Host {
   callTool = vi.fn(async (_server: string, _tool: string, _args: unknown, _opts?: CallOptions): Promise<unknown> => ({}));
   info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
   appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
+  painted = vi.fn(async (): Promise<void> => {});
   tools: ToolDef[] = [];
   toolList = vi.fn(async (_server: string): Promise<ToolDef[]> => structuredClone(this.tools));
   cancelCall = vi.fn(async (_callId: string): Promise<boolean> => false);

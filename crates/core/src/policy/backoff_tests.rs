@@ -222,3 +222,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_first_reconnect_after_a_stable_loss_is_spread_over_eight_initial_delays_at_most_the_cap() {
+    let check = |initial: u64, cap: u64, spread: u64| {
+        let b = Backoff::try_new(MS(initial), MS(cap), 10).unwrap();
+        assert_eq!(b.reconnect_spread(), MS(spread), "{initial} ms to {cap} ms");
+        // Full jitter: the extremes of the source are 0 and the whole spread, the
+        // midpoint exactly half of it.
+        struct Fixed(u64);
+        impl Jitter for Fixed {
+            fn next_u64(&mut self) -> u64 {
+                self.0
+            }
+        }
+        assert_eq!(b.first_reconnect_delay(&mut Fixed(0)), Duration::ZERO);
+        assert_eq!(b.first_reconnect_delay(&mut Fixed(u64::MAX)), MS(spread));
+        assert_eq!(b.first_reconnect_delay(&mut NoJitter), MS(spread) / 2);
+    };
+    check(500, 30_000, 4000);
+    check(1000, 60_000, 8000);
+    check(500, 1000, 1000);
+    check(1, 1, 1);
+}

@@ -102,6 +102,12 @@ pub struct Session {
     reader: tokio::task::JoinHandle<()>,
 }
 
+/// Server notifications a subscriber may fall behind by before it sees `Lagged`. A
+/// broadcast channel allocates every slot up front, so this is paid by every idle session
+/// (256 slots were about 35 KB of each); the supervisor, the one subscriber, only looks
+/// for `list_changed` and treats a lag as one.
+const NOTIFICATION_CAPACITY: usize = 16;
+
 struct Shared {
     transport: Transport,
     redactor: Redactor,
@@ -167,7 +173,7 @@ impl Session {
     }
 
     fn start_with(conn: Connection, options: SessionOptions, modern: Option<Modern>) -> Session {
-        let (notifications, _) = broadcast::channel(256);
+        let (notifications, _) = broadcast::channel(NOTIFICATION_CAPACITY);
         let shared = Arc::new(Shared {
             transport: conn.transport,
             redactor: conn.redactor,

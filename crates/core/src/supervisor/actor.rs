@@ -312,7 +312,9 @@ enum Internal {
         generation: u64,
         tool: String,
         elapsed: Duration,
-        result: Result<Value, Error>,
+        /// `Ok(is_error)`: what the call event needs of a result, not the result itself,
+        /// which goes to the caller without being copied.
+        result: Result<bool, Error>,
     },
 }
 
@@ -631,10 +633,8 @@ impl Actor {
                 result,
             } => {
                 let (outcome, error) = match &result {
-                    Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
-                        (CallOutcome::ToolError, None)
-                    }
-                    Ok(_) => (CallOutcome::Ok, None),
+                    Ok(true) => (CallOutcome::ToolError, None),
+                    Ok(false) => (CallOutcome::Ok, None),
                     Err(e) => (
                         CallOutcome::Error,
                         Some(FailureInfo::from_error(e, generation, None)),
@@ -689,10 +689,13 @@ impl Actor {
         live.tasks.push(tokio::spawn(async move {
             loop {
                 match notes.recv().await {
-                    Ok(ServerNotification::ToolsListChanged) => {
+                    // A lag may have skipped a `list_changed`: re-sync to be sure (re-syncs
+                    // are serialized, so a burst costs at most one more).
+                    Ok(ServerNotification::ToolsListChanged)
+                    | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         let _ = tx.send(Internal::ListChanged { generation });
                     }
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Ok(_) => {}
                     Err(_) => return,
                 }
             }
@@ -840,7 +843,10 @@ impl Actor {
                         generation,
                         tool,
                         elapsed: started.elapsed(),
-                        result: result.clone(),
+                        result: match &result {
+                            Ok(v) => Ok(v.get("isError").and_then(Value::as_bool) == Some(true)),
+                            Err(e) => Err(e.clone()),
+                        },
                     });
                     result
                 }

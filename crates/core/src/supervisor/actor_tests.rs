@@ -47,6 +47,14 @@ async fn serve(mut end: ServerEnd, script: Script, seen: Arc<Mutex<Vec<String>>>
                 let _ = end.to_client.send(Incoming::Message(note)).await;
             }
         }
+        // `flood`: more log messages at once than a session keeps for a slow subscriber.
+        if r.params.as_ref().and_then(|p| p.get("name")) == Some(&json!("flood")) {
+            for i in 0..40 {
+                let params = json!({"level": "info", "data": i});
+                let note = Message::notification("notifications/message", Some(params));
+                let _ = end.to_client.send(Incoming::Message(note)).await;
+            }
+        }
         match script(&r.method, &r.params) {
             Some(Ok(v)) => {
                 let reply = Incoming::Message(Message::Response(Response {
@@ -114,8 +122,12 @@ async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
     until(&h, StateName::Ready).await;
     let ready_at = Instant::now();
     // Pings at 30 s and 70 s (30 s idle after the first miss), each given 10 s.
-    h.supervisor.wait_for(|s| s.generation == 2).await;
+    until(&h, StateName::Reconnecting).await;
     assert_eq!(Instant::now() - ready_at, Duration::from_secs(80));
+    // Up past the stability window: the first reconnect is spread by full jitter, which
+    // seed 0 (the default) puts 3.534 s later (tokio's timers fire on whole milliseconds).
+    h.supervisor.wait_for(|s| s.generation == 2).await;
+    assert_eq!(Instant::now() - ready_at, Duration::from_millis(83_534));
     let pings = h
         .seen
         .lock()
@@ -271,6 +283,33 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
         3,
         "one re-sync per notification, one at a time"
     );
+    assert_eq!(h.supervisor.snapshot().generation, 1);
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_notification_flood_that_outruns_the_supervisor_re_syncs_the_tools() {
+    // 40 log messages arrive before the supervisor reads any; it can no longer know whether
+    // a `list_changed` was among those it missed, so it re-syncs once.
+    let lists = Arc::new(AtomicUsize::new(0));
+    let l = lists.clone();
+    let script: Script = Arc::new(move |method, params| match method {
+        "tools/list" => {
+            let n = l.fetch_add(1, Ordering::SeqCst);
+            Some(Ok(json!({"tools": [{"name": format!("v{n}")}]})))
+        }
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    h.supervisor.call("flood", json!({})).await.unwrap();
+    let resynced = tokio::time::timeout(
+        Duration::from_secs(60),
+        h.supervisor.wait_for(|s| s.tools == ["v1"]),
+    )
+    .await;
+    assert!(resynced.is_ok(), "no re-sync within a minute of the lag");
+    assert_eq!(lists.load(Ordering::SeqCst), 2);
     assert_eq!(h.supervisor.snapshot().generation, 1);
     h.supervisor.stop().await;
 }

@@ -63,7 +63,8 @@ pub struct State {
     pub failures: u32,
     /// 0 = not quarantined; 1..=3 the ladder.
     pub level: QuarantineLevel,
-    /// Whether a connection was established since the last stable period.
+    /// Whether this outage follows an established connection (one made since the last
+    /// stable period, or a stable one that was lost): its waits are then "reconnecting".
     pub established: bool,
     /// The failure that led to the current state, if any.
     pub cause: Option<FailureInfo>,
@@ -178,7 +179,8 @@ impl State {
         };
         let attempt = match self.status {
             Status::Connecting { .. } => Some(self.failures + 1),
-            Status::Waiting { .. } => Some(self.failures),
+            // Waiting to reconnect a stable connection spends no attempt yet: no count.
+            Status::Waiting { .. } if self.failures > 0 => Some(self.failures),
             _ => None,
         };
         StateInfo {
@@ -331,8 +333,19 @@ pub fn step(
                 if let Action::Retire(reason) = verdict.action {
                     retire(state, reason, &mut fx);
                 } else if stable {
-                    // The stability timer already reset the budget: reconnect at once.
-                    state.attempt(false, &mut fx);
+                    // The stability timer already reset the budget, so this is not a failed
+                    // attempt; but a loss like this is often shared (a server restart ends
+                    // every client's stream at once), so the first reconnect is spread over
+                    // a short window (full jitter) instead of made at once by everyone.
+                    // What follows is recovery of an established connection: "reconnecting".
+                    state.established = true;
+                    let until = now + policy.backoff.first_reconnect_delay(rng);
+                    state.status = Status::Waiting {
+                        outage: Outage::Reconnecting,
+                        until,
+                    };
+                    state.arm(until, &mut fx);
+                    fx.push(Effect::EmitState);
                 } else {
                     // Up shorter than the window: a crash loop must not launder its budget.
                     fail(state, &verdict, false, now, policy, rng, &mut fx);
