@@ -85,6 +85,51 @@ def what_dominates(pr):
     return out
 
 
+def targets(result):
+    """The issue's targets, each checked against this record: met, missed (and where), or
+    not measured."""
+    def row(what, ok, detail):
+        verdict = "not measured" if ok is None else ("met" if ok else "**missed**")
+        return f"| {what} | {verdict} | {detail} |"
+
+    rows = []
+    ratios = result.get("ratios") or []
+    if ratios:
+        slow = [r for r in ratios if r["p50_speedup"] < 1 or r["throughput_ratio"] < 1]
+        detail = (f"{len(ratios) - len(slow)} of {len(ratios)} cells"
+                  + ("; behind in " + ", ".join(
+                      f"{r['server']} {r['transport']} c{r['concurrency']} "
+                      f"(p50 {r['p50_speedup']}x, throughput {r['throughput_ratio']}x "
+                      f"of {r['best_peer_p50']}/{r['best_peer_throughput']})" for r in slow)
+                     if slow else ""))
+        rows.append(row("p50 and throughput at least the best peer's, every transport and "
+                        "concurrency", not slow, detail))
+    else:
+        rows.append(row("p50 and throughput at least the best peer's", None, ""))
+    faults = result.get("fault_matrix") or []
+    ours = [f for f in faults if f["client"] == "lifeline"]
+    hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
+    rows.append(row("no hang anywhere in the fault matrix (Lifeline)", (not hung) if ours else None,
+                    f"{len(ours)} scenarios" + (f"; hung: {', '.join(hung)}" if hung else "")))
+    http = (result.get("scale") or {}).get("http") or {}
+    if "idle_cpu_pct_of_one_core" in http:
+        cpu, kb = http["idle_cpu_pct_of_one_core"], http["rss_per_connection_kb"]
+        rows.append(row(f"{http['connections']} idle connections under 2 % of one core",
+                        cpu < 2, f"{cpu} %"))
+        rows.append(row("... and under 200 KB each", kb * 1.024 < 200,
+                        f"{kb} KiB ({round(kb * 1.024, 1)} KB)"))
+    restart = http.get("restart") or {}
+    if "peak_share" in restart:
+        share = restart["peak_share"]
+        rows.append(row("no 100 ms window with more than 5 % of the reconnects", share <= 0.05,
+                        f"{round(share * 100, 1)} % ({restart['peak_attempts_in_100ms']} of "
+                        f"{restart['attempts_reaching_server']})"))
+    return ["## Against the targets", "",
+            "The targets of the issue that asked for these benchmarks, checked against this "
+            "record by bench/report.py.", "",
+            "| target | verdict | measured |", "|---|---|---|", *rows, ""]
+
+
 def write(result, md_path, charts_dir):
     records = result["call_path"]
     clients = [c for c in ["lifeline", "typescript", "python", "rust"]
@@ -133,6 +178,7 @@ def write(result, md_path, charts_dir):
         f"(after {m['warmup']} unmeasured) per client and cell, clients {m['order']}; "
         f"each figure is the median of the runs. Fixture built in {m['fixture_build']}.",
         "",
+        *targets(result),
         "## Call path",
         "",
         "A small `tools/call` (`echo`) against the same server, over stdio and Streamable HTTP, "
