@@ -15,7 +15,7 @@ struct Lifeline(Supervisor);
 impl Client for Lifeline {
     async fn call(&self, tool: &str, arguments: Value) -> Result<(), String> {
         self.0
-            .send_call(tool, arguments)
+            .call(tool, arguments)
             .await
             .map(drop)
             .map_err(|e| e.to_string())

@@ -96,7 +96,151 @@ pub struct Supervisor {
     tx: mpsc::UnboundedSender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     details: Arc<Mutex<Details>>,
+    lane: CallLane,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// What a call needs while the server is ready, shared by the actor so that a call runs in
+/// the caller's task (or one task of its own) instead of hopping through the actor's
+/// mailbox: the live session, the concurrency cap, and the way back to the actor.
+#[derive(Clone)]
+struct CallLane {
+    /// The live session while the state is `ready`; `None` sends calls through the actor,
+    /// which answers with the state and when the next attempt is.
+    gate: watch::Receiver<Option<Gate>>,
+    calls: Arc<Semaphore>,
+    queued: Arc<AtomicUsize>,
+    internal_tx: mpsc::UnboundedSender<Internal>,
+    name: String,
+    max_concurrent: usize,
+    max_queued: usize,
+    timeout: Duration,
+}
+
+#[derive(Clone)]
+struct Gate {
+    session: Arc<Session>,
+    generation: u64,
+}
+
+impl CallLane {
+    /// The call on the live session, if the server is ready: refused at once when the cap
+    /// and the queue are full, otherwise run by whoever polls the future.
+    fn direct(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<impl Future<Output = Result<Value, Error>> + Send + 'static, (Value, CallOptions)>
+    {
+        let Some(gate) = self.gate.borrow().clone() else {
+            return Err((args, opts));
+        };
+        if let Err(e) = admit(
+            &self.queued,
+            &self.name,
+            self.max_concurrent,
+            self.max_queued,
+        ) {
+            return Ok(futures_util::future::Either::Left(std::future::ready(Err(
+                e,
+            ))));
+        }
+        let run = run_call(
+            gate,
+            self.calls.clone(),
+            self.queued.clone(),
+            self.internal_tx.clone(),
+            self.timeout,
+            tool.to_owned(),
+            args,
+            opts,
+        );
+        Ok(futures_util::future::Either::Right(run))
+    }
+}
+
+/// Takes a place among the running and queued calls, or says why there is none.
+fn admit(
+    queued: &AtomicUsize,
+    name: &str,
+    max_concurrent: usize,
+    max_queued: usize,
+) -> Result<(), Error> {
+    let limit = max_concurrent + max_queued;
+    if queued.fetch_add(1, Ordering::Relaxed) >= limit {
+        queued.fetch_sub(1, Ordering::Relaxed);
+        return Err(Error::new(
+            ErrorKind::RateLimited,
+            format!(
+                "`{name}` already has {limit} calls running or queued (maxConcurrentCalls = {max_concurrent}); try again when some finish"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One admitted call on `gate`'s session: waits for a slot (or the cancel), calls, tells
+/// the actor how it went (`CallDone`), and frees its place.
+#[allow(clippy::too_many_arguments)]
+async fn run_call(
+    gate: Gate,
+    permits: Arc<Semaphore>,
+    queued: Arc<AtomicUsize>,
+    tx: mpsc::UnboundedSender<Internal>,
+    timeout: Duration,
+    tool: String,
+    args: Value,
+    opts: CallOptions,
+) -> Result<Value, Error> {
+    let Gate {
+        session,
+        generation,
+    } = gate;
+    let CallOptions { progress, cancel } = opts;
+    let cancelled = cancelled(cancel);
+    tokio::pin!(cancelled);
+    let permit = tokio::select! {
+        permit = permits.acquire_owned() => permit
+            .map_err(|_| Error::cancelled("the supervisor is stopping")),
+        () = &mut cancelled => Err(Error::cancelled(
+            "the call was cancelled while it waited for a free slot; it was never sent",
+        )),
+    };
+    let result = match permit {
+        Ok(_permit) => {
+            let started = Instant::now();
+            let opts = RequestOptions {
+                timeout: Some(timeout),
+                progress,
+            };
+            // Dropping the call's future on cancel is what sends the server
+            // `notifications/cancelled` (the session's cancel-on-drop).
+            let result = tokio::select! {
+                result = session.call_tool(&tool, args, opts) => result,
+                () = &mut cancelled => Err(Error::cancelled(
+                    "the call was cancelled; the server was sent notifications/cancelled",
+                )
+                .with(|c| {
+                    c.phase = Some(Phase::Call);
+                    c.method = Some("tools/call".to_owned());
+                })),
+            };
+            let _ = tx.send(Internal::CallDone {
+                generation,
+                tool,
+                elapsed: started.elapsed(),
+                result: match &result {
+                    Ok(v) => Ok(v.get("isError").and_then(Value::as_bool) == Some(true)),
+                    Err(e) => Err(e.clone()),
+                },
+            });
+            result
+        }
+        Err(e) => Err(e),
+    };
+    queued.fetch_sub(1, Ordering::Relaxed);
+    result
 }
 
 impl Supervisor {
@@ -114,12 +258,14 @@ impl Supervisor {
         let name = cfg.name.clone();
         let details = Arc::new(Mutex::new(Details::default()));
         let actor = Actor::new(cfg, bus, snapshot_tx, details.clone());
+        let lane = actor.lane();
         let task = tokio::spawn(actor.run(rx));
         Supervisor {
             name,
             tx,
             snapshot,
             details,
+            lane,
             task,
         }
     }
@@ -193,8 +339,7 @@ impl Supervisor {
     /// Calls a tool on the current generation. Fails at once, saying the state and when
     /// the next attempt is, unless the server is ready. Never replayed.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
-        self.send_call_with(tool, args, CallOptions::default())
-            .await
+        self.call_with(tool, args, CallOptions::default()).await
     }
 
     /// `call` with progress and cancellation (see `CallOptions`).
@@ -204,7 +349,11 @@ impl Supervisor {
         args: Value,
         opts: CallOptions,
     ) -> Result<Value, Error> {
-        self.send_call_with(tool, args, opts).await
+        // Ready: the call runs here, in the caller's task (no hop through the actor).
+        match self.lane.direct(tool, args, opts) {
+            Ok(run) => run.await,
+            Err((args, opts)) => self.via_actor(tool, args, opts).await,
+        }
     }
 
     /// `call`, with the request handed to the supervisor before this returns: the future
@@ -220,6 +369,29 @@ impl Supervisor {
 
     /// `send_call` with progress and cancellation (see `CallOptions`).
     pub fn send_call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        use futures_util::future::Either;
+        // Ready: the call starts now on a task of its own (no hop through the actor).
+        match self.lane.direct(tool, args, opts) {
+            Ok(run) => {
+                let task = tokio::spawn(run);
+                Either::Left(async move {
+                    task.await.unwrap_or_else(|_| {
+                        Err(Error::cancelled("the supervisor stopped during the call"))
+                    })
+                })
+            }
+            Err((args, opts)) => Either::Right(self.via_actor(tool, args, opts)),
+        }
+    }
+
+    /// A call handed to the actor, which answers it (not ready: the state and when the
+    /// next attempt is) or runs it.
+    fn via_actor(
         &self,
         tool: &str,
         args: Value,
@@ -360,6 +532,8 @@ struct Actor {
     last_round_trip: Option<(Duration, SystemTime)>,
     calls: Arc<Semaphore>,
     queued: Arc<AtomicUsize>,
+    /// The live session while ready, for calls that bypass the mailbox (`CallLane`).
+    gate: watch::Sender<Option<Gate>>,
     snapshot: watch::Sender<Snapshot>,
     details: Arc<Mutex<Details>>,
 }
@@ -398,8 +572,24 @@ impl Actor {
             last_activity: Instant::now(),
             last_round_trip: None,
             queued: Arc::new(AtomicUsize::new(0)),
+            gate: watch::channel(None).0,
             snapshot,
             details,
+        }
+    }
+
+    /// The handle's side of the calls: the live session as it changes, the cap, the way
+    /// back here.
+    fn lane(&self) -> CallLane {
+        CallLane {
+            gate: self.gate.subscribe(),
+            calls: self.calls.clone(),
+            queued: self.queued.clone(),
+            internal_tx: self.internal_tx.clone(),
+            name: self.cfg.name.clone(),
+            max_concurrent: self.cfg.max_concurrent_calls,
+            max_queued: self.cfg.max_queued_calls,
+            timeout: self.cfg.request_timeout,
         }
     }
 
@@ -784,76 +974,38 @@ impl Actor {
         opts: CallOptions,
         reply: oneshot::Sender<Result<Value, Error>>,
     ) {
-        let live = match (&self.state.status, &self.live) {
-            (Status::Ready { .. }, Some(live)) => live,
+        let gate = match (&self.state.status, &self.live) {
+            (Status::Ready { .. }, Some(live)) => Gate {
+                session: live.session.clone(),
+                generation: live.generation,
+            },
             _ => {
                 let _ = reply.send(Err(self.not_ready()));
                 return;
             }
         };
-        let limit = self.cfg.max_concurrent_calls + self.cfg.max_queued_calls;
-        if self.queued.load(Ordering::Relaxed) >= limit {
-            let _ = reply.send(Err(Error::new(
-                ErrorKind::RateLimited,
-                format!(
-                    "`{}` already has {limit} calls running or queued (maxConcurrentCalls = {}); try again when some finish",
-                    self.cfg.name, self.cfg.max_concurrent_calls
-                ),
-            )));
+        let c = &self.cfg;
+        if let Err(e) = admit(
+            &self.queued,
+            &c.name,
+            c.max_concurrent_calls,
+            c.max_queued_calls,
+        ) {
+            let _ = reply.send(Err(e));
             return;
         }
-        self.queued.fetch_add(1, Ordering::Relaxed);
-        let session = live.session.clone();
-        let generation = live.generation;
-        let permits = self.calls.clone();
-        let queued = self.queued.clone();
-        let tx = self.internal_tx.clone();
-        let timeout = self.cfg.request_timeout;
-        let CallOptions { progress, cancel } = opts;
+        let run = run_call(
+            gate,
+            self.calls.clone(),
+            self.queued.clone(),
+            self.internal_tx.clone(),
+            c.request_timeout,
+            tool,
+            args,
+            opts,
+        );
         tokio::spawn(async move {
-            let cancelled = cancelled(cancel);
-            tokio::pin!(cancelled);
-            let permit = tokio::select! {
-                permit = permits.acquire_owned() => permit
-                    .map_err(|_| Error::cancelled("the supervisor is stopping")),
-                () = &mut cancelled => Err(Error::cancelled(
-                    "the call was cancelled while it waited for a free slot; it was never sent",
-                )),
-            };
-            let result = match permit {
-                Ok(_permit) => {
-                    let started = Instant::now();
-                    let opts = RequestOptions {
-                        timeout: Some(timeout),
-                        progress,
-                    };
-                    // Dropping the call's future on cancel is what sends the server
-                    // `notifications/cancelled` (the session's cancel-on-drop).
-                    let result = tokio::select! {
-                        result = session.call_tool(&tool, args, opts) => result,
-                        () = &mut cancelled => Err(Error::cancelled(
-                            "the call was cancelled; the server was sent notifications/cancelled",
-                        )
-                        .with(|c| {
-                            c.phase = Some(Phase::Call);
-                            c.method = Some("tools/call".to_owned());
-                        })),
-                    };
-                    let _ = tx.send(Internal::CallDone {
-                        generation,
-                        tool,
-                        elapsed: started.elapsed(),
-                        result: match &result {
-                            Ok(v) => Ok(v.get("isError").and_then(Value::as_bool) == Some(true)),
-                            Err(e) => Err(e.clone()),
-                        },
-                    });
-                    result
-                }
-                Err(e) => Err(e),
-            };
-            queued.fetch_sub(1, Ordering::Relaxed);
-            let _ = reply.send(result);
+            let _ = reply.send(run.await);
         });
     }
 
@@ -917,6 +1069,26 @@ impl Actor {
     }
 
     fn publish_snapshot(&self) {
+        let gate = match (&self.state.status, &self.live) {
+            (Status::Ready { .. }, Some(live)) => Some(Gate {
+                session: live.session.clone(),
+                generation: live.generation,
+            }),
+            _ => None,
+        };
+        self.gate.send_if_modified(|g| {
+            let same = match (&*g, &gate) {
+                (Some(a), Some(b)) => {
+                    a.generation == b.generation && Arc::ptr_eq(&a.session, &b.session)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                *g = gate;
+            }
+            !same
+        });
         let mut info = self.state.info(self.now(), &self.cfg.policy);
         if let Some(ms) = info.delay_ms {
             info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
