@@ -69,11 +69,13 @@ def what_dominates(pr):
         out.append("")
     out += ["Most of a small call's cost is not Lifeline's code: it is the kernel moving one "
             "message across threads and processes (context switches, futex wake-ups, the pipe "
-            "or the loopback socket) and, over HTTP, hyper's HTTP/1 framing. A call crosses "
-            "several tasks (caller, supervisor, the call's task, the transport's reader, the "
-            "session), each hop a possible wake-up on another worker thread; running the call "
-            "in the caller's task would remove some, a larger change than this profile "
-            "justified. JSON and allocation are a tenth to a sixth of the client's time."]
+            "or the loopback socket) and, over HTTP, hyper's HTTP/1 framing. When this was "
+            "profiled a call crossed several tasks (caller, supervisor, the call's task, the "
+            "transport's reader, the session), each hop a possible wake-up on another worker "
+            "thread; since then a call on a ready server runs in the caller's task (the "
+            "supervisor's CallLane), which removed two of them, and the call-path table above "
+            "is measured with that. JSON and allocation are a tenth to a sixth of the client's "
+            "time."]
     if pr.get("fixed"):
         out += ["", "Fixed after this profile:", ""]
         out += [f"- {f['what']} ({f['where']})." for f in pr["fixed"]]
