@@ -13,7 +13,8 @@
 #   make unit         the Rust tests only (nextest if installed, else cargo test)
 #   make conformance  scripts/conformance.sh (needs target/debug/lifeline)
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
-#   make bench-smoke  the same harness, seconds long, into target/bench-smoke/ (no thresholds)
+#   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
+#                     (no thresholds; part of make test)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs)
 
 SHELL := bash
@@ -86,6 +87,7 @@ test:
 	$(MAKE) --no-print-directory ui-e2e
 	$(MAKE) --no-print-directory app-e2e
 	scripts/conformance.sh
+	$(MAKE) --no-print-directory bench-smoke
 
 # The app embeds ui/dist, so the UI is built before the app.
 run:
@@ -113,5 +115,8 @@ bench-build:
 bench: bench-build
 	python3 bench/run.py
 
-bench-smoke: bench-build
-	python3 bench/run.py --smoke
+# The smoke run keeps the harness working in CI (`make test`): debug builds (the workspace's
+# are already there; bench/ adds rmcp), seconds long, no thresholds, into target/bench-smoke/.
+bench-smoke: build
+	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --manifest-path bench/Cargo.toml
+	python3 bench/run.py --smoke --build debug

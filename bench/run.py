@@ -49,11 +49,13 @@ def require(path, what):
 
 
 class Tools:
-    def __init__(self):
+    def __init__(self, build="release"):
         env = env_paths()
-        release = ROOT / "target/release"
-        fixture = release / "lifeline-fixture"
-        if not fixture.exists():
+        # `build` is where the bench binaries and the app come from: release for the numbers,
+        # debug for the smoke run that CI makes (keeps the harness working, measures nothing).
+        built = ROOT / "target" / build
+        fixture = ROOT / "target/release/lifeline-fixture"
+        if build == "debug" or not fixture.exists():
             fixture = ROOT / "target/debug/lifeline-fixture"
         self.fixture = require(fixture, "lifeline-fixture")
         self.fixture_build = "release" if "release" in self.fixture else "debug"
@@ -63,14 +65,15 @@ class Tools:
         self.loopback = require(env["LIFELINE_LOOPBACK_PRELOAD"], "loopback.cjs")
         bench = ROOT / "bench"
         self.drivers = {
-            "lifeline": [require(release / "bench-lifeline", "bench-lifeline")],
+            "lifeline": [require(built / "bench-lifeline", "bench-lifeline")],
             "typescript": [self.node, str(bench / "drivers/typescript.cjs")],
             "python": [self.python, str(bench / "drivers/python.py")],
-            "rust": [require(release / "bench-rmcp", "bench-rmcp")],
+            "rust": [require(built / "bench-rmcp", "bench-rmcp")],
         }
-        self.scale = require(release / "bench-scale", "bench-scale")
-        # The desktop app in release (make bench-build); the app section says so if it is missing.
-        app = release / "lifeline-app"
+        self.scale = require(built / "bench-scale", "bench-scale")
+        # The desktop app (make bench-build builds it in release); the app section says so
+        # if it is missing.
+        app = built / "lifeline-app"
         self.app = str(app) if app.exists() else None
 
 
@@ -525,6 +528,8 @@ def machine():
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="seconds long; writes target/bench-smoke/")
+    p.add_argument("--build", choices=["release", "debug"], default="release",
+                   help="where the bench binaries and the app come from (debug: CI's smoke run)")
     p.add_argument("--runs", type=int, default=5, help="runs per client and cell (median)")
     p.add_argument("--calls", type=int, default=10000)
     p.add_argument("--warmup", type=int, default=200)
@@ -536,6 +541,8 @@ def main():
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
     args = p.parse_args()
+    if args.build == "debug" and not args.smoke:
+        p.error("--build debug is for --smoke only: numbers from a debug build mean nothing")
     args.clients = args.clients.split(",")
     args.transports = ["stdio", "http"]
     args.concurrency = [1, 4]
@@ -551,7 +558,7 @@ def main():
     if unknown:
         sys.exit(f"bench: unknown client(s) {sorted(unknown)}; choose from {CLIENTS}")
 
-    tools = Tools()
+    tools = Tools(args.build)
     log = lambda s: print(s, file=sys.stderr, flush=True)
     started = time.time()
     before = machine()
@@ -575,7 +582,7 @@ def main():
             failures.append({"cell": "scale", "error": scale_result["error"]})
     app_result = {}
     if "app" in sections:
-        log("bench: app (release build under Xvfb)")
+        log(f"bench: app ({args.build} build under Xvfb)")
         app_result = app(tools, args, scratch, log)
         if "error" in app_result:
             failures.append({"cell": "app", "error": app_result["error"]})
