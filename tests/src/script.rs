@@ -288,6 +288,10 @@ pub struct ModernScript {
     /// End every listen stream this long after it opened, the `listen_end` way.
     pub listen_end_after_ms: Option<u64>,
     pub listen_end: ListenEnd,
+    /// A lying server: `server/discover` lists the stateless revision, but every other
+    /// stateless request is refused the way an `initialize`-era server refuses it (400, a
+    /// -32000 "no session" error). With `initialize: "legacy"`, it works the old way.
+    pub stateless_only_discover: bool,
 }
 
 /// How the server ends a listen stream on its own initiative.
@@ -317,6 +321,7 @@ impl Default for ModernScript {
             list_changed_after_ms: Vec::new(),
             listen_end_after_ms: None,
             listen_end: ListenEnd::Result,
+            stateless_only_discover: false,
         }
     }
 }

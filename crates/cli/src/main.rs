@@ -13,10 +13,11 @@ mod watch;
 use clap::{Parser, Subcommand};
 use lifeline_core::config::TransportConfig;
 use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::policy::fallback::is_legacy_answer_to_modern;
 use lifeline_core::protocol::generation::{LEGACY_SSE, ProtocolChoice};
 use lifeline_core::protocol::mcp::Progress;
 use lifeline_core::session::RequestOptions;
-use lifeline_core::session::negotiate::{self, Ladder};
+use lifeline_core::session::negotiate::{self, Ladder, Rung};
 use lifeline_core::{Error, Session, SessionOptions};
 use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
 use serde_json::{Value, json};
@@ -267,10 +268,29 @@ async fn connect(
         legacy: legacy.as_ref().map(|l| l as _),
         stateless_first: matches!(target, Target::Http(_)),
     };
-    let options = |_| Ok(options.clone());
-    negotiate::connect(&ladder, None, options, |e, _| e)
-        .await
-        .map(|(session, _)| session)
+    let mut opts = |_| Ok(options.clone());
+    let (session, rung) = negotiate::connect(&ladder, None, &mut opts, |e, _| e).await?;
+    if rung != Rung::Stateless || !ladder.rungs().contains(&Rung::Initialize) {
+        return Ok(session);
+    }
+    // As the supervisor does: a server whose discovery lists the stateless revision but that
+    // answers its tool listing the way older servers do gets one `initialize` attempt.
+    match session.list_tools().await {
+        Err(e) if is_legacy_answer_to_modern(&e) => {
+            session.close().await;
+            let retried = negotiate::connect(&ladder, Some(Rung::Initialize), &mut opts, |e, _| e);
+            retried.await.map(|(s, _)| s).map_err(|later| {
+                let message = format!(
+                    "{}; `initialize` was tried because the server, though its server/discover \
+                     lists 2026-07-28, answered tools/list the way older servers answer ({})",
+                    later.message(),
+                    e.message()
+                );
+                later.restated(message)
+            })
+        }
+        _ => Ok(session),
+    }
 }
 
 /// Runs `fut` unless Ctrl-C comes first (then the future is dropped, which cancels it).

@@ -165,6 +165,9 @@ async fn post(modern: &Arc<Modern>, parts: &Parts, message: Option<Value>) -> Re
         e.data = Some(json!({"supported": script.supported_versions}));
         return error(404, &req.id, &e);
     }
+    if script.stateless_only_discover && req.method != "server/discover" {
+        return http::rpc_error(400, -32000, "Bad Request: missing Mcp-Session-Id");
+    }
     let checked = metadata::check(
         &parts.headers,
         &req.method,

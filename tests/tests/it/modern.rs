@@ -340,3 +340,31 @@ async fn a_timed_out_call_is_cancelled_by_closing_its_stream_not_by_a_notificati
         "closing the stream is the cancellation in this revision"
     );
 }
+
+#[tokio::test]
+async fn a_server_whose_discovery_lies_is_reached_with_initialize_by_call_and_by_check() {
+    // server/discover lists 2026-07-28, but every other stateless request is refused the
+    // way an initialize-era server refuses it; initialize works.
+    let script = json!({"modern": {"stateless_only_discover": true, "initialize": "legacy"}});
+    let f = modern_fixture(script.clone()).await;
+    let run = call(&f.url, "echo", json!({"text": "the old way"})).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.outcome()["result"]["content"][0]["text"], "the old way");
+    let log = f.log_entries();
+    assert_eq!(
+        received(&log, "initialize").len(),
+        1,
+        "one initialize attempt"
+    );
+
+    let f = modern_fixture(script).await;
+    let dir = TempDirGuard::new("modern-liar");
+    let config = write_config(&dir, json!({"liar": {"url": f.url}}));
+    let run = lifeline(&["check", "--json", "--config", config.to_str().unwrap()]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.outcome()["servers"][0]["protocol_version"],
+        "2025-11-25",
+        "{run:?}"
+    );
+}
