@@ -121,7 +121,8 @@ pub async fn listen(
     Ok(listener)
 }
 
-/// Serves every connection on `listener` (HTTP/1.1), one task each, with `route`.
+/// Serves every connection on `listener` (HTTP/1.1), one task each: `route` gets each
+/// request's head and, for a POST, its whole body.
 pub async fn accept_loop<S, F, Fut>(
     listener: TcpListener,
     state: Arc<S>,
@@ -129,15 +130,26 @@ pub async fn accept_loop<S, F, Fut>(
 ) -> std::io::Result<()>
 where
     S: Send + Sync + 'static,
-    F: Fn(Arc<S>, hyper::Request<hyper::body::Incoming>) -> Fut + Copy + Send + Sync + 'static,
+    F: Fn(Arc<S>, Parts, Bytes) -> Fut + Copy + Send + Sync + 'static,
     Fut: std::future::Future<Output = Response<Body>> + Send + 'static,
 {
     loop {
         let (stream, _) = listener.accept().await?;
         let state = Arc::clone(&state);
-        let service = service_fn(move |req| {
+        let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
             let state = Arc::clone(&state);
-            async move { Ok::<_, Infallible>(route(state, req).await) }
+            async move {
+                let (parts, body) = req.into_parts();
+                let bytes = if parts.method == Method::POST {
+                    body.collect()
+                        .await
+                        .map(|c| c.to_bytes())
+                        .unwrap_or_default()
+                } else {
+                    Bytes::new()
+                };
+                Ok::<_, Infallible>(route(state, parts, bytes).await)
+            }
         });
         tokio::spawn(async move {
             let _ = http1::Builder::new()
@@ -151,16 +163,7 @@ fn header<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts.headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn route(http: Arc<Http>, req: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
-    let (parts, body) = req.into_parts();
-    let bytes = if parts.method == Method::POST {
-        body.collect()
-            .await
-            .map(|c| c.to_bytes())
-            .unwrap_or_default()
-    } else {
-        Bytes::new()
-    };
+async fn route(http: Arc<Http>, parts: Parts, bytes: Bytes) -> Response<Body> {
     handle(&http, &parts, &bytes).await
 }
 
@@ -168,20 +171,9 @@ async fn route(http: Arc<Http>, req: hyper::Request<hyper::body::Incoming>) -> R
 /// legacy requests here.
 pub async fn handle(http: &Arc<Http>, parts: &Parts, bytes: &Bytes) -> Response<Body> {
     let message: Option<Value> = serde_json::from_slice(bytes).ok();
-    http.server.log.received(&Received {
-        transport: "http",
-        http_method: Some(parts.method.as_str()),
-        path: Some(parts.uri.path()),
-        session_id: header(parts, "mcp-session-id"),
-        protocol_version_header: header(parts, "mcp-protocol-version"),
-        last_event_id: header(parts, "last-event-id"),
-        accept: header(parts, "accept"),
-        content_type: header(parts, "content-type"),
-        authorization_present: parts.headers.contains_key("authorization"),
-        headers: Some(&parts.headers),
-        message: message.as_ref(),
-        unparsable: message.is_none() && !bytes.is_empty(),
-    });
+    http.server
+        .log
+        .received(&Received::http("http", parts, bytes, message.as_ref()));
     if parts.uri.path() != "/mcp" {
         return full(404, Some("text/plain"), "not found");
     }

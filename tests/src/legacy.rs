@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
 use hyper::Method;
+use hyper::http::request::Parts;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -54,34 +54,13 @@ pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
     http::accept_loop(listener, legacy, route).await
 }
 
-async fn route(
-    legacy: Arc<Legacy>,
-    req: hyper::Request<hyper::body::Incoming>,
-) -> hyper::Response<Body> {
-    let (parts, body) = req.into_parts();
-    let bytes = if parts.method == Method::POST {
-        body.collect()
-            .await
-            .map(|c| c.to_bytes())
-            .unwrap_or_default()
-    } else {
-        Bytes::new()
-    };
+async fn route(legacy: Arc<Legacy>, parts: Parts, bytes: Bytes) -> hyper::Response<Body> {
     let message: Option<Value> = serde_json::from_slice(&bytes).ok();
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let session = session_of(parts.uri.query());
     legacy.server.log.received(&Received {
-        transport: "sse",
-        http_method: Some(parts.method.as_str()),
-        path: Some(parts.uri.path()),
-        session_id: session_of(parts.uri.query()).as_deref(),
-        protocol_version_header: header("mcp-protocol-version"),
-        last_event_id: header("last-event-id"),
-        accept: header("accept"),
-        content_type: header("content-type"),
-        authorization_present: parts.headers.contains_key("authorization"),
-        headers: Some(&parts.headers),
-        message: message.as_ref(),
-        unparsable: message.is_none() && !bytes.is_empty(),
+        // This revision names the session in the endpoint's query, not in a header.
+        session_id: session.as_deref(),
+        ..Received::http("sse", &parts, &bytes, message.as_ref())
     });
     match (parts.uri.path(), &parts.method) {
         ("/sse", &Method::GET) => open(&legacy),

@@ -39,6 +39,33 @@ pub struct Received<'a> {
     pub unparsable: bool,
 }
 
+impl<'a> Received<'a> {
+    /// An HTTP request as received: its head, and the body's message (`None` when the body
+    /// was not JSON). `session_id` is the header's unless the mode says otherwise.
+    pub fn http(
+        transport: &'static str,
+        parts: &'a hyper::http::request::Parts,
+        body: &[u8],
+        message: Option<&'a Value>,
+    ) -> Received<'a> {
+        let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
+        Received {
+            transport,
+            http_method: Some(parts.method.as_str()),
+            path: Some(parts.uri.path()),
+            session_id: header("mcp-session-id"),
+            protocol_version_header: header("mcp-protocol-version"),
+            last_event_id: header("last-event-id"),
+            accept: header("accept"),
+            content_type: header("content-type"),
+            authorization_present: parts.headers.contains_key("authorization"),
+            headers: Some(&parts.headers),
+            message,
+            unparsable: message.is_none() && !body.is_empty(),
+        }
+    }
+}
+
 impl Log {
     /// `None` logs nothing; otherwise appends to `path`, creating it.
     pub fn open(path: Option<&Path>) -> io::Result<Log> {

@@ -112,7 +112,8 @@ pub fn string<'a>(args: &'a Value, key: &str, default: &'a str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or(default)
 }
 
-pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value, RpcError> {
+/// A `tools/call`'s tool name and its arguments (`{}` when absent).
+pub fn name_and_args(params: &Value) -> (&str, Value) {
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -121,6 +122,11 @@ pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value,
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    (name, args)
+}
+
+pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value, RpcError> {
+    let (name, args) = name_and_args(params);
     match name {
         "echo" => Ok(text(string(&args, "text", ""))),
         "add" => Ok(text(

@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
 use hyper::header::{ALLOW, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Response};
@@ -91,35 +90,15 @@ pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
     http::accept_loop(listener, modern, route).await
 }
 
-async fn route(modern: Arc<Modern>, req: hyper::Request<hyper::body::Incoming>) -> Response<Body> {
-    let (parts, body) = req.into_parts();
-    let bytes = if parts.method == Method::POST {
-        body.collect()
-            .await
-            .map(|c| c.to_bytes())
-            .unwrap_or_default()
-    } else {
-        Bytes::new()
-    };
+async fn route(modern: Arc<Modern>, parts: Parts, bytes: Bytes) -> Response<Body> {
     let message: Option<Value> = serde_json::from_slice(&bytes).ok();
     if modern.is_legacy(&parts, message.as_ref()) {
         return http::handle(&modern.legacy, &parts, &bytes).await;
     }
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    modern.server.log.received(&Received {
-        transport: "modern",
-        http_method: Some(parts.method.as_str()),
-        path: Some(parts.uri.path()),
-        session_id: header("mcp-session-id"),
-        protocol_version_header: header("mcp-protocol-version"),
-        last_event_id: header("last-event-id"),
-        accept: header("accept"),
-        content_type: header("content-type"),
-        authorization_present: parts.headers.contains_key("authorization"),
-        headers: Some(&parts.headers),
-        message: message.as_ref(),
-        unparsable: message.is_none() && !bytes.is_empty(),
-    });
+    modern
+        .server
+        .log
+        .received(&Received::http("modern", &parts, &bytes, message.as_ref()));
     if parts.uri.path() != "/mcp" {
         return full(404, Some("text/plain"), "not found");
     }

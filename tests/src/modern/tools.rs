@@ -118,14 +118,7 @@ pub async fn call(
     params: &Value,
     sink: &Sink,
 ) -> Result<Value, RpcError> {
-    let name = params
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let args = params
-        .get("arguments")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
+    let (name, args) = tools::name_and_args(params);
     match name {
         "read_only" | "idempotent" | "side_effect" => {
             let token = params.get("_meta").and_then(|m| m.get("progressToken"));

@@ -113,9 +113,7 @@ async fn scene() -> Scene {
             "reconnect": fast(),
         },
     });
-    let config = dir.path().join("config.json");
-    let text = serde_json::to_string_pretty(&json!({"mcpServers": servers})).expect("JSON");
-    std::fs::write(&config, text).expect("writing the config");
+    let config = support::write_config(&dir, servers);
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).expect("a log folder");
     std::fs::write(

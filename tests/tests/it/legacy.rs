@@ -5,9 +5,9 @@
 use crate::cli::{CliRun, lifeline};
 use crate::support::{
     HttpFixture, TempDirGuard, events, http_fixture, legacy_fixture, read_log, received,
+    write_config,
 };
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 async fn call(target: &str, tool: &str, args: Value, extra: &[&str]) -> CliRun {
     let args = args.to_string();
@@ -29,13 +29,6 @@ fn requests(f: &HttpFixture) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn write_config(dir: &TempDirGuard, servers: Value) -> PathBuf {
-    let path = dir.path().join("config.json");
-    let text = serde_json::to_string(&json!({ "mcpServers": servers })).unwrap();
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[tokio::test]

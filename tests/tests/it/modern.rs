@@ -6,9 +6,9 @@
 use crate::cli::{CliRun, lifeline};
 use crate::support::{
     HttpFixture, TempDirGuard, events, http_fixture, modern_fixture, read_log, received,
+    write_config,
 };
 use serde_json::{Value, json};
-use std::path::PathBuf;
 
 async fn call(target: &str, tool: &str, args: Value) -> CliRun {
     let args = args.to_string();
@@ -20,13 +20,6 @@ fn requests(f: &HttpFixture) -> Vec<Value> {
         .into_iter()
         .filter(|e| e["event"] == "received")
         .collect()
-}
-
-fn write_config(dir: &TempDirGuard, servers: Value) -> PathBuf {
-    let path = dir.path().join("config.json");
-    let text = serde_json::to_string(&json!({ "mcpServers": servers })).unwrap();
-    std::fs::write(&path, text).unwrap();
-    path
 }
 
 #[tokio::test]

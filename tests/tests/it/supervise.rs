@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use crate::cli::{lifeline, lifeline_bin};
-use crate::support::{self, PATIENCE, StdioFixture, TempDirGuard};
+use crate::support::{self, PATIENCE, StdioFixture, TempDirGuard, write_config};
 
 /// Every tool of the fixture, in its order.
 const TOOLS: [&str; 10] = [
@@ -72,14 +72,6 @@ fn stdio_server(fixture: &StdioFixture) -> Value {
 
 fn http_server(url: &str) -> Value {
     json!({"type": "http", "url": url, "reconnect": fast_reconnect()})
-}
-
-/// Writes `{"mcpServers": servers}` to `dir/config.json`.
-fn write_config(dir: &TempDirGuard, servers: Value) -> PathBuf {
-    let path = dir.path().join("config.json");
-    let text = serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap();
-    std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-    path
 }
 
 fn crash_on(method: &str) -> Value {

@@ -15,6 +15,15 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+/// Writes `{"mcpServers": servers}` to `dir/config.json` and returns its path.
+pub fn write_config(dir: &TempDirGuard, servers: Value) -> PathBuf {
+    let path = dir.path().join("config.json");
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": servers }))
+        .expect("a config is JSON");
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    path
+}
+
 /// How long a helper waits for the fixture to do something before failing the test.
 pub const PATIENCE: Duration = Duration::from_secs(10);
 

@@ -133,15 +133,7 @@ mod tests {
 
     #[test]
     fn vetoes_also_hold_for_the_modern_probe_in_either_order() {
-        for veto in [
-            Error::new(ErrorKind::Auth, "401"),
-            Error::new(ErrorKind::Permission, "403"),
-            Error::new(ErrorKind::RateLimited, "429"),
-            Error::config("bad url"),
-            Error::cancelled("caller gave up"),
-            Error::transport("dns").with(|c| c.io = Some(IoKind::Dns)),
-            Error::transport("tls").with(|c| c.io = Some(IoKind::Tls)),
-        ] {
+        for veto in vetoes() {
             assert!(
                 !is_legacy_answer_to_modern(&refused(400).caused_by(veto.clone())),
                 "{veto:?} inside"
@@ -151,6 +143,19 @@ mod tests {
                 "{veto:?} outside"
             );
         }
+    }
+
+    /// Failures that are never evidence of an older protocol.
+    fn vetoes() -> [Error; 7] {
+        [
+            Error::new(ErrorKind::Auth, "401"),
+            Error::new(ErrorKind::Permission, "403"),
+            Error::new(ErrorKind::RateLimited, "429"),
+            Error::config("bad url"),
+            Error::cancelled("caller gave up"),
+            Error::transport("dns").with(|c| c.io = Some(IoKind::Dns)),
+            Error::transport("tls").with(|c| c.io = Some(IoKind::Tls)),
+        ]
     }
 
     fn refused(status: u16) -> Error {
@@ -176,16 +181,7 @@ mod tests {
 
     #[test]
     fn vetoes_win_in_either_order_of_nesting() {
-        let vetoes = [
-            Error::new(ErrorKind::Auth, "401"),
-            Error::new(ErrorKind::Permission, "403"),
-            Error::new(ErrorKind::RateLimited, "429"),
-            Error::config("bad url"),
-            Error::cancelled("caller gave up"),
-            Error::transport("dns").with(|c| c.io = Some(IoKind::Dns)),
-            Error::transport("tls").with(|c| c.io = Some(IoKind::Tls)),
-        ];
-        for veto in vetoes {
+        for veto in vetoes() {
             let outer_signal = refused(404).caused_by(veto.clone());
             assert!(!is_older_protocol_signal(&outer_signal), "{veto:?} inside");
             let inner_signal = veto.clone().caused_by(refused(404));

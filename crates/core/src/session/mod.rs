@@ -222,14 +222,7 @@ impl Session {
     }
 
     async fn discover(&self) -> Result<(), Refusal> {
-        let stage = |e: Error| {
-            let s = if connect_level(&e) {
-                Stage::Connect
-            } else {
-                Stage::Discover
-            };
-            e.in_stage(Phase::Connect, Some(s))
-        };
+        let stage = |e: Error| in_handshake(e, Stage::Discover);
         let refuse = |error: Error, legacy: bool| Refusal {
             error: stage(error),
             legacy,
@@ -326,14 +319,7 @@ impl Session {
         if let Some(v) = pinned {
             params["protocolVersion"] = Value::from(v);
         }
-        let stage = |e: Error| {
-            let s = if connect_level(&e) {
-                Stage::Connect
-            } else {
-                Stage::Initialize
-            };
-            e.in_stage(Phase::Connect, Some(s))
-        };
+        let stage = |e: Error| in_handshake(e, Stage::Initialize);
         let value = self
             .request("initialize", Some(params), RequestOptions::default())
             .await
@@ -510,7 +496,8 @@ impl Session {
         let Some(m) = &self.shared.modern else {
             return self.request_once(method, params, &opts).await;
         };
-        let mut sent = params.clone();
+        // The params with the input the server asked for, once it asked (multi round-trip).
+        let mut with_input: Option<Value> = None;
         let mut reissued = 0;
         let mut rounds = 0;
         let mut version_retried = false;
@@ -524,7 +511,8 @@ impl Session {
             let _ = Box::pin(self.list_tools()).await;
         }
         loop {
-            let with_meta = Some(modern::with_meta(sent.clone(), &m.meta));
+            let base = with_input.clone().or_else(|| params.clone());
+            let with_meta = Some(modern::with_meta(base, &m.meta));
             match self.request_once(method, with_meta, &opts).await {
                 // The server refused the revision but lists it as supported (a server
                 // that was switching versions, say): the spec's answer is to ask again
@@ -596,7 +584,7 @@ impl Session {
                         ))
                         .with(|c| c.method = Some(method.to_owned())));
                     }
-                    sent = Some(self.with_input(method, params.clone(), &v).await?);
+                    with_input = Some(self.with_input(method, params.clone(), &v).await?);
                 }
                 other => return other,
             }
@@ -770,13 +758,16 @@ impl Drop for Session {
     }
 }
 
-/// A failure that reached the transport's edge before any MCP was spoken.
-fn connect_level(e: &Error) -> bool {
-    e.kind() == ErrorKind::Transport
+/// A handshake failure stamped with its stage: `Connect` when it never reached MCP (the
+/// transport could not connect), else `stage`.
+fn in_handshake(e: Error, stage: Stage) -> Error {
+    let connect_level = e.kind() == ErrorKind::Transport
         && matches!(
             e.context().io,
             Some(IoKind::Connect | IoKind::Dns | IoKind::Tls)
-        )
+        );
+    let s = if connect_level { Stage::Connect } else { stage };
+    e.in_stage(Phase::Connect, Some(s))
 }
 
 /// Requests a server may answer with "input required" (multi round-trip requests).

@@ -261,8 +261,8 @@ async fn a_stalled_handshake_ends_at_the_establishment_deadline() {
     h.supervisor.stop().await;
 }
 
-#[tokio::test(start_paused = true)]
-async fn list_changed_resyncs_and_swaps_the_tools() {
+/// A healthy server whose nth tool list is `["v{n}"]`, and the count of lists served.
+fn counting_lists() -> (Script, Arc<AtomicUsize>) {
     let lists = Arc::new(AtomicUsize::new(0));
     let l = lists.clone();
     let script: Script = Arc::new(move |method, params| match method {
@@ -272,6 +272,12 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
         }
         _ => healthy()(method, params),
     });
+    (script, lists)
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changed_resyncs_and_swaps_the_tools() {
+    let (script, lists) = counting_lists();
     let h = start(script, |_| {});
     until(&h, StateName::Ready).await;
     assert_eq!(h.supervisor.snapshot().tools, ["v0"]);
@@ -291,15 +297,7 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
 async fn a_notification_flood_that_outruns_the_supervisor_re_syncs_the_tools() {
     // 40 log messages arrive before the supervisor reads any; it can no longer know whether
     // a `list_changed` was among those it missed, so it re-syncs once.
-    let lists = Arc::new(AtomicUsize::new(0));
-    let l = lists.clone();
-    let script: Script = Arc::new(move |method, params| match method {
-        "tools/list" => {
-            let n = l.fetch_add(1, Ordering::SeqCst);
-            Some(Ok(json!({"tools": [{"name": format!("v{n}")}]})))
-        }
-        _ => healthy()(method, params),
-    });
+    let (script, lists) = counting_lists();
     let h = start(script, |_| {});
     until(&h, StateName::Ready).await;
     h.supervisor.call("flood", json!({})).await.unwrap();
