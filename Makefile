@@ -1,9 +1,13 @@
 # Lifeline's entry points. CI runs `.ci/run`, which runs `make test`.
 #
-#   make setup        install what the build and the tests need (scripts/setup.sh; idempotent, fast when done)
+#   make setup        install what the build and every test need (scripts/setup.sh; idempotent, fast when done)
+#   make check        the inner loop (a few minutes warm): fmt check, clippy -D warnings, every
+#                     Rust test (unit + integration, real processes), the UI's type check and unit
+#                     tests; no browser, no app window, no conformance, no bench
 #   make test         setup, UI checks and build, fmt check, clippy -D warnings, every test,
 #                     the UI in headless Chromium, the app in a real window (Xvfb), conformance
-#   make run          setup, build, start the desktop app (the CLI demo when there is no display)
+#   make run          setup (only what running needs), build, start the desktop app (the CLI
+#                     demo when there is no display)
 #   make ui           the UI's type check, unit tests and production build (ui/dist, embedded by the app)
 #   make ui-e2e       the UI in headless Chromium against its mock host
 #   make app-e2e      the real app in a real window (Xvfb): screenshots, then a WebDriver test
@@ -24,8 +28,8 @@ SHELL := bash
 CARGO ?= cargo
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
-.PHONY: test run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
-  bench bench-smoke bench-build
+.PHONY: test check run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
+  bench bench-smoke bench-build ui-unit
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -68,6 +72,10 @@ conformance:
 ui:
 	cd ui && npm run check && npm test && npm run build
 
+# The UI's type check and unit tests, without the production build.
+ui-unit:
+	cd ui && npm run check && npm test
+
 ui-e2e:
 	cd ui && npm run e2e
 
@@ -76,6 +84,14 @@ app-e2e:
 	src-tauri/e2e/webdriver.sh || { echo "app-e2e: the WebDriver test of the app failed; see above and" \
 	  "target/screenshots/webdriver-failure.png. It runs the app as built, which must embed the UI:" \
 	  "cd ui && npm run build && cargo build -p lifeline-app -p lifeline-it" >&2; exit 1; }
+
+# The inner loop: what catches most mistakes, in minutes. `make test` before you stop.
+check:
+	scripts/setup.sh check
+	$(MAKE) --no-print-directory fmt-check
+	$(MAKE) --no-print-directory ui-unit
+	$(MAKE) --no-print-directory clippy
+	$(MAKE) --no-print-directory unit
 
 # Sequential on purpose (the steps share target/ and the machine has 2 cores); `make -j` would
 # not speed this up, so the recipe calls the steps in order rather than listing prerequisites.
@@ -91,14 +107,14 @@ test:
 
 # The app embeds ui/dist, so the UI is built before the app.
 run:
-	scripts/setup.sh
+	scripts/setup.sh run
 	cd ui && npm run build
 	$(CARGO) build -p lifeline-app -p lifeline-cli -p lifeline-it
 	scripts/run-app.sh
 
 # The command-line demo against the fixture server.
 demo:
-	scripts/setup.sh
+	scripts/setup.sh run
 	$(CARGO) build -p lifeline-cli -p lifeline-it
 	scripts/demo.sh
 

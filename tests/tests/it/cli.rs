@@ -9,19 +9,72 @@ use std::time::Duration;
 use tokio::process::Command;
 
 /// `target/debug/lifeline`, found next to this test binary (target/debug/deps/it-…).
+///
+/// Cargo builds a package's own binaries for its tests, not another package's, so a plain
+/// `cargo test` would run whatever `lifeline` the last build left. This refuses a binary
+/// older than any source it is built from, naming the newer file and the command to run.
 pub fn lifeline_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let bin = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/debug")
-        .join("lifeline");
-    assert!(
-        bin.exists(),
-        "{} is missing: run `cargo build --workspace` (make test does)",
-        bin.display()
-    );
-    bin
+    static CHECKED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test binary's path");
+            let bin = exe
+                .parent()
+                .and_then(|deps| deps.parent())
+                .expect("target/debug")
+                .join("lifeline");
+            let built = std::fs::metadata(&bin)
+                .and_then(|m| m.modified())
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "{} is missing: run `cargo build -p lifeline-cli` (make check and make test do)",
+                        bin.display()
+                    )
+                });
+            if let Some((newer, _)) = newest_source().filter(|(_, at)| *at > built) {
+                panic!(
+                    "{} is older than {}: run `cargo build -p lifeline-cli` before `cargo test` \
+                     (make check and make test do), so the tests run the code you changed",
+                    bin.display(),
+                    newer.display()
+                );
+            }
+            bin
+        })
+        .clone()
+}
+
+/// The most recently modified file the `lifeline` binary is built from: the sources and
+/// manifests of lifeline-core and lifeline-cli, and the lock file.
+fn newest_source() -> Option<(PathBuf, std::time::SystemTime)> {
+    fn walk(path: &std::path::Path, newest: &mut Option<(PathBuf, std::time::SystemTime)>) {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
+                walk(&entry.path(), newest);
+            }
+        } else if let Ok(at) = meta.modified()
+            && newest.as_ref().is_none_or(|(_, n)| at > *n)
+        {
+            *newest = Some((path.to_owned(), at));
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_owned();
+    let mut newest = None;
+    for part in [
+        "crates/core/src",
+        "crates/core/Cargo.toml",
+        "crates/cli/src",
+        "crates/cli/Cargo.toml",
+        "Cargo.lock",
+    ] {
+        walk(&root.join(part), &mut newest);
+    }
+    newest
 }
 
 #[derive(Debug)]
