@@ -1,7 +1,18 @@
-//! lifeline-core: MCP client connections that never hang and never lose an answer
-//! silently. `protocol` is the wire format, `transport` moves messages (stdio, Streamable
-//! HTTP), `session` is one live connection (handshake, requests, timeouts, cancellation).
-//! No Tauri, no UI, no CLI dependencies: any Rust program can embed it.
+//! lifeline-core: MCP client connections that never hang, never lose an answer silently, and
+//! come back on their own. No Tauri, no UI, no CLI dependencies: any Rust program can embed it.
+//!
+//! - [`protocol`]: the wire format (JSON-RPC 2.0, MCP's messages and revisions); pure data.
+//! - [`transport`]: moves messages (stdio child processes, Streamable HTTP, legacy HTTP+SSE).
+//! - [`session`]: one live connection (handshake, requests, timeouts, cancellation).
+//! - [`supervisor`]: one reconnect supervisor per configured server, and the fleet of them.
+//! - [`policy`]: the pure decisions (backoff, classification, quarantine, deadlines, fallback).
+//! - [`config`]: the config file (parse, validate, expand, write) and the importers.
+//! - [`events`]: the lifecycle events supervisors publish.
+//! - [`history`]: the on-disk record of events and calls (SQLite).
+//! - [`diagnostics`]: redaction and the diagnostic bundle.
+//! - [`error`]: the one error type, classified by kind, phase and stage.
+//!
+//! ARCHITECTURE.md at the repository root is the map.
 
 pub mod config;
 pub mod diagnostics;
