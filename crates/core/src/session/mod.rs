@@ -13,9 +13,7 @@
 
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
-use crate::protocol::mcp::{
-    self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool,
-};
+use crate::protocol::mcp::{self, ClientCapabilities, InitializeResult, Progress, Tool};
 use crate::protocol::modern::{self, DiscoverResult};
 use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::transport::{Connection, Incoming, Transport};
@@ -407,69 +405,6 @@ impl Session {
         self.list_tools_with(RequestOptions::default()).await
     }
 
-    /// `list_tools` with per-page request options (a timeout inside a deadline).
-    pub async fn list_tools_with(&self, opts: RequestOptions) -> Result<Vec<Tool>, Error> {
-        let mut tools = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let params = cursor.as_ref().map(|c| json!({ "cursor": c }));
-            let page_opts = RequestOptions {
-                timeout: opts.timeout,
-                progress: None,
-            };
-            let value = self.request("tools/list", params, page_opts).await?;
-            let page: ListToolsPage = serde_json::from_value(value).map_err(|e| {
-                Error::protocol(format!("the server's tools/list result is malformed ({e})"))
-            })?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                None => return Ok(self.took_tools(tools)),
-                Some(next) if !seen.insert(next.clone()) => {
-                    return Err(Error::protocol(
-                        "the server's tools/list pagination repeats a cursor; stopped instead of looping forever",
-                    ));
-                }
-                Some(next) => cursor = Some(next),
-            }
-        }
-    }
-
-    /// Stateless revision: learns which tools may be asked again after a lost stream and,
-    /// over HTTP, which arguments go into headers; a tool whose `x-mcp-header` annotations
-    /// are invalid is left out, as the revision requires, with a warning naming it.
-    fn took_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
-        let Some(m) = &self.shared.modern else {
-            return tools;
-        };
-        let transport = &self.shared.transport;
-        let mut headers = HashMap::new();
-        let mut kept = Vec::with_capacity(tools.len());
-        for tool in tools {
-            if transport.mirrors_headers() {
-                match modern::param_headers(&tool.input_schema) {
-                    Ok(h) if h.is_empty() => {}
-                    Ok(h) => {
-                        headers.insert(tool.name.clone(), h);
-                    }
-                    Err(why) => {
-                        tracing::warn!(tool = %cap(&self.shared.redactor.scrub(&tool.name), 100), %why, "left out a tool whose x-mcp-header annotation is invalid");
-                        continue;
-                    }
-                }
-            }
-            kept.push(tool);
-        }
-        m.listed.store(true, Ordering::Relaxed);
-        *m.repeatable.lock().expect("lock") = kept
-            .iter()
-            .filter(|t| modern::tool_is_repeatable(t.annotations.as_ref()))
-            .map(|t| t.name.clone())
-            .collect();
-        transport.set_tool_headers(headers);
-        kept
-    }
-
     /// Calls a tool. A result with `isError: true` is still `Ok`: the tool ran and failed,
     /// which the caller reports; `Err` means the call itself did not complete.
     pub async fn call_tool(
@@ -623,7 +558,7 @@ impl Session {
         if let Some(requests) = asked.get("inputRequests").and_then(Value::as_object) {
             for (key, req) in requests {
                 let what = req["method"].as_str().unwrap_or("");
-                let answer = server_request(&self.shared.options, what, req.get("params").cloned())
+                let answer = server_requests::answer(&self.shared.options, what, req.get("params").cloned())
                     .await
                     .map_err(|e| {
                         Error::protocol(format!(
@@ -952,6 +887,7 @@ fn close_with(shared: &Shared, cause: Error) {
 }
 
 async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Incoming>) {
+    let server_requests = server_requests::ServerRequests::new(&shared);
     while let Some(item) = incoming.recv().await {
         if let Incoming::Message(m) = &item {
             tracing::trace!(method = m.method(), "received a message");
@@ -961,16 +897,7 @@ async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Incomin
             Incoming::Message(Message::Notification(n)) => {
                 notification(&shared, &n.method, n.params)
             }
-            Incoming::Message(Message::Request(r)) => {
-                let shared = shared.clone();
-                tokio::spawn(async move {
-                    let outcome = server_request(&shared.options, &r.method, r.params).await;
-                    let reply = Message::Response(Response { id: r.id, outcome });
-                    if let Err(e) = shared.transport.send(&reply).await {
-                        tracing::warn!(error = %e, method = %r.method, "could not answer the server's request");
-                    }
-                });
-            }
+            Incoming::Message(Message::Request(r)) => server_requests.handle(&shared, r),
             Incoming::RequestFailed { id, error } => {
                 if let Some(p) = shared.pending.lock().expect("lock").remove(&id) {
                     let _ = p.answer.send(Err(error));
@@ -1056,32 +983,9 @@ fn notification(shared: &Shared, method: &str, params: Option<Value>) {
     let _ = shared.notifications.send(event);
 }
 
-/// Answers a request the server sent us. Only what the embedder opted into is offered.
-async fn server_request(
-    options: &SessionOptions,
-    method: &str,
-    params: Option<Value>,
-) -> Result<Value, RpcError> {
-    let params = params.unwrap_or_else(|| json!({}));
-    match method {
-        "ping" => Ok(json!({})),
-        "roots/list" => match &options.roots {
-            Some(roots) => Ok(json!({ "roots": roots })),
-            None => Err(RpcError::method_not_found(method)),
-        },
-        "elicitation/create" => match &options.elicitation {
-            Some(h) => h(params).await,
-            None => Err(RpcError::method_not_found(method)),
-        },
-        "sampling/createMessage" => match &options.sampling {
-            Some(h) => h(params).await,
-            None => Err(RpcError::method_not_found(method)),
-        },
-        _ => Err(RpcError::method_not_found(method)),
-    }
-}
-
 pub mod negotiate;
+mod server_requests;
+mod tools;
 
 #[cfg(test)]
 mod modern_tests;

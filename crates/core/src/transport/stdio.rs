@@ -183,7 +183,11 @@ impl StdioTransport {
             .lock()
             .expect("closed lock")
             .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
-        drop(self.stdin.lock().await.take());
+        // A send blocked on a server that does not read its stdin holds the pipe; waiting
+        // for it past the grace would hang the close. The signals below unblock it.
+        if let Ok(mut stdin) = tokio::time::timeout(self.grace, self.stdin.lock()).await {
+            drop(stdin.take());
+        }
         let mut exit = self.exit.clone();
         if !wait_exit(&mut exit, Some(self.grace)).await {
             signal_group(self.pid, libc::SIGTERM);
