@@ -151,8 +151,10 @@ impl Backoff {
 
     /// The wait when the server asked for one (Retry-After, SSE `retry:`): the longer of the
     /// two. A server's value is never shortened and, when it wins, used exactly: jitter
-    /// never pulls a wait below what the server asked for. It is not capped either; the
-    /// establishment deadline bounds a long one (`Deadline::admits_wait`).
+    /// never pulls a wait below what the server asked for. It is not capped here: a
+    /// server's wait is clamped to `MAX_SERVER_WAIT` (1 d) where it is parsed and
+    /// classified, and the establishment deadline bounds one inside an attempt
+    /// (`Deadline::admits_wait`).
     pub fn server_mandated(&self, backoff: Duration, server: Option<Duration>) -> Duration {
         match server {
             Some(server) if server >= backoff => server,

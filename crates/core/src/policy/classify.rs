@@ -141,7 +141,11 @@ pub fn classify(err: &(dyn StdError + 'static), phase: Phase, sent_session: bool
     // An error that says nothing we can read is treated as a transport failure: retried
     // with backoff, never a reason to retire.
     let best = best.unwrap_or(Finding::of(Class::Transport));
-    let retry_after = best.retry_after.or(chain_retry_after);
+    // Clamped here too, for an error built anywhere but the HTTP transport's parser.
+    let retry_after = best
+        .retry_after
+        .or(chain_retry_after)
+        .map(|d| d.min(super::MAX_SERVER_WAIT));
     Verdict {
         kind: best.kind,
         action: action(best.class, phase, retry_after, transport_closed),

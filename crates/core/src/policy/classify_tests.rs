@@ -131,6 +131,13 @@ fn retry_after_is_honoured_exactly_on_connect_and_passed_back_on_call() {
         K::RateLimited,
         3,
     );
+    // Beyond the policy's bound (1 d), from wherever the error was built: clamped.
+    check_wait(&http(429, Some(u64::MAX)), K::RateLimited, 86_400);
+    check_wait(
+        &of(K::RateLimited).with(|c| c.retry_after = Some(Duration::MAX)),
+        K::RateLimited,
+        86_400,
+    );
 }
 
 #[test]

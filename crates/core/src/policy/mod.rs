@@ -27,6 +27,12 @@ use std::time::Duration;
 /// overflow.
 pub const MAX_CONFIGURED: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The longest wait a server may ask for (Retry-After, in seconds or as an HTTP-date): the
+/// same day as `MAX_CONFIGURED`. A longer one is clamped to it where it is parsed, so a
+/// hostile or broken header (twenty digits, a date in year 9999) can neither overflow a
+/// clock nor park a server for longer than anything a person could configure.
+pub const MAX_SERVER_WAIT: Duration = MAX_CONFIGURED;
+
 /// A configured policy value out of bounds: which field (its camelCase config name), the
 /// value given, and the bound it broke. Displays as
 /// `reconnect.initialDelayMs = 0 must be at least 1 ms`.

@@ -9,14 +9,17 @@ use crate::protocol::Message;
 use std::time::{Duration, SystemTime};
 
 /// Parses a Retry-After value: delay-seconds or an HTTP-date; a date in the past means now.
-/// Anything else is ignored (None), as RFC 9110 asks of an invalid field.
+/// Anything else is ignored (None), as RFC 9110 asks of an invalid field. A wait longer
+/// than the policy allows a server (`policy::MAX_SERVER_WAIT`, 1 d) is clamped to it.
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    let wait = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        Duration::from_secs(value.parse().unwrap_or(u64::MAX))
+    } else {
+        let at = httpdate::parse_http_date(value).ok()?;
+        at.duration_since(now).unwrap_or(Duration::ZERO)
+    };
+    Some(wait.min(crate::policy::MAX_SERVER_WAIT))
 }
 
 /// The Retry-After of a response, resolved against the wall clock now.
@@ -78,6 +81,48 @@ pub fn status_error(
             c.supported_versions = supported_versions(e);
         }
     })
+}
+
+/// The error for a redirect the client did not follow (`super::redirects`), or `None`
+/// when `resp` is not one. The target is shown allow-list first (`Redactor::url`).
+pub fn redirect_error(
+    target: &Target,
+    resp: &reqwest::Response,
+    redactor: &Redactor,
+) -> Option<Error> {
+    let status = resp.status();
+    if !status.is_redirection() {
+        return None;
+    }
+    let code = status.as_u16();
+    let to = resp
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| resp.url().join(l).ok());
+    let (shown, other_origin) = match &to {
+        Some(to) => (
+            redactor.url(to.as_str()),
+            to.origin() != resp.url().origin(),
+        ),
+        None => ("nowhere (no valid Location)".to_owned(), false),
+    };
+    let why = if other_origin {
+        "another origin, where the config's headers and credentials must never go"
+    } else {
+        "the same origin, but Lifeline sends credentials (configured headers, URL user info, \
+         tool arguments in headers) only to the URL in the config"
+    };
+    let message = format!(
+        "{} {} answered {code}, a redirect to {shown}; it was not followed ({why}): put the URL \
+         it points to in the config",
+        target.method, target.url_path
+    );
+    Some(Error::config(message).with(|c| {
+        c.status = Some(code);
+        c.method = Some(target.method.to_owned());
+        c.url_path = Some(target.url_path.clone());
+    }))
 }
 
 /// The JSON-RPC error in a response body, if it holds one.
@@ -211,6 +256,20 @@ mod tests {
         check("1.5", None);
         check("soon", None);
         check("", None);
+        // Hostile sizes are clamped to the policy's bound (1 d), never a panic.
+        check("86400", Some(86_400));
+        check("86401", Some(86_400));
+        check("99999999999999999999", Some(86_400));
+        check("99999999999999999999999999999999999999999", Some(86_400));
+        check("Fri, 31 Dec 9999 23:59:59 GMT", Some(86_400));
+        check("Thu, 01 Jan 1970 00:00:00 GMT", Some(0));
+        check("Sun, 06 Nov 1994 08:49:37 GMT garbage", None);
+        check("\u{0}\u{7f}", None);
+        let now = SystemTime::now();
+        assert_eq!(
+            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),
+            Some(crate::policy::MAX_SERVER_WAIT)
+        );
     }
 
     fn target() -> Target {

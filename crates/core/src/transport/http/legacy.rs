@@ -11,7 +11,9 @@
 //! revision, so when the stream ends the transport is closed with a `stream_lost` cause:
 //! every request in flight fails with it and the supervisor starts a new generation.
 
-use super::errors::{Target, request_error, retry_after_of, status_error, timeout_error};
+use super::errors::{
+    Target, redirect_error, request_error, retry_after_of, status_error, timeout_error,
+};
 use super::{HttpConfig, Prepared, authority_of, prepare, read_capped, with_target};
 use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind};
@@ -54,6 +56,7 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         headers,
         authority,
         redactor,
+        ..
     } = prepare(config)?;
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
     let inner = Arc::new(Inner {
@@ -186,6 +189,9 @@ impl Inner {
             Ok(Ok(r)) => r,
         };
         let status = resp.status();
+        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+            return Err(e);
+        }
         if status.is_success() {
             return self.answered_in_body(resp, &target).await;
         }
@@ -268,6 +274,9 @@ impl Inner {
             Ok(Ok(r)) => r,
         };
         let status = resp.status();
+        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+            return Err(e);
+        }
         if !status.is_success() {
             let retry_after = retry_after_of(resp.headers());
             let body = read_capped(resp, 64 * 1024, limit)

@@ -17,7 +17,9 @@ pub mod legacy;
 mod stream;
 
 pub use errors::parse_retry_after;
-use errors::{Target, request_error, retry_after_of, status_error, timeout_error, with_target};
+use errors::{
+    Target, redirect_error, request_error, retry_after_of, status_error, timeout_error, with_target,
+};
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::Redactor;
@@ -53,7 +55,10 @@ pub struct HttpConfig {
     pub max_resume_attempts: u32,
     /// The largest JSON body or SSE event accepted.
     pub max_message_bytes: usize,
-    /// How long the handshake waits for the server to answer the standalone GET.
+    /// How long the handshake waits for the server to answer the standalone GET: 500 ms,
+    /// so that a server asking something right after `initialized` finds the stream open,
+    /// while one that accepts the GET and never answers delays the first request by no
+    /// more than that (peers do not wait at all).
     pub listen_open_wait: Duration,
 }
 
@@ -67,7 +72,7 @@ impl HttpConfig {
             max_reconnection_wait: Duration::from_secs(300),
             max_resume_attempts: 10,
             max_message_bytes: 16 * 1024 * 1024,
-            listen_open_wait: Duration::from_secs(5),
+            listen_open_wait: Duration::from_millis(500),
         }
     }
 }
@@ -78,6 +83,9 @@ pub struct HttpTransport {
 
 struct Inner {
     client: reqwest::Client,
+    /// Cleared in the stateless revision, whose `Mcp-Param-*` headers must not follow a
+    /// redirect (see `redirects`).
+    follow_redirects: Arc<AtomicBool>,
     url: reqwest::Url,
     headers: HeaderMap,
     config: HttpConfig,
@@ -107,6 +115,8 @@ pub(crate) struct Prepared {
     /// `host:port`, for messages about reaching the server.
     pub authority: String,
     pub redactor: Redactor,
+    /// Whether a same-origin redirect may be followed (see `redirects`).
+    pub follow_redirects: Arc<AtomicBool>,
 }
 
 /// Validates the URL and headers and builds the client (shared with the legacy transport).
@@ -135,7 +145,13 @@ pub(crate) fn prepare(config: &HttpConfig) -> Result<Prepared, Error> {
         v.set_sensitive(true);
         headers.insert(n, v);
     }
+    // Credentials never follow a redirect: with configured headers or URL user info, none
+    // is followed at all.
+    let follow_redirects = Arc::new(AtomicBool::new(
+        config.headers.is_empty() && url.username().is_empty() && url.password().is_none(),
+    ));
     let client = reqwest::Client::builder()
+        .redirect(redirects(follow_redirects.clone()))
         .tls_backend_preconfigured(tls_config()?)
         .build()
         .map_err(|_| Error::config("could not set up the HTTP client (TLS roots unavailable)"))?;
@@ -156,6 +172,34 @@ pub(crate) fn prepare(config: &HttpConfig) -> Result<Prepared, Error> {
         headers,
         authority,
         redactor,
+        follow_redirects,
+    })
+}
+
+/// The most redirects one request follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// Which redirects a client follows: only to the origin of the URL it was asked for (so
+/// never to another host or port, never from https to http), at most `MAX_REDIRECTS`, and
+/// only while `follow` holds — it is false when the requests carry credentials (configured
+/// headers, URL user info) or, in the stateless revision, tool arguments in `Mcp-Param-*`
+/// headers, none of which may follow a redirect (reqwest keeps custom headers on a
+/// same-origin redirect). A redirect not followed is answered as it came and becomes a
+/// config error (`errors::redirect_error`).
+fn redirects(follow: Arc<AtomicBool>) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if same_origin
+            && follow.load(Ordering::Relaxed)
+            && attempt.previous().len() <= MAX_REDIRECTS
+        {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
     })
 }
 
@@ -217,10 +261,12 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         headers,
         authority,
         redactor,
+        follow_redirects,
     } = prepare(config)?;
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
     let inner = Arc::new(Inner {
         client,
+        follow_redirects,
         url,
         headers,
         config: config.clone(),
@@ -257,6 +303,7 @@ impl HttpTransport {
     pub fn set_modern(&self, version: &str) {
         self.set_protocol_version(version);
         self.inner.modern.store(true, Ordering::Relaxed);
+        self.inner.follow_redirects.store(false, Ordering::Relaxed);
     }
 
     pub fn is_modern(&self) -> bool {
@@ -461,6 +508,9 @@ impl Inner {
             }
         }
         let status = resp.status();
+        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+            return Err(e);
+        }
         if !status.is_success() {
             let retry_after = retry_after_of(resp.headers());
             let body = read_capped(resp, 64 * 1024, limit)
@@ -561,3 +611,7 @@ async fn read_capped(
         .with(|c| c.io = Some(IoKind::Timeout))),
     }
 }
+
+#[cfg(test)]
+#[path = "bounds_tests.rs"]
+mod bounds_tests;

@@ -220,6 +220,9 @@ async fn get(
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
+    if let Some(e) = super::errors::redirect_error(&target, &resp, &inner.redactor) {
+        return Err(e);
+    }
     if !status.is_success() {
         let retry_after = super::errors::retry_after_of(resp.headers());
         return Err(status_error(
