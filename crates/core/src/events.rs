@@ -14,6 +14,11 @@ use tokio::sync::broadcast;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The most tool names one `tools` event carries. Every change sends the list to every
+/// subscriber and into the history, so a server listing a million tools must not make
+/// each event megabytes; a thousand is more than any person scrolls.
+pub const MAX_TOOL_NAMES: usize = 1000;
+
 /// One event. `at` is RFC 3339 with milliseconds, UTC.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -35,7 +40,9 @@ pub enum EventBody {
     State(StateInfo),
     /// An attempt or a connection failed (also carried as `cause` of the state it led to).
     Failure { failure: FailureInfo },
-    /// The tool list of a generation changed, or was marked stale or dropped.
+    /// The tool list of a generation changed, or was marked stale or dropped. `count` is
+    /// every tool; `names` the first `MAX_TOOL_NAMES` of them (fewer than `count` means
+    /// the list was truncated; the full definitions are read from the supervisor).
     Tools {
         count: usize,
         stale: bool,
@@ -172,9 +179,24 @@ pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// RFC 3339 with milliseconds, UTC: "2026-11-29T17:05:20.123Z".
+/// RFC 3339 with milliseconds, UTC: "2026-11-29T17:05:20.123Z". A time the format cannot
+/// hold is clamped into it (before 1970 reads as 1970, after year 9999 as its last
+/// millisecond), so no wait a server asked for can make rendering panic.
 pub fn rfc3339(t: SystemTime) -> String {
+    let t = t.clamp(SystemTime::UNIX_EPOCH, latest_rfc3339());
     humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// `now + d`, saturating at the latest time `rfc3339` can show.
+pub fn later(now: SystemTime, d: Duration) -> SystemTime {
+    now.checked_add(d)
+        .unwrap_or_else(latest_rfc3339)
+        .min(latest_rfc3339())
+}
+
+/// 9999-12-31T23:59:59.999Z.
+fn latest_rfc3339() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_millis(253_402_300_799_999)
 }
 
 /// Assigns `seq` and publishes, under one lock, to every subscriber.
@@ -251,5 +273,23 @@ mod tests {
     fn timestamps_are_rfc3339_with_milliseconds() {
         let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
         assert_eq!(rfc3339(t), "2023-11-14T22:13:20.123Z");
+    }
+
+    #[test]
+    fn times_past_year_9999_or_before_1970_are_clamped_not_a_panic() {
+        let end = "9999-12-31T23:59:59.999Z";
+        let epoch = SystemTime::UNIX_EPOCH;
+        let far = epoch + Duration::from_secs(400_000_000_000);
+        assert_eq!(rfc3339(far), end);
+        assert_eq!(rfc3339(later(SystemTime::now(), Duration::MAX)), end);
+        assert_eq!(rfc3339(later(far, Duration::from_secs(1))), end);
+        assert_eq!(
+            rfc3339(epoch - Duration::from_secs(1)),
+            "1970-01-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            rfc3339(later(epoch, Duration::from_millis(5))),
+            "1970-01-01T00:00:00.005Z"
+        );
     }
 }

@@ -8,10 +8,14 @@
 
 use super::SupervisorConfig;
 use super::establish::establish;
+use super::relist::Relist;
 use super::state::{Effect, Input, State, Status, step};
 use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, Phase, Stage};
-use crate::events::{CallOutcome, EventBody, EventBus, FailureInfo, StateInfo, millis, rfc3339};
+use crate::events::{
+    CallOutcome, EventBody, EventBus, FailureInfo, MAX_TOOL_NAMES, StateInfo, later, millis,
+    rfc3339,
+};
 use crate::policy::{Action, SeededRng, classify};
 use crate::protocol::mcp::{Progress, Tool};
 use crate::session::{RequestOptions, ServerNotification, Session};
@@ -501,6 +505,10 @@ struct Live {
 /// shutdown sequence takes about 4 s) before it refuses to start another.
 const REAP_LIMIT: Duration = Duration::from_secs(30);
 
+/// Later than any timer the policy arms can matter (its waits are bounded by a day), and
+/// near enough that adding it to an `Instant` cannot overflow.
+const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
 /// How long disposal waits for closes and in-flight work before giving up on them.
 const DISPOSE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -524,8 +532,8 @@ struct Actor {
     /// The generation that listed `tools` (a stale list is still that generation's).
     tools_generation: u64,
     tools_stale: bool,
-    syncing: bool,
-    sync_again: bool,
+    /// The pacing of `list_changed` re-lists of the live generation.
+    relist: Relist,
     pinging: bool,
     ping_misses: u32,
     last_activity: Instant,
@@ -565,8 +573,7 @@ impl Actor {
             tools: Vec::new(),
             tools_generation: 0,
             tools_stale: false,
-            syncing: false,
-            sync_again: false,
+            relist: Relist::default(),
             pinging: false,
             ping_misses: 0,
             last_activity: Instant::now(),
@@ -597,6 +604,14 @@ impl Actor {
         Instant::now() - self.epoch
     }
 
+    /// The instant `at` (time since the epoch) names, saturating far in the future: a
+    /// wait of any length arms a timer that never fires rather than panicking.
+    fn deadline(&self, at: Duration) -> Instant {
+        self.epoch
+            .checked_add(at.min(FAR_FUTURE))
+            .unwrap_or_else(|| Instant::now() + FAR_FUTURE)
+    }
+
     async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
         if self.cfg.disabled {
             self.state.status = Status::Disabled;
@@ -608,6 +623,7 @@ impl Actor {
         loop {
             let timer_at = self.timer.map(|(_, at)| at);
             let ping_at = self.next_ping();
+            let relist_at = self.live.as_ref().and(self.relist.due());
             tokio::select! {
                 cmd = commands.recv() => match cmd {
                     Some(Command::Input(input)) => self.feed(input),
@@ -630,6 +646,11 @@ impl Actor {
                     }
                 }
                 _ = sleep_until(ping_at), if ping_at.is_some() => self.ping(),
+                _ = sleep_until(relist_at), if relist_at.is_some() => {
+                    if self.relist.start(Instant::now()) {
+                        self.sync_tools();
+                    }
+                }
                 Some(_) = self.closing.join_next(), if !self.closing.is_empty() => {}
             }
         }
@@ -649,7 +670,7 @@ impl Actor {
         match effect {
             Effect::Attempt { generation } => self.start_attempt(generation),
             Effect::Close { generation } => self.close(generation),
-            Effect::Arm { token, at } => self.timer = Some((token, self.epoch + at)),
+            Effect::Arm { token, at } => self.timer = Some((token, self.deadline(at))),
             Effect::Disarm => self.timer = None,
             Effect::ToolsStale => {
                 self.tools_stale = true;
@@ -768,8 +789,11 @@ impl Actor {
                     self.attempt = None;
                 }
                 let verdict = classify(&error, Phase::Connect, false);
-                let failure =
-                    FailureInfo::from_error(&error, generation, Some(self.state.failures + 1));
+                let failure = FailureInfo::from_error(
+                    &error,
+                    generation,
+                    Some(self.state.failures.saturating_add(1)),
+                );
                 self.feed(Input::AttemptFailed {
                     generation,
                     verdict,
@@ -800,20 +824,27 @@ impl Actor {
                     }
                 }
             }
-            Internal::ListChanged { generation } => self.sync_tools(generation),
+            Internal::ListChanged { generation } => {
+                if self.live.as_ref().map(|l| l.generation) == Some(generation)
+                    && self.relist.changed(Instant::now())
+                {
+                    self.sync_tools();
+                }
+            }
             Internal::Synced { generation, result } => {
-                self.syncing = false;
+                // A stale generation's re-list: the live one's pacing started afresh.
                 if self.live.as_ref().map(|l| l.generation) != Some(generation) {
                     return;
                 }
+                let again = self.relist.finished(Instant::now());
                 if let Ok(tools) = result {
                     self.tools = tools;
                     self.tools_stale = false;
                     self.emit_tools();
                     self.publish_snapshot();
                 }
-                if std::mem::take(&mut self.sync_again) {
-                    self.sync_tools(generation);
+                if again {
+                    self.sync_tools();
                 }
             }
             Internal::CallDone {
@@ -895,22 +926,19 @@ impl Actor {
         self.tools_stale = false;
         self.ping_misses = 0;
         self.pinging = false;
+        self.relist = Relist::default();
         self.last_activity = Instant::now();
         self.live = Some(live);
         self.emit_tools();
     }
 
-    /// `list_changed` re-syncs are serialized: one at a time, and one more if another
-    /// notification arrived meanwhile.
-    fn sync_tools(&mut self, generation: u64) {
-        let Some(live) = self.live.as_ref().filter(|l| l.generation == generation) else {
+    /// Lists the live generation's tools again, as `relist` decided (one at a time, at
+    /// most one a second, notifications in between coalesced).
+    fn sync_tools(&mut self) {
+        let Some(live) = self.live.as_ref() else {
             return;
         };
-        if self.syncing {
-            self.sync_again = true;
-            return;
-        }
-        self.syncing = true;
+        let generation = live.generation;
         let session = live.session.clone();
         let tx = self.internal_tx.clone();
         let timeout = self.cfg.request_timeout;
@@ -1046,7 +1074,7 @@ impl Actor {
         let elapsed = self.now().saturating_sub(self.step_now);
         let mut info = self.state.info(self.step_now, &self.cfg.policy);
         if let Some(ms) = info.delay_ms {
-            let at = SystemTime::now() + Duration::from_millis(ms);
+            let at = later(SystemTime::now(), Duration::from_millis(ms));
             info.next_attempt_at = Some(rfc3339(at.checked_sub(elapsed).unwrap_or(at)));
         }
         info.protocol_version = self.protocol_version();
@@ -1059,9 +1087,13 @@ impl Actor {
 
     fn emit_tools(&self) {
         self.details.lock().expect("details lock").tools = self.tools.clone();
-        let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        // Capped: an event goes to every subscriber and into the history on every change.
+        let names: Vec<String> = (self.tools.iter())
+            .take(MAX_TOOL_NAMES)
+            .map(|t| t.name.clone())
+            .collect();
         let body = EventBody::Tools {
-            count: names.len(),
+            count: self.tools.len(),
             stale: self.tools_stale,
             names,
         };
@@ -1091,7 +1123,8 @@ impl Actor {
         });
         let mut info = self.state.info(self.now(), &self.cfg.policy);
         if let Some(ms) = info.delay_ms {
-            info.next_attempt_at = Some(rfc3339(SystemTime::now() + Duration::from_millis(ms)));
+            info.next_attempt_at =
+                Some(rfc3339(later(SystemTime::now(), Duration::from_millis(ms))));
         }
         info.protocol_version = self.protocol_version();
         self.snapshot.send_replace(Snapshot {

@@ -23,6 +23,7 @@ struct Harness {
     opened: Arc<AtomicUsize>,
     /// Every request method any generation received, in order.
     seen: Arc<Mutex<Vec<String>>>,
+    bus: Arc<EventBus>,
 }
 
 fn healthy() -> Script {
@@ -46,6 +47,19 @@ async fn serve(mut end: ServerEnd, script: Script, seen: Arc<Mutex<Vec<String>>>
                 let note = Message::notification("notifications/tools/list_changed", None);
                 let _ = end.to_client.send(Incoming::Message(note)).await;
             }
+        }
+        // `storm`: `list_changed` every 10 ms for as long as the connection lasts.
+        if r.params.as_ref().and_then(|p| p.get("name")) == Some(&json!("storm")) {
+            let to_client = end.to_client.clone();
+            tokio::spawn(async move {
+                loop {
+                    let note = Message::notification("notifications/tools/list_changed", None);
+                    if to_client.send(Incoming::Message(note)).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
         }
         // `flood`: more log messages at once than a session keeps for a slow subscriber.
         if r.params.as_ref().and_then(|p| p.get("name")) == Some(&json!("flood")) {
@@ -86,11 +100,13 @@ fn start(script: Script, edit: impl FnOnce(&mut SupervisorConfig)) -> Harness {
     });
     let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
     edit(&mut cfg);
-    let supervisor = Supervisor::spawn(cfg, Arc::new(EventBus::new(1024)));
+    let bus = Arc::new(EventBus::new(1024));
+    let supervisor = Supervisor::spawn(cfg, bus.clone());
     Harness {
         supervisor,
         opened,
         seen,
+        bus,
     }
 }
 
@@ -294,6 +310,60 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_list_changed_storm_re_lists_at_most_once_a_second() {
+    let (script, lists) = counting_lists();
+    let h = start(script, |_| {});
+    until(&h, StateName::Ready).await;
+    let stormed = Instant::now();
+    // A notification every 10 ms: 1,000 in 10 s.
+    h.supervisor.call("storm", json!({})).await.unwrap();
+    h.supervisor.wait_for(|s| s.tools == ["v1"]).await;
+    assert_eq!(
+        Instant::now() - stormed,
+        Duration::ZERO,
+        "the first change lists at once"
+    );
+    h.supervisor.wait_for(|s| s.tools == ["v2"]).await;
+    assert_eq!(
+        Instant::now() - stormed,
+        Duration::from_secs(1),
+        "the rest coalesced"
+    );
+    tokio::time::sleep(Duration::from_millis(8_500)).await;
+    // The listing of the handshake, then one at 0 s, 1 s, … 9 s.
+    assert_eq!(lists.load(Ordering::SeqCst), 11);
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tools_event_carries_a_capped_list_and_the_full_count() {
+    let script: Script = Arc::new(|method, params| match method {
+        "tools/list" => {
+            let tools: Vec<Value> = (0..1500)
+                .map(|i| json!({"name": format!("t{i}")}))
+                .collect();
+            Some(Ok(json!({ "tools": tools })))
+        }
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    let mut events = h.bus.subscribe();
+    until(&h, StateName::Ready).await;
+    let (count, names) = loop {
+        let e = events.recv().await.unwrap();
+        if let crate::events::EventBody::Tools { count, names, .. } = e.body {
+            break (count, names);
+        }
+    };
+    assert_eq!(count, 1500);
+    assert_eq!(names.len(), crate::events::MAX_TOOL_NAMES);
+    assert_eq!((names[0].as_str(), names[999].as_str()), ("t0", "t999"));
+    // Nothing is lost to callers: the supervisor still has every definition.
+    assert_eq!(h.supervisor.tools().len(), 1500);
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_notification_flood_that_outruns_the_supervisor_re_syncs_the_tools() {
     // 40 log messages arrive before the supervisor reads any; it can no longer know whether
     // a `list_changed` was among those it missed, so it re-syncs once.
@@ -484,5 +554,26 @@ async fn a_server_whose_discovery_lies_is_tried_with_initialize_once() {
         h.supervisor.snapshot().state.protocol_version.as_deref(),
         Some("2025-11-25")
     );
+    h.supervisor.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_of_any_size_is_waited_clamped_and_the_actor_lives_on() {
+    let script: Script = Arc::new(|method, params| match method {
+        "initialize" => Some(Err(Error::new(ErrorKind::RateLimited, "slow down")
+            .with(|c| c.retry_after = Some(Duration::MAX)))),
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |_| {});
+    let snap = h
+        .supervisor
+        .wait_for(|s| s.state.state == Some(StateName::Retrying))
+        .await;
+    // Clamped to the policy's bound (1 d), and still rendered as a time.
+    assert_eq!(snap.state.delay_ms, Some(86_400_000));
+    assert!(snap.state.next_attempt_at.is_some());
+    // The actor is alive: a person can still ask for an attempt now.
+    h.supervisor.reconnect();
+    h.supervisor.wait_for(|s| s.generation == 2).await;
     h.supervisor.stop().await;
 }

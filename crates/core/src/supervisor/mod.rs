@@ -6,10 +6,13 @@ mod actor;
 mod establish;
 mod fleet;
 mod from_config;
+mod relist;
 pub mod state;
 
 #[cfg(test)]
 mod actor_tests;
+#[cfg(test)]
+mod state_props;
 #[cfg(test)]
 mod tests;
 

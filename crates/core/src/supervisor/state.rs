@@ -178,7 +178,7 @@ impl State {
             _ => None,
         };
         let attempt = match self.status {
-            Status::Connecting { .. } => Some(self.failures + 1),
+            Status::Connecting { .. } => Some(self.failures.saturating_add(1)),
             // Waiting to reconnect a stable connection spends no attempt yet: no count.
             Status::Waiting { .. } if self.failures > 0 => Some(self.failures),
             _ => None,
@@ -211,7 +211,7 @@ impl State {
 
     fn arm(&mut self, at: Duration, fx: &mut Vec<Effect>) {
         let token = self.next_token;
-        self.next_token += 1;
+        self.next_token = self.next_token.wrapping_add(1);
         self.timer = Some(token);
         fx.push(Effect::Arm { token, at });
     }
@@ -224,7 +224,7 @@ impl State {
 
     fn attempt(&mut self, probe: bool, fx: &mut Vec<Effect>) {
         self.disarm(fx);
-        self.generation += 1;
+        self.generation = self.generation.saturating_add(1);
         // An HTTP attempt begins with `connect`, not `spawn`.
         self.status = Status::Connecting {
             stage: self.first_stage,
@@ -295,7 +295,10 @@ pub fn step(
             if state.is_current(generation) && matches!(state.status, Status::Connecting { .. }) {
                 state.status = Status::Ready { since: now };
                 state.established = true;
-                state.arm(now + policy.backoff.stability_window(), &mut fx);
+                state.arm(
+                    now.saturating_add(policy.backoff.stability_window()),
+                    &mut fx,
+                );
                 fx.push(Effect::EmitState);
             } else {
                 fx.push(Effect::Close { generation });
@@ -339,7 +342,7 @@ pub fn step(
                     // a short window (full jitter) instead of made at once by everyone.
                     // What follows is recovery of an established connection: "reconnecting".
                     state.established = true;
-                    let until = now + policy.backoff.first_reconnect_delay(rng);
+                    let until = now.saturating_add(policy.backoff.first_reconnect_delay(rng));
                     state.status = Status::Waiting {
                         outage: Outage::Reconnecting,
                         until,
@@ -474,7 +477,7 @@ fn fail(
             Escalation::Quarantine { level, cooldown } => {
                 state.level = level;
                 state.failures = 0;
-                let until = now + server_delay.map_or(cooldown, |d| d.max(cooldown));
+                let until = now.saturating_add(server_delay.map_or(cooldown, |d| d.max(cooldown)));
                 state.status = Status::Quarantined { until };
                 state.arm(until, fx);
             }
@@ -495,7 +498,7 @@ fn fail(
     } else {
         Outage::Retrying
     };
-    let until = now + delay;
+    let until = now.saturating_add(delay);
     state.status = Status::Waiting { outage, until };
     state.arm(until, fx);
     fx.push(Effect::EmitState);
