@@ -44,6 +44,9 @@ pub struct SessionOptions {
     /// A pinned revision (config `protocol`): offered in `initialize` and required of the
     /// answer. `None` offers the latest and accepts any revision we speak.
     pub protocol_version: Option<&'static str>,
+    /// Seeds the jitter of the session's own waits (reopening the listen stream), so
+    /// sessions of different servers disperse and a run can be replayed.
+    pub jitter_seed: u64,
 }
 
 impl Default for SessionOptions {
@@ -55,6 +58,7 @@ impl Default for SessionOptions {
             elicitation: None,
             sampling: None,
             protocol_version: None,
+            jitter_seed: 0,
         }
     }
 }
@@ -306,8 +310,8 @@ impl Session {
             server_info: result.server_info(),
             instructions: result.instructions.clone(),
         });
-        if wants_listen(&result.capabilities) {
-            let handle = tokio::spawn(listen(self.shared.clone())).abort_handle();
+        if listen::wants_listen(&result.capabilities) {
+            let handle = tokio::spawn(listen::listen(self.shared.clone())).abort_handle();
             *self.shared.listener.lock().expect("lock") = Some(handle);
         }
         Ok(())
@@ -775,93 +779,6 @@ fn takes_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
-/// True when the server offers change notifications worth a `subscriptions/listen` stream.
-fn wants_listen(capabilities: &Value) -> bool {
-    ["tools", "prompts", "resources"]
-        .iter()
-        .any(|k| capabilities[k]["listChanged"].as_bool() == Some(true))
-}
-
-/// The stateless revision's replacement for the GET stream: a `subscriptions/listen`
-/// request whose response stream carries change notifications. Opened again when it ends
-/// (after 1 s, doubling to a minute while it keeps ending quickly); given up when the
-/// server refuses it.
-async fn listen(shared: Arc<Shared>) {
-    const FIRST: Duration = Duration::from_secs(1);
-    const MAX: Duration = Duration::from_secs(60);
-    let caps = shared
-        .server
-        .get()
-        .map(|s| s.capabilities.clone())
-        .unwrap_or_default();
-    let filter = json!({
-        "toolsListChanged": caps["tools"]["listChanged"].as_bool() == Some(true),
-        "promptsListChanged": caps["prompts"]["listChanged"].as_bool() == Some(true),
-        "resourcesListChanged": caps["resources"]["listChanged"].as_bool() == Some(true),
-    });
-    let Some(meta) = shared.modern.as_ref().map(|m| m.meta.clone()) else {
-        return;
-    };
-    let mut delay = FIRST;
-    loop {
-        if shared.closed.lock().expect("lock").is_some() {
-            return;
-        }
-        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let (answer_tx, answer) = oneshot::channel();
-        let (progress, _) = mpsc::unbounded_channel();
-        shared.pending.lock().expect("lock").insert(
-            id.clone(),
-            Pending {
-                method: "subscriptions/listen".into(),
-                answer: answer_tx,
-                progress,
-            },
-        );
-        let params = modern::with_meta(Some(json!({ "notifications": filter })), &meta);
-        let opened = Instant::now();
-        let outcome = match shared
-            .transport
-            .send(&Message::request(
-                id.clone(),
-                "subscriptions/listen",
-                Some(params),
-            ))
-            .await
-        {
-            Ok(()) => answer
-                .await
-                .unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
-            Err(e) => {
-                shared.pending.lock().expect("lock").remove(&id);
-                Err(e)
-            }
-        };
-        match outcome {
-            Ok(_) => tracing::debug!(
-                "the server closed the subscriptions/listen stream; opening it again"
-            ),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::StreamLost | ErrorKind::Timeout | ErrorKind::Transport
-                ) =>
-            {
-                tracing::debug!(error = %e, "the subscriptions/listen stream broke; opening it again");
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "the server refused subscriptions/listen; change notifications are off for this connection");
-                return;
-            }
-        }
-        if opened.elapsed() >= MAX {
-            delay = FIRST;
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(MAX);
-    }
-}
-
 /// Removes a request that its caller stopped waiting for, and tells the server.
 struct CancelOnDrop {
     shared: Arc<Shared>,
@@ -1081,6 +998,7 @@ async fn server_request(
     }
 }
 
+mod listen;
 pub mod negotiate;
 
 #[cfg(test)]
