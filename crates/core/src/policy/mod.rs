@@ -1,8 +1,9 @@
 //! Reconnect policy as pure decisions: how long to wait (`backoff`), what a failure means
 //! (`classify`), how far a failing server is pushed back (`quarantine`), how much of the
-//! establishment deadline is left (`deadline`) and when a session's listen stream is opened
-//! again (`listen`). No tokio, no I/O, no clocks: time comes in as `now: Duration` since an
-//! epoch the caller owns, randomness as an injected `Jitter`.
+//! establishment deadline is left (`deadline`), when a session's listen stream is opened
+//! again (`listen`) and whether a request whose stream broke is asked again (`reissue`).
+//! No tokio, no I/O, no clocks: time comes in as `now: Duration` since an epoch the caller
+//! owns, randomness as an injected `Jitter`.
 //!
 //! Every value a person can configure is built by `try_new`, which names the config field,
 //! the value and the bound it broke (`PolicyError`). Arithmetic saturates; every delay the
@@ -14,6 +15,7 @@ pub mod deadline;
 pub mod fallback;
 pub mod listen;
 pub mod quarantine;
+pub mod reissue;
 pub mod rng;
 
 pub use backoff::Backoff;

@@ -7,12 +7,13 @@
 //! revision 2026-07-28 (`connect_modern`): `server/discover` instead of the handshake,
 //! `_meta` on every request, server input asked for inside results (multi round-trip
 //! requests), and — since its streams cannot be resumed — a request whose response stream
-//! broke is asked again with a new id when that is safe (`modern::is_idempotent`, or a
-//! tool that declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
+//! broke is asked again with a new id when that is safe (`policy::reissue`: it only reads,
+//! or its tool declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
 //! why when it is not.
 
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
+use crate::policy::reissue::{self, Reissue};
 use crate::protocol::mcp::{
     self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool,
 };
@@ -147,8 +148,6 @@ pub struct Refusal {
     pub legacy: bool,
 }
 
-/// How many times a request whose response stream broke is asked again.
-const MAX_REISSUES: u32 = 2;
 /// How many rounds of input a server may ask for in one request (multi round-trip).
 const MAX_INPUT_ROUNDS: u32 = 8;
 
@@ -555,29 +554,37 @@ impl Session {
                     if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
                         let _ = Box::pin(self.list_tools()).await;
                     }
-                    let why_not = self.not_repeatable(method, params.as_ref());
-                    match why_not {
-                        None if reissued < MAX_REISSUES => {
+                    let name = params.as_ref().and_then(|p| p["name"].as_str());
+                    let name = name.unwrap_or("");
+                    let tool_repeatable = m.repeatable.lock().expect("lock").contains(name);
+                    let why = match reissue::after_lost_stream(method, tool_repeatable, reissued) {
+                        Reissue::Again => {
                             reissued += 1;
                             tracing::info!(
                                 method,
                                 reissued,
                                 "a response stream broke before the answer; asking again with a new id"
                             );
+                            continue;
                         }
-                        None => {
+                        Reissue::Exhausted => {
                             return Err(e.restated(format!(
                                 "{method}: the response stream broke before the answer again, \
                                  after asking {reissued} more times with a new id; gave up"
                             )));
                         }
-                        Some(why) => {
-                            return Err(e.restated(format!(
-                                "{method}: the response stream broke before the answer; it was \
-                                 not asked again because {why}, so it may have run on the server"
-                            )));
+                        Reissue::NotARead => format!("{method} is not a request that only reads"),
+                        Reissue::ToolNotRepeatable => {
+                            let shown = cap(&self.shared.redactor.scrub(name), 100);
+                            format!(
+                                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
+                            )
                         }
-                    }
+                    };
+                    return Err(e.restated(format!(
+                        "{method}: the response stream broke before the answer; it was \
+                         not asked again because {why}, so it may have run on the server"
+                    )));
                 }
                 Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
                     rounds += 1;
@@ -593,26 +600,6 @@ impl Session {
                 other => return other,
             }
         }
-    }
-
-    /// Why a request whose stream broke must not be asked again, or `None` when it may.
-    fn not_repeatable(&self, method: &str, params: Option<&Value>) -> Option<String> {
-        if modern::is_idempotent(method) {
-            return None;
-        }
-        if method != "tools/call" {
-            return Some(format!("{method} is not a request that only reads"));
-        }
-        let name = params.and_then(|p| p["name"].as_str()).unwrap_or("");
-        let shown = cap(&self.shared.redactor.scrub(name), 100);
-        let known = self
-            .shared
-            .modern
-            .as_ref()
-            .is_some_and(|m| m.repeatable.lock().expect("lock").contains(name));
-        (!known).then(|| {
-            format!("the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)")
-        })
     }
 
     /// The original request's params with the answers to what the server asked for
