@@ -58,10 +58,11 @@ types:
 build:
 	$(CARGO) build --workspace
 
+# No `cargo test --doc`: the workspace has no doctests (examples are tests under tests/ and
+# *_tests.rs), and the doc build recompiles every dependency, which doubled `make check`.
 unit: build
 ifeq ($(HAVE_NEXTEST),yes)
 	$(CARGO) nextest run --workspace --no-fail-fast
-	$(CARGO) test --workspace --doc
 else
 	$(CARGO) test --workspace --no-fail-fast
 endif
