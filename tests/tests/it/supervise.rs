@@ -660,8 +660,21 @@ async fn a_crash_loop_that_is_ready_for_a_moment_climbs_the_ladder_in_six_proces
     );
     let config = write_config(&dir, json!({ "brief": server }));
     let mut watch = Watch::start(&config, "60s");
+    // Each process lives about a second: wait for them one at a time (each wait has its own
+    // patience), then for gave_up or, had a probe started a fresh round, a 7th generation.
+    for generation in 1..=6u64 {
+        let what = format!("generation {generation} ready");
+        watch
+            .wait_for(&what, |e| {
+                is_state("brief", "ready")(e) && e["generation"] == generation
+            })
+            .await;
+    }
+    let beyond = |e: &Value| e["server"] == "brief" && e["generation"].as_u64() > Some(6);
     watch
-        .wait_for("gave_up", is_state("brief", "gave_up"))
+        .wait_for("gave_up or a 7th generation", |e| {
+            is_state("brief", "gave_up")(e) || beyond(e)
+        })
         .await;
     let run = watch.stop().await;
 
