@@ -19,7 +19,7 @@
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
-#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs)
+#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c

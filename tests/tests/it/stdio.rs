@@ -301,19 +301,23 @@ async fn exit_codes_and_signals_are_glossed_in_the_message() {
         (
             Code(127),
             ExitStatus::Code(127),
-            "exit code 127 (command not found)",
+            "exit code 127 — command not found",
         ),
         (
             Code(126),
             ExitStatus::Code(126),
-            "exit code 126 (not executable)",
+            "exit code 126 — not executable (permission denied)",
         ),
         (Code(2), ExitStatus::Code(2), "exited with exit code 2"),
-        (Signal("KILL"), ExitStatus::Signal(9), "signal 9 (killed)"),
+        (
+            Signal("KILL"),
+            ExitStatus::Signal(9),
+            "signal 9 — killed (often: out of memory)",
+        ),
         (
             Signal("TERM"),
             ExitStatus::Signal(15),
-            "signal 15 (terminated)",
+            "signal 15 — terminated",
         ),
     ] {
         check(ending, status, expect).await;

@@ -9,6 +9,7 @@
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::gloss::exit_gloss;
 use crate::protocol::Message;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -263,19 +264,6 @@ fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
     }
 }
 
-/// A plain-language gloss for exit codes and signals people meet with MCP servers.
-pub fn exit_gloss(status: ExitStatus) -> Option<&'static str> {
-    match status {
-        ExitStatus::Code(127) => Some("command not found"),
-        ExitStatus::Code(126) => Some("not executable"),
-        ExitStatus::Code(137) | ExitStatus::Signal(9) => Some("killed"),
-        ExitStatus::Code(143) | ExitStatus::Signal(15) => Some("terminated"),
-        ExitStatus::Code(139) | ExitStatus::Signal(11) => Some("crashed (segmentation fault)"),
-        ExitStatus::Code(134) | ExitStatus::Signal(6) => Some("aborted"),
-        _ => None,
-    }
-}
-
 fn spawn_error(message: String) -> Error {
     Error::new(ErrorKind::Spawn, message).in_stage(Phase::Connect, Some(Stage::Spawn))
 }
@@ -400,7 +388,7 @@ async fn ended(r: &mut StdoutReader) -> Error {
     }
     let status = r.exit.borrow().expect("exited");
     let gloss = exit_gloss(status)
-        .map(|g| format!(" ({g})"))
+        .map(|g| format!(" — {g}"))
         .unwrap_or_default();
     let last = r
         .stderr
@@ -630,12 +618,5 @@ mod tests {
             ["ab", "<too long>"]
         );
         assert_eq!(lines(b"0123456789\n", 10).await, ["0123456789"]);
-    }
-
-    #[test]
-    fn glosses_for_common_exits() {
-        assert_eq!(exit_gloss(ExitStatus::Code(127)), Some("command not found"));
-        assert_eq!(exit_gloss(ExitStatus::Signal(9)), Some("killed"));
-        assert_eq!(exit_gloss(ExitStatus::Code(1)), None);
     }
 }
