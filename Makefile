@@ -19,6 +19,9 @@
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
+#   make portability  the whole workspace checked for Windows (x86_64-pc-windows-gnu; part of make test)
+#   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
+#   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
 
 SHELL := bash
@@ -29,7 +32,7 @@ CARGO ?= cargo
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
 .PHONY: test check run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
-  bench bench-smoke bench-build ui-unit
+  bench bench-smoke bench-build ui-unit package package-test portability
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -58,10 +61,11 @@ types:
 build:
 	$(CARGO) build --workspace
 
+# No `cargo test --doc`: the workspace has no doctests (examples are tests under tests/ and
+# *_tests.rs), and the doc build recompiles every dependency, which doubled `make check`.
 unit: build
 ifeq ($(HAVE_NEXTEST),yes)
 	$(CARGO) nextest run --workspace --no-fail-fast
-	$(CARGO) test --workspace --doc
 else
 	$(CARGO) test --workspace --no-fail-fast
 endif
@@ -111,6 +115,21 @@ run:
 	cd ui && npm run build
 	$(CARGO) build -p lifeline-app -p lifeline-cli -p lifeline-it
 	scripts/run-app.sh
+
+# Windows from here: `cargo check` of every crate and target for x86_64-pc-windows-gnu (the
+# rustup target and MinGW come from setup), so Unix-only code cannot land unnoticed.
+# docs/packaging.md says what runs where.
+WINDOWS_TARGET := x86_64-pc-windows-gnu
+portability:
+	$(CARGO) check --workspace --all-targets --target $(WINDOWS_TARGET)
+
+# Packages (docs/packaging.md). Release builds, minutes long: not part of `make test`.
+package:
+	scripts/setup.sh
+	scripts/package.sh
+
+package-test: package
+	scripts/package-test.sh
 
 # The command-line demo against the fixture server.
 demo:

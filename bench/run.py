@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import report
+import xclose
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ["p50_us", "p99_us", "calls_per_s", "cpu_ms_per_10k", "peak_rss_kb"]
@@ -346,11 +347,25 @@ def memory_kb(pid):
     return rss, pss
 
 
+def web_processes(pid):
+    """The app's descendants that are not the fixture servers it supervises: WebKit's."""
+    out = []
+    for p in descendants(pid):
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "lifeline-fixture" not in cmd:
+            out.append(p)
+    return out
+
+
 def app_once(tools, scratch, n_servers, idle, display, bound=120):
     """One cold start of the release app under Xvfb with `n_servers` stdio fixture servers:
     spawn -> the `first paint` log line (the UI reports its first frame, `ui_painted`), then
     every server ready, `idle` seconds, and the RSS/PSS of the app and its WebKit processes
-    (the fixture servers it spawned are not counted)."""
+    (the fixture servers it spawned are not counted); then the window is closed to the tray,
+    and after `idle` seconds more the same again (tray-resident: no WebKit processes left)."""
     work = scratch / f"app-{time.time_ns()}"
     state = work / "state"
     state.mkdir(parents=True)
@@ -359,7 +374,7 @@ def app_once(tools, scratch, n_servers, idle, display, bound=120):
     config.write_text(json.dumps({"mcpServers": servers}))
     env = {**os.environ, "DISPLAY": display, "XDG_STATE_HOME": str(state),
            "LIFELINE_HISTORY": str(state / "history.db"), "LIFELINE_LOG": "info",
-           "LIFELINE_CONFIG": str(config), "LIFELINE_CLOSE_QUITS": "1"}
+           "LIFELINE_CONFIG": str(config)}
     env.pop("WAYLAND_DISPLAY", None)
     lines, seen = [], threading.Event()
     spawned = time.monotonic()
@@ -399,11 +414,10 @@ def app_once(tools, scratch, n_servers, idle, display, bound=120):
         if not ready:
             return {"error": f"not all {n_servers} servers ready within {bound} s"}
         time.sleep(idle)
-        kids = descendants(proc.pid)
-        webkit = [p for p in kids if "lifeline-fixture" not in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")]
+        webkit = web_processes(proc.pid)
         app_rss, app_pss = memory_kb(proc.pid)
         mem = [memory_kb(p) for p in webkit]
-        return {
+        record = {
             "first_paint_ms": round(paint[0] * 1000),
             "first_paint_app_ms": app_ms,
             "all_ready_s": round(ready[0], 3),
@@ -412,6 +426,24 @@ def app_once(tools, scratch, n_servers, idle, display, bound=120):
             "app_process_rss_kb": app_rss,
             "webkit_processes": len(webkit),
         }
+        # Closed to the tray, the way a user closes it: the webview goes, and its WebKit
+        # processes with it; what stays is the app process (the core, the tray).
+        if not xclose.close(display, "Lifeline"):
+            return {"error": "no window titled Lifeline to close"}
+        if not wait_for(lambda l: "supervising from the tray" in l):
+            return {"error": "closing the window did not keep the app in the tray"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and web_processes(proc.pid):
+            time.sleep(0.1)
+        time.sleep(idle)
+        tray_rss, tray_pss = memory_kb(proc.pid)
+        left = web_processes(proc.pid)
+        record.update({
+            "tray_rss_kb": tray_rss + sum(memory_kb(p)[0] for p in left),
+            "tray_pss_kb": tray_pss + sum(memory_kb(p)[1] for p in left),
+            "tray_webkit_processes": len(left),
+        })
+        return record
     finally:
         proc.terminate()
         try:

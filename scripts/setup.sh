@@ -4,8 +4,9 @@
 #   scripts/setup.sh run     build and start the app: apt build libraries, the UI's npm packages
 #   scripts/setup.sh check   + rustfmt/clippy, the npm peers and the Python venv (the Rust
 #                            integration tests run them)
-#   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver and Node 22 (the
-#                            browser, app-window and conformance checks); the default
+#   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver, Node 22 and the
+#                            Windows target with MinGW (the browser, app-window, conformance and
+#                            portability checks); the default
 #
 # Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip,
 # cargo and rustup by package name (npm ci from committed lock files; pip from an exactly
@@ -76,6 +77,9 @@ if wants test; then
     chromium
     # The app's WebDriver test: /usr/bin/WebKitWebDriver, which tauri-driver drives.
     webkit2gtk-driver
+    # `make portability`: the workspace checked for Windows (the C parts of ring and SQLite
+    # are compiled, and the app's resources linked, by the MinGW cross toolchain).
+    gcc-mingw-w64-x86-64
   )
 fi
 
@@ -128,6 +132,18 @@ if wants check; then
   say "rust: $(cargo --version), $(cargo fmt --version), $(cargo clippy --version)"
 else
   say "rust: $(cargo --version)"
+fi
+
+# The Windows target for `make portability` (x86_64-pc-windows-gnu, with MinGW above).
+WINDOWS_TARGET=x86_64-pc-windows-gnu
+if wants test; then
+  if rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET"; then
+    say "rust target $WINDOWS_TARGET present"
+  else
+    command -v rustup >/dev/null || die "the rust target $WINDOWS_TARGET is missing and there is no rustup to add it"
+    say "rustup target add $WINDOWS_TARGET"
+    rustup target add "$WINDOWS_TARGET"
+  fi
 fi
 
 # tauri-driver: the WebDriver server in front of WebKitWebDriver for the app's end-to-end test

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of the desktop app in a real window under Xvfb. Builds nothing: it runs
 # target/debug/lifeline-app (and lifeline-fixture) as built by
-# `cargo build -p lifeline-app -p lifeline-it`.
+# `cargo build -p lifeline-app -p lifeline-it`, or the binaries named by LIFELINE_E2E_APP and
+# LIFELINE_E2E_FIXTURE (scripts/package-test.sh: the installed package), screenshots into
+# LIFELINE_E2E_OUT (default target/screenshots).
 #
 #   1. app.png:  a config of fixture servers (healthy stdio, crash loop, healthy HTTP,
 #                HTTP answering 401, a missing command, a disabled one)
@@ -14,9 +16,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-APP=$ROOT/target/debug/lifeline-app
-FIXTURE=$ROOT/target/debug/lifeline-fixture
-OUT=$ROOT/target/screenshots
+APP=${LIFELINE_E2E_APP:-$ROOT/target/debug/lifeline-app}
+FIXTURE=${LIFELINE_E2E_FIXTURE:-$ROOT/target/debug/lifeline-fixture}
+OUT=${LIFELINE_E2E_OUT:-$ROOT/target/screenshots}
 IMPORT=/usr/bin/import # /usr/local/bin may hold stand-ins for ImageMagick's tools
 
 if [[ -z ${LIFELINE_E2E_IN_XVFB:-} ]]; then
@@ -110,6 +112,8 @@ run() {
   for line in "${expect[@]}"; do
     wait_for 60 "'$line' in the log" logged "$line"
   done
+  # The UI reports its first paint (commands::ui_painted): the webview runs the embedded UI.
+  wait_for 60 "the UI's first paint" logged "first paint"
   # The UI draws what it was sent; give the webview a moment to paint it.
   sleep 2
   "$IMPORT" -window root "$OUT/$name.png"

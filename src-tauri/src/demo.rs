@@ -33,12 +33,20 @@ pub struct Demo {
     pub notices: Vec<ErrorView>,
 }
 
-/// `lifeline-fixture` in the directory of the running executable: `target/debug` holds both
-/// after `cargo build --workspace`.
-pub fn fixture_path() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
+/// `lifeline-fixture` next to the running executable (`target/debug` holds both after
+/// `cargo build --workspace`), else in the installed package's resources (`demo/`, see
+/// src-tauri/bundle/): the first that exists, or the first candidate so the notice names it.
+pub fn fixture_path(resources: Option<&Path>) -> Option<PathBuf> {
     let name = format!("lifeline-fixture{}", std::env::consts::EXE_SUFFIX);
-    Some(exe.parent()?.join(name))
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join(&name)));
+    let packaged = resources.map(|dir| dir.join("demo").join(&name));
+    [beside.clone(), packaged]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .or(beside)
 }
 
 /// Starts the HTTP fixtures and builds the demo config. Servers whose fixture could not be

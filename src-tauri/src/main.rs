@@ -6,6 +6,7 @@
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod autostart;
 mod bundle_cmds;
 mod commands;
 mod config_cmds;
@@ -100,10 +101,11 @@ fn main() {
     let app = with_commands(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
+        .plugin(autostart::plugin())
         .setup(move |app| {
             // The window exists but handles no IPC until `run`, so the state is in place
             // before the UI's first command.
-            let fixture = demo::fixture_path();
+            let fixture = demo::fixture_path(app.path().resource_dir().ok().as_deref());
             let state = tauri::async_runtime::block_on(async {
                 let source = state::load(fixture.as_deref(), log_dir.as_deref()).await;
                 AppState::start_with_history(source, |o| {
@@ -115,6 +117,13 @@ fn main() {
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
             tray::watch(app.handle().clone());
+            // The window is made here, not from tauri.conf.json ("create": false): started
+            // at login (`--hidden`) the app stays in the tray with no webview at all.
+            if !autostart::starts_hidden(std::env::args()) || !tray::available() {
+                tray::show_window(app.handle());
+            } else {
+                tracing::info!("started hidden (--hidden): in the tray, no window");
+            }
             if let Some(guard) = instance.take() {
                 let handle = app.handle().clone();
                 guard.serve(move || tray::show_window(&handle));
@@ -131,6 +140,16 @@ fn main() {
         }
     };
     app.run(move |app, event| {
+        // The last window closed (no exit code: not Quit, not a signal): stay in the tray.
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = &event
+        {
+            if tray::close_keeps_running() {
+                api.prevent_exit();
+                return;
+            }
+        }
         if let RunEvent::Exit = event {
             if let Some(state) = app.try_state::<AppState>() {
                 tauri::async_runtime::block_on(state.shutdown());
@@ -142,16 +161,16 @@ fn main() {
     });
 }
 
-/// Closing the window hides it: the servers stay supervised and the tray brings the window
-/// back (or quits). The first time, a notification says so. Without a tray, closing quits.
+/// Closing the window destroys it, webview and all, so the tray-resident app costs the core
+/// alone; the servers stay supervised, and the tray opens a new window (or quits). The first
+/// time, a notification says so. Without a tray, closing quits (`RunEvent::ExitRequested`).
 fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     static TOLD: std::sync::Once = std::sync::Once::new();
-    if let WindowEvent::CloseRequested { api, .. } = event {
-        if !tray::available() || std::env::var_os("LIFELINE_CLOSE_QUITS").is_some() {
+    if let WindowEvent::CloseRequested { .. } = event {
+        if !tray::close_keeps_running() {
             return;
         }
-        api.prevent_close();
-        let _ = window.hide();
+        tracing::info!("window closed; supervising from the tray");
         TOLD.call_once(|| {
             tray::notify(
                 window.app_handle(),

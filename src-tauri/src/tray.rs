@@ -11,12 +11,14 @@ use lifeline_core::events::{Event, EventBody, StateName};
 use lifeline_core::supervisor::Snapshot;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tauri::image::Image;
-use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
+use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{TrayIcon, TrayIconBuilder};
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
 const TRAY_ID: &str = "lifeline";
+/// The one window (tauri.conf.json).
+pub const WINDOW: &str = "main";
 const ICON_SIZE: u32 = 32;
 /// A notification body longer than this is cut; desktops show two or three lines.
 const NOTIFICATION_MAX_CHARS: usize = 200;
@@ -202,6 +204,14 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) {
 fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
     let summary = Summary::default();
     let status = MenuItem::with_id(app, "status", summary.label(), false, None::<&str>)?;
+    let login = CheckMenuItem::with_id(
+        app,
+        "start_at_login",
+        "Start at login",
+        true,
+        crate::autostart::enabled(app),
+        None::<&str>,
+    )?;
     let menu = Menu::with_items(
         app,
         &[
@@ -216,6 +226,7 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
                 None::<&str>,
             )?,
             &PredefinedMenuItem::separator(app)?,
+            &login,
             &MenuItem::with_id(app, "quit", "Quit Lifeline", true, None::<&str>)?,
         ],
     )?;
@@ -234,6 +245,17 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
                     }
                 });
             }
+            "start_at_login" => {
+                let on = !crate::autostart::enabled(app);
+                match crate::autostart::set(app, on) {
+                    Ok(()) => tracing::info!("start at login: {}", if on { "on" } else { "off" }),
+                    Err(e) => tracing::warn!("{e}"),
+                }
+                // The tick follows what the system says, not the click.
+                if let Some(item) = app.try_state::<LoginItem<R>>() {
+                    let _ = item.0.set_checked(crate::autostart::enabled(app));
+                }
+            }
             "quit" => {
                 tracing::info!("Quit from the tray");
                 app.exit(0);
@@ -242,18 +264,48 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
         })
         .build(app)?;
     app.manage(StatusItem(status));
+    app.manage(LoginItem(login));
     Ok(tray)
 }
+
+/// The "Start at login" tick, kept to be re-ticked.
+struct LoginItem<R: Runtime>(CheckMenuItem<R>);
 
 /// The menu's first line, kept to be relabelled.
 struct StatusItem<R: Runtime>(MenuItem<R>);
 
+/// Shows the window, making it again if it was closed: closing destroys the webview (and so
+/// its WebKit processes; the tray-resident app is the core alone), and a new one loads the UI,
+/// which asks for the snapshot and the event stream from the start (`subscribe`).
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
-    if let Some(window) = app.get_webview_window("main") {
+    if let Some(window) = app.get_webview_window(WINDOW) {
         let _ = window.show();
         let _ = window.unminimize();
         let _ = window.set_focus();
+        return;
     }
+    // Not on this thread: a window built from an event handler on the main thread can
+    // deadlock (wry#583); the builder hands the work to the event loop itself.
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let Some(config) = app.config().app.windows.iter().find(|w| w.label == WINDOW) else {
+            tracing::warn!("no window named {WINDOW} in tauri.conf.json");
+            return;
+        };
+        match tauri::WebviewWindowBuilder::from_config(&app, config).and_then(|b| b.build()) {
+            Ok(window) => {
+                tracing::info!("window opened again");
+                let _ = window.set_focus();
+            }
+            Err(e) => tracing::warn!("the window could not be opened again: {e}"),
+        }
+    });
+}
+
+/// Whether closing the window keeps the app in the tray (else it quits): only with a tray,
+/// and not when `LIFELINE_CLOSE_QUITS` is set (tests and benchmarks that close to quit).
+pub fn close_keeps_running() -> bool {
+    available() && std::env::var_os("LIFELINE_CLOSE_QUITS").is_none()
 }
 
 /// Keeps the tray in step with the fleet and raises the notifications, until the app ends.

@@ -639,6 +639,84 @@ async fn a_crash_loop_climbs_retrying_quarantine_1_2_3_then_gives_up_after_six_p
     assert!(gave_up["next_attempt_at"].is_null());
 }
 
+/// A crash loop whose connects succeed for a moment: each process answers initialize and
+/// tools/list (ready), then exits on its first health ping a second later, inside the 5 s
+/// stability window. A probe that reaches ready and is lost like that is a failed probe:
+/// one round of 3 attempts and one probe per level, 6 processes, exactly as when the
+/// connects fail outright. (Counted as fresh rounds it was 3 per level, 12 processes.)
+#[tokio::test]
+async fn a_crash_loop_that_is_ready_for_a_moment_climbs_the_ladder_in_six_processes() {
+    let dir = TempDirGuard::new("sup-brief");
+    let fixture = support::stdio_fixture(&json!({
+        "rules": [{"method": "ping", "action": {"kind": "crash", "code": 5}}]
+    }));
+    let server = with(
+        stdio_server(&fixture),
+        json!({
+            "reconnect": {"initialDelayMs": 20, "maxDelayMs": 5000, "maxAttempts": 3,
+                          "quarantineMs": [100, 150, 200]},
+            "timeouts": {"pingIntervalMs": 1000}
+        }),
+    );
+    let config = write_config(&dir, json!({ "brief": server }));
+    let mut watch = Watch::start(&config, "60s");
+    // Each process lives about a second: wait for them one at a time (each wait has its own
+    // patience), then for gave_up or, had a probe started a fresh round, a 7th generation.
+    for generation in 1..=6u64 {
+        let what = format!("generation {generation} ready");
+        watch
+            .wait_for(&what, |e| {
+                is_state("brief", "ready")(e) && e["generation"] == generation
+            })
+            .await;
+    }
+    let beyond = |e: &Value| e["server"] == "brief" && e["generation"].as_u64() > Some(6);
+    watch
+        .wait_for("gave_up or a 7th generation", |e| {
+            is_state("brief", "gave_up")(e) || beyond(e)
+        })
+        .await;
+    let run = watch.stop().await;
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        outline(&run.events, "brief"),
+        [
+            "connecting",
+            "ready",
+            "reconnecting 1/3",
+            "connecting",
+            "ready",
+            "reconnecting 2/3",
+            "connecting",
+            "ready",
+            "quarantined 1",
+            "connecting",
+            "ready",
+            "quarantined 2",
+            "connecting",
+            "ready",
+            "quarantined 3",
+            "connecting",
+            "ready",
+            "gave_up",
+            "stopping",
+        ]
+    );
+    assert_eq!(started_pids(&fixture.log).len(), 6, "3 attempts + 3 probes");
+    let probes: std::collections::BTreeSet<u64> = states(&run.events, "brief")
+        .iter()
+        .filter(|e| e["reason"] == "probe")
+        .map(|e| e["generation"].as_u64().unwrap())
+        .collect();
+    assert_eq!(probes.into_iter().collect::<Vec<_>>(), [4, 5, 6]);
+    let failures = typed(&run.events, "brief", "failure");
+    assert_eq!(failures.len(), 6, "one loss per generation");
+    for f in failures {
+        assert_eq!(f["failure"]["exit_code"], 5, "{f}");
+    }
+}
+
 // # 4. 401 retires at once
 
 #[tokio::test]

@@ -111,14 +111,7 @@ impl Backoff {
     /// supervisors that failed together disperse). Always within `[0.8·base, 1.2·base]`, so
     /// never above `cap · 1.2`.
     pub fn delay(&self, failed_attempts: u32, rng: &mut impl Jitter) -> Duration {
-        let base = self.base_delay(failed_attempts).as_nanos();
-        let fifth = base / 5;
-        let low = base - fifth;
-        // 2·fifth + 1 values, so the midpoint of the jitter source (NoJitter) maps to exactly
-        // `base`; multiply-shift keeps the spread uniform without modulo bias.
-        let span = 2 * fifth + 1;
-        let offset = (span * u128::from(rng.next_u64())) >> 64;
-        nanos(low + offset)
+        jittered(self.base_delay(failed_attempts), rng)
     }
 
     /// How widely the first reconnect after the loss of a *stable* connection is spread:
@@ -159,6 +152,19 @@ impl Backoff {
             _ => backoff,
         }
     }
+}
+
+/// `base` with uniform ±20 % jitter: within `[0.8·base, 1.2·base]`, and exactly `base` for
+/// the midpoint of the jitter source (NoJitter). Every jittered wait of the policy is this.
+pub(crate) fn jittered(base: Duration, rng: &mut impl Jitter) -> Duration {
+    let base = base.as_nanos();
+    let fifth = base / 5;
+    let low = base - fifth;
+    // 2·fifth + 1 values, so the midpoint maps to exactly `base`; multiply-shift keeps the
+    // spread uniform without modulo bias.
+    let span = 2 * fifth + 1;
+    let offset = (span * u128::from(rng.next_u64())) >> 64;
+    nanos(low + offset)
 }
 
 fn nanos(n: u128) -> Duration {

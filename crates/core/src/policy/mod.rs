@@ -1,7 +1,9 @@
 //! Reconnect policy as pure decisions: how long to wait (`backoff`), what a failure means
-//! (`classify`), how far a failing server is pushed back (`quarantine`) and how much of the
-//! establishment deadline is left (`deadline`). No tokio, no I/O, no clocks: time comes in
-//! as `now: Duration` since an epoch the caller owns, randomness as an injected `Jitter`.
+//! (`classify`), how far a failing server is pushed back (`quarantine`), how much of the
+//! establishment deadline is left (`deadline`), when a session's listen stream is opened
+//! again (`listen`) and whether a request whose stream broke is asked again (`reissue`).
+//! No tokio, no I/O, no clocks: time comes in as `now: Duration` since an epoch the caller
+//! owns, randomness as an injected `Jitter`.
 //!
 //! Every value a person can configure is built by `try_new`, which names the config field,
 //! the value and the bound it broke (`PolicyError`). Arithmetic saturates; every delay the
@@ -11,12 +13,15 @@ pub mod backoff;
 pub mod classify;
 pub mod deadline;
 pub mod fallback;
+pub mod listen;
 pub mod quarantine;
+pub mod reissue;
 pub mod rng;
 
 pub use backoff::Backoff;
 pub use classify::{Action, RetireReason, Verdict, classify};
 pub use deadline::{Deadline, DeadlineExceeded};
+pub use listen::ListenRetry;
 pub use quarantine::{Escalation, Quarantine, QuarantineLevel};
 pub use rng::{Jitter, NoJitter, SeededRng};
 

@@ -7,12 +7,13 @@
 //! revision 2026-07-28 (`connect_modern`): `server/discover` instead of the handshake,
 //! `_meta` on every request, server input asked for inside results (multi round-trip
 //! requests), and — since its streams cannot be resumed — a request whose response stream
-//! broke is asked again with a new id when that is safe (`modern::is_idempotent`, or a
-//! tool that declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
+//! broke is asked again with a new id when that is safe (`policy::reissue`: it only reads,
+//! or its tool declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
 //! why when it is not.
 
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
+use crate::policy::reissue::{self, Reissue};
 use crate::protocol::mcp::{
     self, ClientCapabilities, InitializeResult, ListToolsPage, Progress, Tool,
 };
@@ -44,6 +45,9 @@ pub struct SessionOptions {
     /// A pinned revision (config `protocol`): offered in `initialize` and required of the
     /// answer. `None` offers the latest and accepts any revision we speak.
     pub protocol_version: Option<&'static str>,
+    /// Seeds the jitter of the session's own waits (reopening the listen stream), so
+    /// sessions of different servers disperse and a run can be replayed.
+    pub jitter_seed: u64,
 }
 
 impl Default for SessionOptions {
@@ -55,6 +59,7 @@ impl Default for SessionOptions {
             elicitation: None,
             sampling: None,
             protocol_version: None,
+            jitter_seed: 0,
         }
     }
 }
@@ -143,8 +148,6 @@ pub struct Refusal {
     pub legacy: bool,
 }
 
-/// How many times a request whose response stream broke is asked again.
-const MAX_REISSUES: u32 = 2;
 /// How many rounds of input a server may ask for in one request (multi round-trip).
 const MAX_INPUT_ROUNDS: u32 = 8;
 
@@ -306,8 +309,8 @@ impl Session {
             server_info: result.server_info(),
             instructions: result.instructions.clone(),
         });
-        if wants_listen(&result.capabilities) {
-            let handle = tokio::spawn(listen(self.shared.clone())).abort_handle();
+        if listen::wants_listen(&result.capabilities) {
+            let handle = tokio::spawn(listen::listen(self.shared.clone())).abort_handle();
             *self.shared.listener.lock().expect("lock") = Some(handle);
         }
         Ok(())
@@ -551,29 +554,37 @@ impl Session {
                     if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
                         let _ = Box::pin(self.list_tools()).await;
                     }
-                    let why_not = self.not_repeatable(method, params.as_ref());
-                    match why_not {
-                        None if reissued < MAX_REISSUES => {
+                    let name = params.as_ref().and_then(|p| p["name"].as_str());
+                    let name = name.unwrap_or("");
+                    let tool_repeatable = m.repeatable.lock().expect("lock").contains(name);
+                    let why = match reissue::after_lost_stream(method, tool_repeatable, reissued) {
+                        Reissue::Again => {
                             reissued += 1;
                             tracing::info!(
                                 method,
                                 reissued,
                                 "a response stream broke before the answer; asking again with a new id"
                             );
+                            continue;
                         }
-                        None => {
+                        Reissue::Exhausted => {
                             return Err(e.restated(format!(
                                 "{method}: the response stream broke before the answer again, \
                                  after asking {reissued} more times with a new id; gave up"
                             )));
                         }
-                        Some(why) => {
-                            return Err(e.restated(format!(
-                                "{method}: the response stream broke before the answer; it was \
-                                 not asked again because {why}, so it may have run on the server"
-                            )));
+                        Reissue::NotARead => format!("{method} is not a request that only reads"),
+                        Reissue::ToolNotRepeatable => {
+                            let shown = cap(&self.shared.redactor.scrub(name), 100);
+                            format!(
+                                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
+                            )
                         }
-                    }
+                    };
+                    return Err(e.restated(format!(
+                        "{method}: the response stream broke before the answer; it was \
+                         not asked again because {why}, so it may have run on the server"
+                    )));
                 }
                 Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
                     rounds += 1;
@@ -589,26 +600,6 @@ impl Session {
                 other => return other,
             }
         }
-    }
-
-    /// Why a request whose stream broke must not be asked again, or `None` when it may.
-    fn not_repeatable(&self, method: &str, params: Option<&Value>) -> Option<String> {
-        if modern::is_idempotent(method) {
-            return None;
-        }
-        if method != "tools/call" {
-            return Some(format!("{method} is not a request that only reads"));
-        }
-        let name = params.and_then(|p| p["name"].as_str()).unwrap_or("");
-        let shown = cap(&self.shared.redactor.scrub(name), 100);
-        let known = self
-            .shared
-            .modern
-            .as_ref()
-            .is_some_and(|m| m.repeatable.lock().expect("lock").contains(name));
-        (!known).then(|| {
-            format!("the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)")
-        })
     }
 
     /// The original request's params with the answers to what the server asked for
@@ -773,93 +764,6 @@ fn in_handshake(e: Error, stage: Stage) -> Error {
 /// Requests a server may answer with "input required" (multi round-trip requests).
 fn takes_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
-
-/// True when the server offers change notifications worth a `subscriptions/listen` stream.
-fn wants_listen(capabilities: &Value) -> bool {
-    ["tools", "prompts", "resources"]
-        .iter()
-        .any(|k| capabilities[k]["listChanged"].as_bool() == Some(true))
-}
-
-/// The stateless revision's replacement for the GET stream: a `subscriptions/listen`
-/// request whose response stream carries change notifications. Opened again when it ends
-/// (after 1 s, doubling to a minute while it keeps ending quickly); given up when the
-/// server refuses it.
-async fn listen(shared: Arc<Shared>) {
-    const FIRST: Duration = Duration::from_secs(1);
-    const MAX: Duration = Duration::from_secs(60);
-    let caps = shared
-        .server
-        .get()
-        .map(|s| s.capabilities.clone())
-        .unwrap_or_default();
-    let filter = json!({
-        "toolsListChanged": caps["tools"]["listChanged"].as_bool() == Some(true),
-        "promptsListChanged": caps["prompts"]["listChanged"].as_bool() == Some(true),
-        "resourcesListChanged": caps["resources"]["listChanged"].as_bool() == Some(true),
-    });
-    let Some(meta) = shared.modern.as_ref().map(|m| m.meta.clone()) else {
-        return;
-    };
-    let mut delay = FIRST;
-    loop {
-        if shared.closed.lock().expect("lock").is_some() {
-            return;
-        }
-        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let (answer_tx, answer) = oneshot::channel();
-        let (progress, _) = mpsc::unbounded_channel();
-        shared.pending.lock().expect("lock").insert(
-            id.clone(),
-            Pending {
-                method: "subscriptions/listen".into(),
-                answer: answer_tx,
-                progress,
-            },
-        );
-        let params = modern::with_meta(Some(json!({ "notifications": filter })), &meta);
-        let opened = Instant::now();
-        let outcome = match shared
-            .transport
-            .send(&Message::request(
-                id.clone(),
-                "subscriptions/listen",
-                Some(params),
-            ))
-            .await
-        {
-            Ok(()) => answer
-                .await
-                .unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
-            Err(e) => {
-                shared.pending.lock().expect("lock").remove(&id);
-                Err(e)
-            }
-        };
-        match outcome {
-            Ok(_) => tracing::debug!(
-                "the server closed the subscriptions/listen stream; opening it again"
-            ),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::StreamLost | ErrorKind::Timeout | ErrorKind::Transport
-                ) =>
-            {
-                tracing::debug!(error = %e, "the subscriptions/listen stream broke; opening it again");
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "the server refused subscriptions/listen; change notifications are off for this connection");
-                return;
-            }
-        }
-        if opened.elapsed() >= MAX {
-            delay = FIRST;
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(MAX);
-    }
 }
 
 /// Removes a request that its caller stopped waiting for, and tells the server.
@@ -1081,6 +985,7 @@ async fn server_request(
     }
 }
 
+mod listen;
 pub mod negotiate;
 
 #[cfg(test)]

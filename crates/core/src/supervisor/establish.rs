@@ -48,6 +48,9 @@ pub async fn establish(
         *limit.lock().expect("lock") = l;
         Ok(SessionOptions {
             request_timeout: l,
+            // The server's seed: its sessions' waits disperse from other servers' as its
+            // retries do.
+            jitter_seed: cfg.seed,
             ..cfg.session.clone()
         })
     };

@@ -45,10 +45,23 @@ pub enum Outage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Idle,
-    Connecting { stage: Stage, probe: bool },
-    Ready { since: Duration },
-    Waiting { outage: Outage, until: Duration },
-    Quarantined { until: Duration },
+    Connecting {
+        stage: Stage,
+        probe: bool,
+    },
+    /// `probe`: reached by a quarantine probe; until the stability window is served, a
+    /// loss is that probe failing, not the start of a fresh round.
+    Ready {
+        since: Duration,
+        probe: bool,
+    },
+    Waiting {
+        outage: Outage,
+        until: Duration,
+    },
+    Quarantined {
+        until: Duration,
+    },
     GaveUp,
     Retired(RetireReason),
     Disabled,
@@ -292,8 +305,10 @@ pub fn step(
         }
         // ## Established => Ready, or a late success disposed
         Input::Established { generation } => {
-            if state.is_current(generation) && matches!(state.status, Status::Connecting { .. }) {
-                state.status = Status::Ready { since: now };
+            if let Status::Connecting { probe, .. } = state.status
+                && state.is_current(generation)
+            {
+                state.status = Status::Ready { since: now, probe };
                 state.established = true;
                 state.arm(now + policy.backoff.stability_window(), &mut fx);
                 fx.push(Effect::EmitState);
@@ -321,7 +336,7 @@ pub fn step(
             verdict,
             failure,
         } => {
-            if let Status::Ready { since } = state.status
+            if let Status::Ready { since, probe } = state.status
                 && state.is_current(generation)
             {
                 fx.push(Effect::Close { generation });
@@ -347,8 +362,10 @@ pub fn step(
                     state.arm(until, &mut fx);
                     fx.push(Effect::EmitState);
                 } else {
-                    // Up shorter than the window: a crash loop must not launder its budget.
-                    fail(state, &verdict, false, now, policy, rng, &mut fx);
+                    // Up shorter than the window: a crash loop must not launder its budget,
+                    // and a probe that briefly succeeded is a failed probe (the next level
+                    // or gave_up), not a fresh round.
+                    fail(state, &verdict, probe, now, policy, rng, &mut fx);
                     if let Status::Waiting { until, .. } = state.status {
                         state.status = Status::Waiting {
                             outage: Outage::Reconnecting,
@@ -401,7 +418,12 @@ pub fn step(
         // ## Reset => Connecting (budget and ladder cleared, like `systemctl reset-failed`)
         Input::Reset => match state.status {
             Status::Disabled | Status::Stopping | Status::Connecting { .. } => {}
-            Status::Ready { .. } => {
+            Status::Ready { since, .. } => {
+                // Cleared, so a loss inside the window starts a round, not the ladder.
+                state.status = Status::Ready {
+                    since,
+                    probe: false,
+                };
                 state.failures = 0;
                 state.level = QuarantineLevel::NONE;
                 fx.push(Effect::EmitState);

@@ -343,6 +343,59 @@ fn a_crash_loop_whose_connects_briefly_succeed_exhausts_its_budget() {
 }
 
 #[test]
+fn a_probe_that_briefly_succeeds_is_a_failed_probe_not_a_fresh_round() {
+    // A crash loop whose connects succeed for a moment: every generation reaches ready and
+    // is lost a second later, inside the 30 s stability window. One round of 10 attempts,
+    // then one probe per level, each a failed probe: 13 generations, as when the connects
+    // fail outright (the ladder test above), not a fresh round after each cooldown.
+    let mut run = Run::new();
+    let mut outline = Vec::new();
+    while run.name() != StateName::GaveUp {
+        let probe = matches!(run.state.status, Status::Connecting { probe: true, .. });
+        run.establish();
+        assert_eq!(run.name(), StateName::Ready);
+        run.now += S;
+        run.lose(Action::ReturnAndReconnect);
+        outline.push((probe, run.name(), run.state.level.get()));
+        if run.name() != StateName::GaveUp {
+            run.fire();
+        }
+        assert!(run.generation() <= 13, "a fresh round: {outline:?}");
+    }
+    let reconnecting = (false, StateName::Reconnecting, 0);
+    let mut expect = vec![reconnecting; 9];
+    expect.extend([
+        (false, StateName::Quarantined, 1),
+        (true, StateName::Quarantined, 2),
+        (true, StateName::Quarantined, 3),
+        (true, StateName::GaveUp, 3),
+    ]);
+    assert_eq!(outline, expect);
+    assert_eq!(run.generation(), 13, "10 attempts + 3 probes");
+    assert_eq!(run.armed(), None, "nothing more is scheduled");
+}
+
+#[test]
+fn a_probe_reset_while_up_is_no_longer_a_probe() {
+    // Reset while the probe is up clears budget and ladder, so a quick loss is the first
+    // failure of a new round, not a failed probe.
+    let mut run = Run::new();
+    for _ in 0..10 {
+        run.fail(Action::Retry);
+        if run.name() == StateName::Retrying {
+            run.fire();
+        }
+    }
+    run.fire();
+    run.establish();
+    run.feed(Input::Reset);
+    run.now += S;
+    run.lose(Action::ReturnAndReconnect);
+    assert_eq!(run.name(), StateName::Reconnecting);
+    assert_eq!((run.state.failures, run.state.level.get()), (1, 0));
+}
+
+#[test]
 fn a_stable_connection_lowers_the_quarantine_level() {
     let mut run = Run::new();
     for _ in 0..10 {
