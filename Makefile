@@ -22,7 +22,7 @@
 #   make portability  the whole workspace checked for Windows (x86_64-pc-windows-gnu; part of make test)
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
-#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs)
+#   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c

@@ -17,6 +17,7 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::watch;
 
 /// Events kept per server for the bundle; the bundle's size bound may drop more.
 const EVENTS_KEPT: usize = 2000;
@@ -51,6 +52,9 @@ pub struct BundleSources {
     config: Mutex<(Value, Vec<String>)>,
     log_dir: Option<PathBuf>,
     history: Arc<Mutex<History>>,
+    /// The `seq` of the last event in `history` (tests wait on it).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
+    recorded: watch::Receiver<u64>,
     /// The last preview, which `export` writes.
     previewed: Mutex<Option<Bundle>>,
 }
@@ -64,21 +68,35 @@ impl BundleSources {
     pub fn start(config: &Config, bus: &EventBus, log_dir: Option<&str>) -> BundleSources {
         let history: Arc<Mutex<History>> = Arc::default();
         let recorder = history.clone();
+        let (recorded_tx, recorded) = watch::channel(0);
         tokio::spawn(forward(bus.subscribe(), move |event: Event| {
-            let mut history = lock(&recorder);
-            let kept = history.entry(event.server.clone()).or_default();
-            if kept.len() == EVENTS_KEPT {
-                kept.pop_front();
+            let seq = event.seq;
+            {
+                let mut history = lock(&recorder);
+                let kept = history.entry(event.server.clone()).or_default();
+                if kept.len() == EVENTS_KEPT {
+                    kept.pop_front();
+                }
+                kept.push_back(event);
             }
-            kept.push_back(event);
+            // After the history's lock is released: a waiter reads the history while it
+            // holds the watch's.
+            recorded_tx.send_replace(seq);
             true
         }));
         BundleSources {
             config: Mutex::new((config.raw.clone(), config.secrets())),
             log_dir: log_dir.map(PathBuf::from),
             history,
+            recorded,
             previewed: Mutex::new(None),
         }
+    }
+
+    /// A receiver of the `seq` of the last event recorded, changed after each.
+    #[cfg(test)]
+    pub fn recorded(&self) -> watch::Receiver<u64> {
+        self.recorded.clone()
     }
 
     /// The latest `limit` events of this run across every server, in `seq` order.

@@ -95,28 +95,78 @@ async fn ready(state: &AppState) {
 }
 
 /// Waits for the fixture to log a message it received with `method` and, if given, a
-/// `params.name` (the tool of a `tools/call`).
+/// `params.name` (the tool of a `tools/call`). Each write to the log's directory wakes the
+/// wait (inotify), so it waits on the fixture's write, not on a clock.
 async fn logged(log: &std::path::Path, method: &str, name: Option<&str>) -> Value {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
+    use notify::Watcher;
+    let find = || {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        let found = text
-            .lines()
+        text.lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
             .find(|e| {
                 e["event"] == "received"
                     && e["rpc_method"] == method
                     && name.is_none_or(|n| e["params"]["name"] == n)
-            });
-        if let Some(entry) = found {
-            return entry;
+            })
+    };
+    let dir = log.parent().expect("the log is in a test's directory");
+    let (tx, mut written) = mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+        let _ = tx.send(());
+    })
+    .expect("an inotify watcher");
+    // Watching starts before the first read, so no write is missed between a read and the
+    // wait.
+    watcher
+        .watch(dir, notify::RecursiveMode::NonRecursive)
+        .expect("watching the log's directory");
+    let found = async {
+        loop {
+            if let Some(entry) = find() {
+                return entry;
+            }
+            written.recv().await.expect("the watcher outlives the wait");
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the fixture never logged {method}:\n{text}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    };
+    tokio::time::timeout(PATIENCE, found)
+        .await
+        .unwrap_or_else(|_| {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            panic!("the fixture never logged {method} within {PATIENCE:?}:\n{text}")
+        })
+}
+
+/// The stderr the panel shows for `server` once a line of it contains `text`, woken each
+/// time the server's stderr grows; fails the test after `PATIENCE`.
+async fn stderr_with(state: &AppState, server: &str, text: &str) -> Vec<GenerationStderr> {
+    let mut grown = {
+        let fleet = state.fleet.read().await;
+        let fleet = fleet.as_ref().expect("running");
+        let sup = fleet.get(server).expect("configured");
+        sup.stderr_grown().expect("a process has started")
+    };
+    let has =
+        |all: &[GenerationStderr]| all.iter().any(|g| g.lines.iter().any(|l| l.contains(text)));
+    let wait = async {
+        loop {
+            let shown = state.server_stderr(server).await.unwrap();
+            if has(&shown) {
+                return shown;
+            }
+            // A change since the last look (or since `grown` was taken) returns at once.
+            if grown.changed().await.is_err() {
+                let shown = state.server_stderr(server).await.unwrap();
+                assert!(
+                    has(&shown),
+                    "{server} closed its stderr without {text:?}: {shown:?}"
+                );
+                return shown;
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{server}'s stderr had no {text:?} within {PATIENCE:?}"))
 }
 
 #[tokio::test]
@@ -194,18 +244,7 @@ async fn stderr_command_and_config_are_shown_without_secrets() {
         .call_tool_with("fx", "stderr", json!({"text": text}), None, |_| {})
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    let stderr = loop {
-        let stderr = state.server_stderr("fx").await.unwrap();
-        if stderr
-            .iter()
-            .any(|g| g.lines.iter().any(|l| l.contains("rejected")))
-        {
-            break stderr;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{stderr:?}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let stderr = stderr_with(&state, "fx", "rejected").await;
     assert_eq!(stderr[0].generation, 1);
     assert!(
         stderr[0]

@@ -30,6 +30,17 @@ fn retired(generation: u64) -> impl FnMut(&lifeline_core::supervisor::Snapshot) 
     move |s| s.generation == generation && s.state.state == Some(StateName::Retired)
 }
 
+/// How long a test waits for an event before it fails.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The next event a subscriber was handed; fails the test after `PATIENCE`.
+async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
+    tokio::time::timeout(PATIENCE, events.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no event within {PATIENCE:?}"))
+        .expect("the subscription ended early")
+}
+
 fn is_state(event: &Event, generation: u64, state: StateName) -> bool {
     event.generation == generation
         && matches!(&event.body, EventBody::State(StateInfo { state: Some(s), .. }) if *s == state)
@@ -55,7 +66,7 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
 
     let mut seqs = Vec::new();
     let last = loop {
-        let event = events.recv().await.unwrap();
+        let event = next(&mut events).await;
         seqs.push(event.seq);
         if is_state(&event, 2, StateName::Retired) {
             break event;
@@ -89,7 +100,7 @@ async fn a_late_subscriber_first_gets_what_already_happened() {
         .unwrap();
     let mut seqs = Vec::new();
     loop {
-        let event = events.recv().await.unwrap();
+        let event = next(&mut events).await;
         seqs.push(event.seq);
         if is_state(&event, 1, StateName::Retired) {
             break;
@@ -117,7 +128,10 @@ async fn subscribing_again_from_the_same_webview_ends_the_old_subscription() {
         .await
         .unwrap();
     // The first forwarder was aborted, dropping its sink: its stream ends.
-    while first.recv().await.is_some() {}
+    let ended = async { while first.recv().await.is_some() {} };
+    tokio::time::timeout(PATIENCE, ended)
+        .await
+        .unwrap_or_else(|_| panic!("the first subscription still runs after {PATIENCE:?}"));
     state.shutdown().await;
 }
 
@@ -181,11 +195,13 @@ async fn a_sink_that_refuses_ends_the_forwarding() {
     }
     let mut seen = Vec::new();
     // The bus is still open: only the refusal can end this.
-    forward(events, |e| {
+    let forwarding = forward(events, |e| {
         seen.push(e.seq);
         false
-    })
-    .await;
+    });
+    tokio::time::timeout(PATIENCE, forwarding)
+        .await
+        .unwrap_or_else(|_| panic!("forwarding went on after the sink refused"));
     assert_eq!(seen, [1]);
 }
 

@@ -11,6 +11,7 @@
 //! - [`history`]: the on-disk record of events and calls (SQLite).
 //! - [`diagnostics`]: redaction and the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
+//! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
@@ -18,6 +19,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod events;
+pub mod gloss;
 pub mod history;
 pub mod policy;
 pub mod protocol;

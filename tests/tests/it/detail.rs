@@ -3,7 +3,6 @@
 //! told), and the stderr of the current and the previous generation across a crash.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use lifeline_core::ErrorKind;
 use lifeline_core::config;
@@ -53,25 +52,22 @@ async fn wait_ready(sup: Supervisor) -> Supervisor {
     sup
 }
 
-/// Waits until `done` holds for the supervisor's stderr, polling what the stderr reader has
-/// taken in so far (it reads the pipe on its own task).
+/// Waits until `done` holds for the supervisor's stderr, woken each time the newest
+/// process's stderr grows (the stderr reader takes in the pipe on its own task).
 async fn stderr_until(sup: &Supervisor, done: impl Fn(&[String]) -> bool) -> Vec<Value> {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        let all = sup.stderr();
-        let lines: Vec<String> = all.iter().flat_map(|g| g.lines.clone()).collect();
-        if done(&lines) {
-            return all
-                .iter()
-                .map(|g| serde_json::to_value(g).unwrap())
-                .collect();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "stderr never matched within {PATIENCE:?}: {all:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    let lines = || -> Vec<String> { sup.stderr().iter().flat_map(|g| g.lines.clone()).collect() };
+    let mut grown = sup.stderr_grown().expect("a process has started");
+    let wait = async { grown.wait_for(|_| done(&lines())).await.is_ok() };
+    let seen = tokio::time::timeout(PATIENCE, wait).await;
+    let all = sup.stderr();
+    match seen {
+        Ok(true) => {}
+        Ok(false) => panic!("the server closed its stderr before it matched: {all:?}"),
+        Err(_) => panic!("stderr never matched within {PATIENCE:?}: {all:?}"),
     }
+    all.iter()
+        .map(|g| serde_json::to_value(g).unwrap())
+        .collect()
 }
 
 #[tokio::test]

@@ -79,17 +79,54 @@ fn is_running(pid: u32) -> bool {
     !matches!(state, Some('Z' | 'X') | None)
 }
 
-/// Waits for a condition that an event outside the test makes true (a process dying, a pipe
-/// being read), failing the test after `PATIENCE`.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while !done() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what} did not happen within {PATIENCE:?}"
+/// Waits for `event` (a process dying, a pipe being read), failing the test after
+/// `PATIENCE`.
+async fn within<T>(what: &str, event: impl Future<Output = T>) -> T {
+    tokio::time::timeout(PATIENCE, event)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {PATIENCE:?}"))
+}
+
+/// Waits until the stderr tail satisfies `done`, woken by each read of the server's stderr.
+async fn stderr_until(t: &StdioTransport, what: &str, done: impl Fn(&str) -> bool) {
+    let mut grown = t.stderr().grown();
+    let seen = within(what, async {
+        grown.wait_for(|_| done(&t.stderr_tail())).await.is_ok()
+    })
+    .await;
+    assert!(
+        seen,
+        "{what}: the server closed its stderr first; the tail: {:?}",
+        t.stderr_tail()
+    );
+}
+
+/// Waits for process `pid` (any process, not only a child of this one) to end: a pidfd
+/// becomes readable when its process exits. Fails the test after `PATIENCE`.
+async fn died(what: &str, pid: u32) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+    let raw_pid = libc::pid_t::try_from(pid).expect("a pid fits in pid_t");
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        assert_eq!(
+            e.raw_os_error(),
+            Some(libc::ESRCH),
+            "pidfd_open({pid}): {e}"
         );
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        return; // Already ended and reaped.
     }
+    let fd = i32::try_from(fd).expect("a descriptor fits in i32");
+    // SAFETY: `fd` was just returned by pidfd_open and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: the AsyncFd owns `fd`, which stays open (and the same pidfd) until it drops.
+    let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+        .unwrap_or_else(|e| panic!("polling a pidfd: {e}"));
+    let readable = within(what, fd.readable()).await;
+    let _ended = readable.unwrap_or_else(|e| panic!("waiting for pid {pid}: {e}"));
 }
 
 async fn send_signal(pid: u32, signal: &str) {
@@ -264,19 +301,23 @@ async fn exit_codes_and_signals_are_glossed_in_the_message() {
         (
             Code(127),
             ExitStatus::Code(127),
-            "exit code 127 (command not found)",
+            "exit code 127 — command not found",
         ),
         (
             Code(126),
             ExitStatus::Code(126),
-            "exit code 126 (not executable)",
+            "exit code 126 — not executable (permission denied)",
         ),
         (Code(2), ExitStatus::Code(2), "exited with exit code 2"),
-        (Signal("KILL"), ExitStatus::Signal(9), "signal 9 (killed)"),
+        (
+            Signal("KILL"),
+            ExitStatus::Signal(9),
+            "signal 9 — killed (often: out of memory)",
+        ),
         (
             Signal("TERM"),
             ExitStatus::Signal(15),
-            "signal 15 (terminated)",
+            "signal 15 — terminated",
         ),
     ] {
         check(ending, status, expect).await;
@@ -379,8 +420,8 @@ async fn a_line_over_the_default_cap_ends_the_session_with_a_protocol_error() {
 
     // The transport stopped reading and killed the server rather than buffering the rest.
     let t = stdio_of(&session);
-    wait_until("the fixture's exit", || t.exit_status().is_some()).await;
-    assert_eq!(t.exit_status(), Some(ExitStatus::Signal(9)));
+    let status = within("the fixture's exit", t.exited()).await;
+    assert_eq!(status, Some(ExitStatus::Signal(9)));
     session.close().await;
 }
 
@@ -424,8 +465,8 @@ async fn the_startup_stderr_appears_in_the_stderr_tail() {
     let fixture = support::stdio_fixture(&json!({"stderr": "fixture: warming up\n"}));
     let session = connect(&config(&fixture)).await;
     let t = stdio_of(&session);
-    wait_until("the startup stderr in the tail", || {
-        t.stderr_tail().contains("fixture: warming up")
+    stderr_until(t, "the startup stderr in the tail", |tail| {
+        tail.contains("fixture: warming up")
     })
     .await;
     assert_eq!(t.stderr_tail(), "fixture: warming up\n");
@@ -441,8 +482,8 @@ async fn a_large_stderr_keeps_only_its_tail() {
     config.stderr_tail_bytes = 1024;
     let session = connect(&config).await;
     let t = stdio_of(&session);
-    wait_until("the last stderr line in the tail", || {
-        t.stderr_tail().ends_with("stderr line 0199\n")
+    stderr_until(t, "the last stderr line in the tail", |tail| {
+        tail.ends_with("stderr line 0199\n")
     })
     .await;
     let tail = t.stderr_tail();
@@ -469,8 +510,8 @@ async fn a_configured_env_value_is_scrubbed_from_the_stderr_tail() {
     .await;
     assert_eq!(text_of(&said.expect("stderr tool")), "written");
     let t = stdio_of(&session);
-    wait_until("the scrubbed line in the tail", || {
-        t.stderr_tail().contains("using token=")
+    stderr_until(t, "the scrubbed line in the tail", |tail| {
+        tail.contains("using token=")
     })
     .await;
     assert_eq!(t.stderr_tail(), "using token=***\n");
@@ -515,7 +556,7 @@ async fn close_escalates_to_sigkill_and_ends_the_grandchild_of_a_server_that_ign
         Some(ExitStatus::Signal(9))
     );
     assert!(!is_running(pid), "the fixture (pid {pid}) is reaped");
-    wait_until("the grandchild's death", || !is_running(grandchild)).await;
+    died("the grandchild's death", grandchild).await;
     let log = fixture.log_entries();
     assert_eq!(support::events(&log, "stdin_closed").len(), 1, "{log:?}");
     assert_eq!(support::events(&log, "sigterm_ignored").len(), 1, "{log:?}");
@@ -528,7 +569,7 @@ async fn close_kills_what_a_cleanly_exiting_server_left_behind() {
     let grandchild = logged_pid(&fixture, "grandchild").await;
     session.close().await;
     assert_eq!(stdio_of(&session).exit_status(), Some(ExitStatus::Code(0)));
-    wait_until("the grandchild's death", || !is_running(grandchild)).await;
+    died("the grandchild's death", grandchild).await;
 }
 
 #[tokio::test]
@@ -541,8 +582,8 @@ async fn dropping_a_session_without_close_kills_the_process_group() {
     let grandchild = logged_pid(&fixture, "grandchild").await;
 
     drop(session);
-    wait_until("the fixture's death", || !is_running(pid)).await;
-    wait_until("the grandchild's death", || !is_running(grandchild)).await;
+    died("the fixture's death", pid).await;
+    died("the grandchild's death", grandchild).await;
     assert!(support::events(&fixture.log_entries(), "sigterm_ignored").is_empty());
 }
 
@@ -797,8 +838,8 @@ async fn lifeline_leaves_no_process_behind_when_the_server_ignores_sigterm() {
 
     let pid = logged_pid(&fixture, "started").await;
     let grandchild = logged_pid(&fixture, "grandchild").await;
-    wait_until("the fixture's death", || !is_running(pid)).await;
-    wait_until("the grandchild's death", || !is_running(grandchild)).await;
+    died("the fixture's death", pid).await;
+    died("the grandchild's death", grandchild).await;
     let log = fixture.log_entries();
     assert_eq!(support::events(&log, "sigterm_ignored").len(), 1, "{log:?}");
 }

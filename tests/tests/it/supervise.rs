@@ -727,8 +727,15 @@ async fn a_401_retires_auth_after_exactly_one_request_and_watch_keeps_running() 
     }))
     .await;
     let config = write_config(&dir, json!({ "locked": http_server(&fixture.url) }));
-    // The whole run is the observation window: with 20 ms backoff, a retry would show.
-    let run = Watch::start(&config, "1s").finish().await;
+    // Retired is final: the event says no attempt is scheduled (`next_attempt_at` null,
+    // below), and the policy's tests show none comes (supervisor/tests.rs, and the paused
+    // hour of `a_401_at_connect_retires_after_one_attempt`). So the run ends once the
+    // server retires, rather than after a window of real time in which a retry might show.
+    let mut watch = Watch::start(&config, "30s");
+    watch
+        .wait_for("retired", is_state("locked", "retired"))
+        .await;
+    let run = watch.stop().await;
 
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
@@ -763,7 +770,13 @@ async fn a_missing_command_is_retired_config_without_retries_naming_the_command(
     let command = "lifeline-no-such-command-9f3e";
     let server = json!({"command": command, "args": ["x"], "reconnect": fast_reconnect()});
     let config = write_config(&dir, json!({ "missing": server }));
-    let run = Watch::start(&config, "1s").finish().await;
+    // Retired is final (see the 401 test above): the run ends once the server retires;
+    // the failure count below shows no second attempt came before it.
+    let mut watch = Watch::start(&config, "30s");
+    watch
+        .wait_for("retired", is_state("missing", "retired"))
+        .await;
+    let run = watch.stop().await;
 
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(

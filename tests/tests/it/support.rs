@@ -191,18 +191,40 @@ pub fn read_log(path: &Path) -> Vec<Value> {
 }
 
 /// The first log entry satisfying `pred`, waiting up to `PATIENCE` for the fixture to write
-/// it. The fixture flushes each entry as it happens, so this waits on the event itself.
+/// it. The fixture writes each entry as it happens and every write to the log's directory
+/// wakes the wait (inotify), so this waits on the event itself, without polling the file.
 pub async fn wait_for_log(path: &Path, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(entry) = read_log(path).into_iter().find(|e| pred(e)) {
-            return entry;
+    use notify::Watcher;
+    let dir = path
+        .parent()
+        .expect("a fixture log lives in its own directory");
+    let (tx, mut written) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+        let _ = tx.send(());
+    })
+    .unwrap_or_else(|e| panic!("watching {}: {e}", dir.display()));
+    // Watching starts before the first read, so a write between a read and the wait below
+    // still wakes it.
+    watcher
+        .watch(dir, notify::RecursiveMode::NonRecursive)
+        .unwrap_or_else(|e| panic!("watching {}: {e}", dir.display()));
+    let found = async {
+        loop {
+            if let Some(entry) = read_log(path).into_iter().find(|e| pred(e)) {
+                return entry;
+            }
+            written
+                .recv()
+                .await
+                .expect("the watcher lives as long as this wait");
         }
-        if tokio::time::Instant::now() >= deadline {
+    };
+    match tokio::time::timeout(PATIENCE, found).await {
+        Ok(entry) => entry,
+        Err(_) => {
             let log = std::fs::read_to_string(path).unwrap_or_default();
             panic!("fixture never logged {what} within {PATIENCE:?}; log:\n{log}");
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -10,7 +10,22 @@
 // `?mock&servers=N` adds generated servers (mostly healthy, every seventh refusing connections)
 // to exercise a long list.
 
+import { EXIT_CODE_GLOSSES, SIGNAL_GLOSSES } from "./generated";
 import type { Failure, Stage, Transport } from "./types";
+
+/**
+ * What the core says when a server process ends (crates/core/src/transport/stdio.rs,
+ * `ended`), glossed from the core's own tables (lifeline_core::gloss, generated into
+ * ./generated.ts), so the mock words an exit exactly as the app does.
+ */
+export function exitMessage(exit: { code: number } | { signal: number }, lastStderrLine?: string): string {
+  const [status, gloss] =
+    "signal" in exit
+      ? [`signal ${exit.signal}`, SIGNAL_GLOSSES[exit.signal]]
+      : [`exit code ${exit.code}`, EXIT_CODE_GLOSSES[exit.code]];
+  const last = lastStderrLine ? `; its last stderr line: ${lastStderrLine}` : "";
+  return `the server process exited with ${status}${gloss ? ` — ${gloss}` : ""}${last}`;
+}
 
 export type FailureSeed = Partial<Omit<Failure, "generation" | "attempt">> &
   Pick<Failure, "kind" | "message">;
@@ -77,8 +92,7 @@ const filesystem: ServerDef = {
       failure: {
         kind: "process_exit",
         signal: 9,
-        message:
-          "the server process was killed by signal 9 (SIGKILL); the system may have run out of memory",
+        message: exitMessage({ signal: 9 }),
       },
     },
   ],
@@ -198,7 +212,7 @@ const sqlite: ServerDef = {
           failure: {
             kind: "process_exit",
             exit_code: 1,
-            message: `the server process exited with code 1 during initialize; last stderr line: ${SQLITE_STDERR}`,
+            message: exitMessage({ code: 1 }, SQLITE_STDERR),
           },
           action: "backoff",
         },
@@ -208,7 +222,7 @@ const sqlite: ServerDef = {
       failure: {
         kind: "process_exit",
         exit_code: 1,
-        message: `the server process exited with code 1; last stderr line: ${SQLITE_STDERR}`,
+        message: exitMessage({ code: 1 }, SQLITE_STDERR),
       },
     },
   ],

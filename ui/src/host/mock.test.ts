@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { ManualClock, T0 } from "../test/fixtures";
 import type { Event } from "./types";
 import { MockHost, mockOptionsFromUrl } from "./mock";
+import { exitMessage } from "./mock-scenario";
 
 const byName = async (m: MockHost) => Object.fromEntries((await m.snapshot()).map((v) => [v.server, v]));
 const secondsUntil = (at: string | null, now: number) => (at === null ? null : (Date.parse(at) - now) / 1000);
@@ -181,4 +182,12 @@ describe("the detail panel's commands", () => {
     expect(config).toMatchObject({ type: "http", headers: { Authorization: "***" } });
     expect(JSON.stringify(await m.serverConfig("filesystem"))).not.toMatch(/"env":\{[^}]*"[^*]+"\}/);
   });
+});
+
+describe("the mock words an exit as the core does (crates/core/src/transport/stdio.rs)", () => {
+  test.each([
+    [{ code: 127 }, undefined, "the server process exited with exit code 127 — command not found"],
+    [{ signal: 9 }, undefined, "the server process exited with signal 9 — killed (often: out of memory)"],
+    [{ code: 1 }, "Error: boom", "the server process exited with exit code 1; its last stderr line: Error: boom"],
+  ] as const)("%o → %s", (exit, last, text) => expect(exitMessage(exit, last)).toBe(text));
 });

@@ -340,6 +340,14 @@ impl Supervisor {
             .collect()
     }
 
+    /// A receiver that changes whenever the newest process's stderr grows
+    /// (`StderrTail::grown`), to wait for a line in `stderr()` instead of polling it.
+    /// `None` until a process has started (and always for HTTP).
+    pub fn stderr_grown(&self) -> Option<watch::Receiver<u64>> {
+        let details = self.details.lock().expect("details lock");
+        details.stderr.back().map(|(_, tail, _)| tail.grown())
+    }
+
     /// Calls a tool on the current generation. Fails at once, saying the state and when
     /// the next attempt is, unless the server is ready. Never replayed.
     pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {

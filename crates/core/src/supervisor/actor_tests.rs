@@ -1,7 +1,7 @@
 //! The actor under paused tokio time, against in-process servers: each generation gets a
 //! fresh memory transport whose server end a test script drives. Exact times, no sleeps.
 
-use super::{Supervisor, SupervisorConfig};
+use super::{Snapshot, Supervisor, SupervisorConfig};
 use crate::error::{Error, ErrorKind, Stage};
 use crate::events::{EventBus, StateName};
 use crate::protocol::{Message, Response};
@@ -110,10 +110,25 @@ fn start(script: Script, edit: impl FnOnce(&mut SupervisorConfig)) -> Harness {
     }
 }
 
+/// How much paused time a wait may take before the test fails. It passes in an instant of
+/// real time; without a bound, a snapshot that never comes would run the supervisor's
+/// timers (pings, backoff) forward until the suite's timeout ended the test.
+const PATIENCE: Duration = Duration::from_secs(3600);
+
+/// The first snapshot satisfying `done`; fails the test, naming `what`, after `PATIENCE`.
+async fn until_snapshot(h: &Harness, what: &str, done: impl FnMut(&Snapshot) -> bool) -> Snapshot {
+    tokio::time::timeout(PATIENCE, h.supervisor.wait_for(done))
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no {what} within {PATIENCE:?} of paused time: {:?}",
+                h.supervisor.snapshot()
+            )
+        })
+}
+
 async fn until(h: &Harness, state: StateName) {
-    h.supervisor
-        .wait_for(|s| s.state.state == Some(state))
-        .await;
+    until_snapshot(h, state.as_str(), |s| s.state.state == Some(state)).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -142,7 +157,7 @@ async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
     assert_eq!(Instant::now() - ready_at, Duration::from_secs(80));
     // Up past the stability window: the first reconnect is spread by full jitter, which
     // seed 0 (the default) puts 3.534 s later (tokio's timers fire on whole milliseconds).
-    h.supervisor.wait_for(|s| s.generation == 2).await;
+    until_snapshot(&h, "generation 2", |s| s.generation == 2).await;
     assert_eq!(Instant::now() - ready_at, Duration::from_millis(83_534));
     let pings = h
         .seen
@@ -206,9 +221,10 @@ async fn a_call_lost_with_its_connection_is_never_replayed() {
     until(&h, StateName::Ready).await;
     let err = h.supervisor.call("echo", json!({})).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ProcessExit);
-    h.supervisor
-        .wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Ready))
-        .await;
+    until_snapshot(&h, "a ready generation 2", |s| {
+        s.generation == 2 && s.state.state == Some(StateName::Ready)
+    })
+    .await;
     let seen = h.seen.lock().unwrap().clone();
     assert_eq!(
         seen.iter().filter(|m| *m == "tools/call").count(),
@@ -299,7 +315,7 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
     assert_eq!(h.supervisor.snapshot().tools, ["v0"]);
     // `notify` makes the in-process server announce a changed list twice, then answer.
     h.supervisor.call("notify", json!({})).await.unwrap();
-    h.supervisor.wait_for(|s| s.tools == ["v2"]).await;
+    until_snapshot(&h, "the re-synced tools", |s| s.tools == ["v2"]).await;
     assert_eq!(
         lists.load(Ordering::SeqCst),
         3,
@@ -495,9 +511,10 @@ async fn an_initialize_era_server_is_asked_stateless_once_and_remembered() {
     );
     // The next generation goes straight to what worked.
     h.supervisor.reconnect();
-    h.supervisor
-        .wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Ready))
-        .await;
+    until_snapshot(&h, "a ready generation 2", |s| {
+        s.generation == 2 && s.state.state == Some(StateName::Ready)
+    })
+    .await;
     assert_eq!(h.opened.load(Ordering::SeqCst), 3);
     let seen = h.seen.lock().unwrap().clone();
     assert_eq!(

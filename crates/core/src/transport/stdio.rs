@@ -9,6 +9,7 @@
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::gloss::exit_gloss;
 use crate::protocol::Message;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -57,7 +58,7 @@ pub struct StdioTransport {
     pid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
     closed: Arc<Mutex<Option<Error>>>,
-    stderr: Arc<Mutex<Tail>>,
+    stderr: StderrTail,
     grace: Duration,
     redactor: Redactor,
 }
@@ -102,7 +103,8 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
     });
 
     let stderr = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes)));
-    tokio::spawn(read_stderr(stderr_pipe, stderr.clone()));
+    let (grown_tx, grown) = watch::channel(0);
+    tokio::spawn(read_stderr(stderr_pipe, stderr.clone(), grown_tx));
 
     let closed = Arc::new(Mutex::new(None));
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
@@ -124,7 +126,10 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
         pid,
         exit: exit_rx,
         closed,
-        stderr,
+        stderr: StderrTail {
+            tail: stderr,
+            grown,
+        },
         grace: config.shutdown_grace,
         redactor: redactor.clone(),
     };
@@ -164,17 +169,25 @@ impl StdioTransport {
     /// A handle on this process's stderr tail that outlives the transport, so a
     /// generation's last words can be read after it was closed.
     pub fn stderr(&self) -> StderrTail {
-        StderrTail(self.stderr.clone())
+        self.stderr.clone()
     }
 
     /// The last lines the server wrote to stderr, scrubbed of configured secrets.
     pub fn stderr_tail(&self) -> String {
         self.redactor
-            .scrub(&self.stderr.lock().expect("stderr lock").text())
+            .scrub(&self.stderr.tail.lock().expect("stderr lock").text())
     }
 
     pub fn exit_status(&self) -> Option<ExitStatus> {
         *self.exit.borrow()
+    }
+
+    /// Resolves once the process has exited (and was reaped), with how it ended. `None`
+    /// only if the task that owns the child ended without a status, which it does not.
+    pub async fn exited(&self) -> Option<ExitStatus> {
+        let mut exit = self.exit.clone();
+        wait_exit(&mut exit, None).await;
+        self.exit_status()
     }
 
     /// close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
@@ -252,19 +265,6 @@ fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
         (Some(c), _) => ExitStatus::Code(c),
         (None, Some(sig)) => ExitStatus::Signal(sig),
         (None, None) => ExitStatus::Code(-1),
-    }
-}
-
-/// A plain-language gloss for exit codes and signals people meet with MCP servers.
-pub fn exit_gloss(status: ExitStatus) -> Option<&'static str> {
-    match status {
-        ExitStatus::Code(127) => Some("command not found"),
-        ExitStatus::Code(126) => Some("not executable"),
-        ExitStatus::Code(137) | ExitStatus::Signal(9) => Some("killed"),
-        ExitStatus::Code(143) | ExitStatus::Signal(15) => Some("terminated"),
-        ExitStatus::Code(139) | ExitStatus::Signal(11) => Some("crashed (segmentation fault)"),
-        ExitStatus::Code(134) | ExitStatus::Signal(6) => Some("aborted"),
-        _ => None,
     }
 }
 
@@ -392,7 +392,7 @@ async fn ended(r: &mut StdoutReader) -> Error {
     }
     let status = r.exit.borrow().expect("exited");
     let gloss = exit_gloss(status)
-        .map(|g| format!(" ({g})"))
+        .map(|g| format!(" — {g}"))
         .unwrap_or_default();
     let last = r
         .stderr
@@ -465,13 +465,22 @@ async fn read_line_capped<R: AsyncBufRead + Unpin>(
     }
 }
 
-async fn read_stderr(mut pipe: tokio::process::ChildStderr, tail: Arc<Mutex<Tail>>) {
+/// Keeps the tail of the stderr pipe, counting in `grown` the bytes read so far; `grown`
+/// closes when the pipe does.
+async fn read_stderr(
+    mut pipe: tokio::process::ChildStderr,
+    tail: Arc<Mutex<Tail>>,
+    grown: watch::Sender<u64>,
+) {
     let mut buf = [0u8; 8192];
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
             break;
         }
         tail.lock().expect("stderr lock").push(&buf[..n]);
+        // After the tail's lock is released: a waiter checks the tail while it holds the
+        // watch's, so taking them the other way round here could deadlock.
+        grown.send_modify(|bytes| *bytes += n as u64);
     }
 }
 
@@ -511,7 +520,11 @@ impl Tail {
 
 /// A shared view of one process's bounded stderr tail (`stderr_tail_bytes`, from the end).
 #[derive(Debug, Clone)]
-pub struct StderrTail(Arc<Mutex<Tail>>);
+pub struct StderrTail {
+    tail: Arc<Mutex<Tail>>,
+    /// The bytes read from the pipe so far; changes after each read is in `tail`.
+    grown: watch::Receiver<u64>,
+}
 
 /// What a stderr tail holds now, as lines, scrubbed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -527,7 +540,7 @@ impl StderrTail {
     /// header values and the server's substituted values).
     pub fn lines(&self, redactor: &Redactor) -> StderrLines {
         let (text, truncated) = {
-            let tail = self.0.lock().expect("stderr lock");
+            let tail = self.tail.lock().expect("stderr lock");
             (tail.text(), tail.truncated)
         };
         let mut lines: Vec<&str> = text.lines().collect();
@@ -538,6 +551,13 @@ impl StderrTail {
             lines: lines.into_iter().map(|l| redactor.scrub(l)).collect(),
             truncated,
         }
+    }
+
+    /// A receiver that changes each time the process's stderr grows (its value: the bytes
+    /// written so far), and closes when the process has closed its stderr. Lets a reader
+    /// wait for a line instead of polling: `grown().wait_for(|_| check the lines)`.
+    pub fn grown(&self) -> watch::Receiver<u64> {
+        self.grown.clone()
     }
 }
 
@@ -561,13 +581,16 @@ mod tests {
 
     #[test]
     fn stderr_lines_drop_a_cut_first_line_and_scrub() {
-        let tail = StderrTail(Arc::new(Mutex::new(Tail::new(26))));
+        let tail = StderrTail {
+            tail: Arc::new(Mutex::new(Tail::new(26))),
+            grown: watch::channel(0).1,
+        };
         let redactor = Redactor::new(["hunter2-canary"]);
-        tail.0.lock().unwrap().push(b"one\ntwo hunter2-canary\n");
+        tail.tail.lock().unwrap().push(b"one\ntwo hunter2-canary\n");
         let shown = tail.lines(&redactor);
         assert_eq!(shown.lines, ["one", "two ***"]);
         assert!(!shown.truncated);
-        tail.0.lock().unwrap().push(b"three\n");
+        tail.tail.lock().unwrap().push(b"three\n");
         let shown = tail.lines(&redactor);
         assert_eq!(shown.lines, ["two ***", "three"]);
         assert!(shown.truncated);
@@ -599,12 +622,5 @@ mod tests {
             ["ab", "<too long>"]
         );
         assert_eq!(lines(b"0123456789\n", 10).await, ["0123456789"]);
-    }
-
-    #[test]
-    fn glosses_for_common_exits() {
-        assert_eq!(exit_gloss(ExitStatus::Code(127)), Some("command not found"));
-        assert_eq!(exit_gloss(ExitStatus::Signal(9)), Some("killed"));
-        assert_eq!(exit_gloss(ExitStatus::Code(1)), None);
     }
 }
