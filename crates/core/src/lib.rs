@@ -11,6 +11,7 @@
 //! - [`history`]: the on-disk record of events and calls (SQLite).
 //! - [`diagnostics`]: redaction and the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
+//! - [`private`]: files and directories only their owner may read (0600, 0700).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
@@ -20,6 +21,7 @@ pub mod error;
 pub mod events;
 pub mod history;
 pub mod policy;
+pub mod private;
 pub mod protocol;
 pub mod session;
 pub mod supervisor;
