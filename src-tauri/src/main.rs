@@ -26,6 +26,7 @@ mod wire;
 #[cfg(test)]
 mod ipc_tests;
 
+use lifeline_core::transport::runs;
 use state::AppState;
 use tauri::{Manager, RunEvent, Runtime, WindowEvent};
 
@@ -97,6 +98,10 @@ fn main() {
         Some(instance::Claim::First(guard)) => Some(guard),
         None => None,
     };
+    // Servers a crashed run left behind end now; this run's are recorded from here on.
+    if let Some(dir) = runs::default_dir() {
+        runs::track(&dir);
+    }
     let app = with_commands(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
