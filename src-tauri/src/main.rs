@@ -16,6 +16,7 @@ mod dialogs;
 mod error;
 mod history;
 mod instance;
+mod log_file;
 mod logs;
 mod state;
 mod tray;
