@@ -7,6 +7,8 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod bundle_cmds;
+#[cfg(test)]
+mod capabilities_tests;
 mod commands;
 mod config_cmds;
 mod config_edit;
