@@ -8,6 +8,8 @@
 #   1. app.png:  a config of fixture servers (healthy stdio, crash loop, healthy HTTP,
 #                HTTP answering 401, a missing command, a disabled one)
 #   2. demo.png: no config file, so the app runs its demo (src-tauri/README.md)
+#   3. no orphans: the app killed with SIGKILL takes its stdio server with it, and the next
+#      start ends what that server had started (no screenshot)
 #
 # Each run waits for the window and for the servers to settle (read from the app's log
 # file), screenshots the screen to target/screenshots/, then closes the app with SIGTERM
@@ -107,8 +109,8 @@ run() {
   local started=$SECONDS
   wait_for 60 "window titled Lifeline" has_window Lifeline
   say "$name: window after $((SECONDS - started)) s"
-  wait_for 10 "log file" compgen -G "$state/lifeline/logs/lifeline-app.*.log"
-  log=$(compgen -G "$state/lifeline/logs/lifeline-app.*.log" | head -n 1)
+  wait_for 10 "log file" test -f "$state/lifeline/logs/lifeline-app.log"
+  log=$state/lifeline/logs/lifeline-app.log
   for line in "${expect[@]}"; do
     wait_for 60 "'$line' in the log" logged "$line"
   done
@@ -195,3 +197,42 @@ run app
 export LIFELINE_CONFIG=$work/no-such-config.json
 expect=("healthy #1 ready" "crash-loop #1 ready" "needs-auth #1 retired - auth" "rate-limited #1 retrying")
 run demo
+
+# 3. No orphans. A server that ignores stdin closing and SIGTERM, with a `sleep` in its
+# process group: the app's SIGKILL must take the server with it (the parent-death signal),
+# and the next start must end the sleep (the runs file in the data directory).
+orphans() {
+  local state=$work/state-orphans data=$work/data-orphans flog=$work/orphans-fixture.log
+  mkdir -p "$state" "$data"
+  cat >"$work/orphans.json" <<JSON
+{"mcpServers": {"stubborn": {"command": "$FIXTURE", "args": ["stdio", "--log", "$flog",
+  "--script", "{\"on_stdin_eof\":\"stay\",\"ignore_sigterm\":true,\"grandchild_sleep_s\":300}"]}}}
+JSON
+  export LIFELINE_CONFIG=$work/orphans.json
+  local env=(XDG_DATA_HOME="$data" XDG_STATE_HOME="$state" LIFELINE_HISTORY="$state/history.db")
+  env "${env[@]}" "$APP" >"$work/orphans.stderr" 2>&1 &
+  app_pid=$!
+  log=$state/lifeline/logs/lifeline-app.log
+  wait_for 60 "the stubborn server's grandchild" grep -q '"event":"grandchild"' "$flog"
+  local server grandchild
+  server=$(sed -n 's/.*"event":"started".*"pid":\([0-9]*\).*/\1/p' "$flog" | head -n 1)
+  grandchild=$(sed -n 's/.*"event":"grandchild".*"pid":\([0-9]*\).*/\1/p' "$flog" | head -n 1)
+  [[ -n $server && -n $grandchild ]] || die "orphans: no pids in $flog"
+  kill -KILL "$app_pid"
+  wait "$app_pid" 2>/dev/null || true
+  app_pid=""
+  for _ in $(seq 50); do alive "$server" || break; sleep 0.1; done
+  alive "$server" && die "orphans: the server $server outlived the app's SIGKILL by 5 s"
+  alive "$grandchild" || die "orphans: the sleep $grandchild ended with the server; nothing left to reap"
+  say "orphans: the server died with the SIGKILLed app"
+
+  env "${env[@]}" "$APP" >"$work/orphans-next.stderr" 2>&1 &
+  app_pid=$!
+  for _ in $(seq 100); do alive "$grandchild" || break; sleep 0.1; done
+  alive "$grandchild" && die "orphans: the next start did not end the crashed run's $grandchild"
+  say "orphans: the next start ended what the crashed run's server had started"
+  kill -TERM "$app_pid"
+  wait "$app_pid" 2>/dev/null || true
+  app_pid=""
+}
+orphans

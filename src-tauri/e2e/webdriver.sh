@@ -227,7 +227,7 @@ rc=0
 wait "$test_pid" || rc=$?
 test_pid=""
 if ((rc != 0)); then
-  log=$(compgen -G "$work/state/lifeline/logs/lifeline-app.*.log" | head -n 1 || true)
+  log=$(compgen -G "$work/state/lifeline/logs/lifeline-app*.log" | head -n 1 || true)
   [[ -n $log ]] && { echo "--- the app's log (last 40 lines)" && tail -n 40 "$log"; } >&2
   # Their stderr, which the app's log lines share: without those.
   echo "--- tauri-driver and WebKitWebDriver (last 20 lines)" >&2

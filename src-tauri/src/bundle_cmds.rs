@@ -2,7 +2,8 @@
 //! supervisor's snapshot and stderr tails, the events and failures the app has seen (the
 //! last `EVENTS_KEPT` per server, recorded from the bus since start), and the tail of the
 //! log folder. `preview` builds it and keeps it; `export` writes exactly the bundle that
-//! was previewed, so what a person saw is what they send.
+//! was previewed, so what a person saw is what they send. It never replaces a file unless
+//! the person chose that file in the platform's save dialog.
 
 use crate::error::ErrorView;
 use crate::state::forward;
@@ -57,6 +58,9 @@ pub struct BundleSources {
     recorded: watch::Receiver<u64>,
     /// The last preview, which `export` writes.
     previewed: Mutex<Option<Bundle>>,
+    /// An existing file the person chose to replace in the platform's save dialog (which
+    /// asked them). Only that path may be replaced, once; the webview cannot ask for it.
+    replace: Mutex<Option<PathBuf>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -90,6 +94,7 @@ impl BundleSources {
             history,
             recorded,
             previewed: Mutex::new(None),
+            replace: Mutex::new(None),
         }
     }
 
@@ -97,6 +102,11 @@ impl BundleSources {
     #[cfg(test)]
     pub fn recorded(&self) -> watch::Receiver<u64> {
         self.recorded.clone()
+    }
+
+    /// The save dialog returned `path`, which exists: the person agreed to replace it.
+    pub fn confirm_replace(&self, path: PathBuf) {
+        *lock(&self.replace) = Some(path);
     }
 
     /// The latest `limit` events of this run across every server, in `seq` order.
@@ -142,7 +152,14 @@ impl BundleSources {
         let built = lock(&self.previewed)
             .clone()
             .unwrap_or_else(|| bundle::build(&self.input(fleet), BundleOptions::default()));
-        let bytes = built.write(target).map_err(|e| {
+        // A typed path never replaces a file; one confirmed in the save dialog does.
+        let confirmed = lock(&self.replace).take().is_some_and(|p| p == target);
+        let written = if confirmed {
+            built.write_over(target)
+        } else {
+            built.write(target)
+        };
+        let bytes = written.map_err(|e| {
             let e = lifeline_core::Error::from(e);
             ErrorView::new(e.kind().as_str(), e.message())
         })?;

@@ -8,7 +8,7 @@ use lifeline_core::config;
 use lifeline_core::events::{EventBody, StateName};
 use serde_json::json;
 use tauri::test::MockRuntime;
-use tauri::{App, WebviewWindow};
+use tauri::{App, Manager, WebviewWindow};
 
 const CANARIES: [&str; 5] = [
     "envcanary4Hq2",
@@ -97,7 +97,7 @@ fn the_preview_lists_every_file_and_carries_no_secret() {
 
 #[test]
 fn export_writes_the_previewed_bundle_or_names_what_is_wrong() {
-    let (_app, webview) = app();
+    let (app, webview) = app();
     let preview = invoke(&webview, "bundle_preview", json!({})).unwrap();
     let dir = std::env::temp_dir().join(format!("lifeline-app-bundle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -110,6 +110,18 @@ fn export_writes_the_previewed_bundle_or_names_what_is_wrong() {
     assert_eq!(id.len(), 16);
     let manifest = &preview["files"][0]["content"];
     assert!(manifest.as_str().unwrap().contains(id));
+
+    // Saving again under a typed name does not replace the file; after the save dialog
+    // returned it (it asked the person), it does.
+    let e = invoke(&webview, "bundle_export", json!({"path": path})).unwrap_err();
+    assert_eq!(e["kind"], "config");
+    assert!(
+        e["message"].as_str().unwrap().contains("already exists"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), on_disk);
+    app.state::<AppState>().bundle_confirm_replace(path.clone());
+    invoke(&webview, "bundle_export", json!({"path": path})).unwrap();
 
     let e = invoke(&webview, "bundle_export", json!({"path": "relative.zip"})).unwrap_err();
     assert_eq!(e["kind"], "config");

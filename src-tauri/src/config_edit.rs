@@ -212,7 +212,7 @@ pub fn entry_from(form: &ServerForm, old: Option<&Value>) -> Result<Value, Vec<F
             set("url", Some(Value::from(url)));
             let headers = secrets("headers", &form.headers, old.get("headers"), &mut errors);
             set("headers", headers);
-            for key in ["command", "args", "env", "cwd"] {
+            for key in ["command", "args", "env", "inheritEnv", "cwd"] {
                 set(key, None);
             }
         }

@@ -322,12 +322,14 @@ pub fn masked_config(server: &ServerConfig) -> Value {
             command,
             args,
             env,
+            inherit_env,
             cwd,
         } => json!({
             "type": "stdio",
             "command": redactor.scrub(command),
             "args": scrub_args(args, &redactor),
             "env": masked(env),
+            "inheritEnv": inherit_env,
             "cwd": cwd.as_ref().map(|p| p.display().to_string()),
         }),
         TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => json!({

@@ -2,8 +2,9 @@
 //! save dialog of "Export diagnostics".
 
 use crate::error::ErrorView;
+use crate::state::AppState;
 use std::path::Path;
-use tauri::{AppHandle, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_dialog::DialogExt;
 use tokio::sync::oneshot;
 
@@ -36,7 +37,13 @@ pub async fn choose_save_path<R: Runtime>(
             "the save dialog closed without an answer; type the path instead",
         )
     })?;
-    Ok(chosen
-        .and_then(|p| p.into_path().ok())
-        .map(|p| p.display().to_string()))
+    let chosen = chosen.and_then(|p| p.into_path().ok());
+    // The dialog asked the person before returning an existing file, so that file may be
+    // replaced; a path typed in the window never replaces one.
+    if let Some(path) = chosen.as_ref().filter(|p| p.exists())
+        && let Some(state) = app.try_state::<AppState>()
+    {
+        state.bundle_confirm_replace(path.clone());
+    }
+    Ok(chosen.map(|p| p.display().to_string()))
 }

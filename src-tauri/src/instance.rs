@@ -8,6 +8,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,13 +46,14 @@ pub fn claim(dir: &Path) -> Claim {
             listener: None,
         })
     };
-    if std::fs::create_dir_all(dir).is_err() {
+    if lifeline_core::private::create_dir(dir).is_err() {
         return unguarded();
     }
     let Ok(lock) = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o600)
         .open(dir.join("app.lock"))
     else {
         return unguarded();
@@ -63,6 +65,7 @@ pub fn claim(dir: &Path) -> Claim {
             // lock while it ran).
             let _ = std::fs::remove_file(&socket);
             let listener = UnixListener::bind(&socket)
+                .and_then(|l| private_socket(&socket).map(|()| l))
                 .inspect_err(|e| tracing::warn!("instance: cannot listen on {} ({e}); a second instance will not be able to show this window", socket.display()))
                 .ok();
             Claim::First(Guard {
@@ -85,6 +88,12 @@ pub fn claim(dir: &Path) -> Claim {
             unguarded()
         }
     }
+}
+
+/// Only this user may connect: connecting to a Unix socket needs write permission on it.
+fn private_socket(socket: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
 }
 
 fn ask_to_show(socket: &Path) -> bool {
@@ -152,6 +161,20 @@ mod tests {
         shown
             .recv_timeout(Duration::from_secs(10))
             .expect("the first instance was asked to show");
+    }
+
+    #[test]
+    fn the_directory_lock_and_socket_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("lifeline");
+        let Claim::First(_guard) = claim(&dir) else {
+            panic!("the first claim must win");
+        };
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join("app.lock")), 0o600);
+        assert_eq!(mode(&dir.join("app.sock")), 0o600);
     }
 
     #[test]

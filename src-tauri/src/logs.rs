@@ -1,22 +1,20 @@
-//! Text logs: tracing to stderr and to a daily file in the platform's log directory, keeping
-//! the newest `KEEP_FILES` files. Nothing logged here carries a secret: the app logs events
-//! (redacted by the core) and its own decisions, never config values or tool results.
+//! Text logs: tracing to stderr and to a size-capped, rotated file in the platform's log
+//! directory (`log_file`: at most `KEEP_FILES` files of `MAX_BYTES`). Nothing logged here
+//! carries a secret: the app logs events (redacted by the core) and its own decisions, never
+//! config values or tool results.
 
+use crate::log_file::{KEEP_FILES, LogFile, MAX_BYTES};
 use std::path::{Path, PathBuf};
 use tracing_appender::non_blocking::WorkerGuard;
-use tracing_appender::rolling::{RollingFileAppender, Rotation};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// Daily files, so this is a week of logs.
-pub const KEEP_FILES: usize = 7;
-
 /// The filter, in `RUST_LOG` syntax (`LIFELINE_LOG=debug`, `LIFELINE_LOG=lifeline_core=trace`).
 pub const FILTER_ENV: &str = "LIFELINE_LOG";
 
-/// `lifeline-app.2026-11-29.log`, …
+/// `lifeline-app.log`, then `lifeline-app.1.log`, … as it rotates.
 pub const FILE_PREFIX: &str = "lifeline-app";
 
 /// Where the log files go, from the directories the platform knows:
@@ -56,14 +54,7 @@ pub fn init(dir: Option<&Path>) -> Option<WorkerGuard> {
         .with_writer(std::io::stderr)
         .with_filter(filter());
     let file = dir.map(|d| {
-        // Created first: the appender lists the directory to prune old files.
-        std::fs::create_dir_all(d).map_err(|e| (d.to_owned(), e.to_string()))?;
-        RollingFileAppender::builder()
-            .rotation(Rotation::DAILY)
-            .filename_prefix(FILE_PREFIX)
-            .filename_suffix("log")
-            .max_log_files(KEEP_FILES)
-            .build(d)
+        LogFile::open(d, FILE_PREFIX, MAX_BYTES, KEEP_FILES)
             .map_err(|e| (d.to_owned(), e.to_string()))
     });
     match file {

@@ -8,6 +8,8 @@
 
 mod autostart;
 mod bundle_cmds;
+#[cfg(test)]
+mod capabilities_tests;
 mod commands;
 mod config_cmds;
 mod config_edit;
@@ -17,6 +19,7 @@ mod dialogs;
 mod error;
 mod history;
 mod instance;
+mod log_file;
 mod logs;
 mod state;
 mod tray;
@@ -27,6 +30,7 @@ mod wire;
 #[cfg(test)]
 mod ipc_tests;
 
+use lifeline_core::transport::runs;
 use state::AppState;
 use tauri::{Manager, RunEvent, Runtime, WindowEvent};
 
@@ -98,6 +102,10 @@ fn main() {
         Some(instance::Claim::First(guard)) => Some(guard),
         None => None,
     };
+    // Servers a crashed run left behind end now; this run's are recorded from here on.
+    if let Some(dir) = runs::default_dir() {
+        runs::track(&dir);
+    }
     let app = with_commands(tauri::Builder::default())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())

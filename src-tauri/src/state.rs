@@ -362,6 +362,11 @@ impl AppState {
         let fleet = self.fleet.read().await;
         self.bundle.export(running(&fleet)?, path)
     }
+
+    /// The save dialog returned an existing file: the next export may replace it.
+    pub fn bundle_confirm_replace(&self, path: std::path::PathBuf) {
+        self.bundle.confirm_replace(path);
+    }
 }
 
 #[cfg(test)]

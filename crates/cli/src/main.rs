@@ -144,6 +144,10 @@ enum Command {
 fn main() {
     init_logging();
     let cli = Cli::parse();
+    // Servers a crashed run left behind end now; this run's are recorded from here on.
+    if let Some(dir) = lifeline_core::transport::runs::default_dir() {
+        lifeline_core::transport::runs::track(&dir);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -11,6 +11,7 @@ mod import;
 mod legacy;
 mod modern;
 mod peers;
+mod processes;
 mod stdio;
 mod supervise;
 mod support;

@@ -253,6 +253,23 @@ fn wrong_types_name_the_field_and_the_expected_type() {
         stdio(json!({ "command": "a", "args": ["ok", 2] })),
         &["mcpServers.x.args[1]: expected a string, found a number (write it in quotes)"],
     );
+    check(
+        stdio(json!({ "command": "a", "inheritEnv": "yes" })),
+        &["mcpServers.x.inheritEnv: expected true or false, found a string"],
+    );
+}
+
+#[test]
+fn a_stdio_server_inherits_the_whole_environment_only_when_it_says_so() {
+    let inherits = |entry: Value| {
+        loaded(stdio(entry)).servers[0]
+            .stdio_config()
+            .expect("a stdio server")
+            .inherit_env
+    };
+    assert!(!inherits(json!({ "command": "a" })));
+    assert!(!inherits(json!({ "command": "a", "inheritEnv": false })));
+    assert!(inherits(json!({ "command": "a", "inheritEnv": true })));
 }
 
 #[test]

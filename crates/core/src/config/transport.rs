@@ -1,5 +1,5 @@
 //! Reading a server entry's transport: `type` (or what it implies), `command`, `args`,
-//! `env`, `cwd` for stdio, `url` and `headers` for http and sse. Every string field is
+//! `env`, `inheritEnv`, `cwd` for stdio, `url` and `headers` for http and sse. Every string field is
 //! expanded (`expand`); env and header values become `Secret`s.
 
 use super::error::Problem;
@@ -125,6 +125,10 @@ impl Reader<'_, '_> {
             });
         }
         let env = self.pairs("env", check_env_name);
+        let mut inherit_env = Some(false);
+        if let Some(v) = self.o.get("inheritEnv") {
+            inherit_env = validate::boolean(v, &join(self.path, "inheritEnv"), self.problems);
+        }
         let mut cwd = Some(None);
         if let Some(v) = self.o.get("cwd") {
             let field = join(self.path, "cwd");
@@ -140,6 +144,7 @@ impl Reader<'_, '_> {
             command: command?.value,
             args: args?,
             env: env?,
+            inherit_env: inherit_env?,
             cwd: cwd?,
         })
     }

@@ -78,6 +78,7 @@ impl ServerConfig {
             command,
             args,
             env,
+            inherit_env,
             cwd,
         } = &self.transport
         else {
@@ -85,6 +86,7 @@ impl ServerConfig {
         };
         let mut config = StdioConfig::new(command.clone(), args.clone());
         config.env = expose(env);
+        config.inherit_env = *inherit_env;
         config.cwd = cwd.clone();
         Some(config)
     }
@@ -153,6 +155,9 @@ pub enum TransportConfig {
         command: String,
         args: Vec<String>,
         env: Vec<(String, Secret)>,
+        /// `inheritEnv`: the server gets Lifeline's whole environment, not only the
+        /// variables the MCP SDKs pass on (`transport::child_env`).
+        inherit_env: bool,
         cwd: Option<PathBuf>,
     },
     /// Streamable HTTP.
@@ -186,12 +191,14 @@ impl fmt::Debug for TransportConfig {
                 command,
                 args,
                 env,
+                inherit_env,
                 cwd,
             } => f
                 .debug_struct("Stdio")
                 .field("command", command)
                 .field("args", args)
                 .field("env", env)
+                .field("inherit_env", inherit_env)
                 .field("cwd", cwd)
                 .finish(),
             TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => f

@@ -20,7 +20,9 @@ pub fn to_text(raw: &Value) -> String {
 
 /// Writes `raw` to `path` atomically, creating the parent directory. A symlink at `path` is
 /// followed, so a config kept in a dotfiles repository stays there. A new file is readable
-/// by its owner only (it holds secrets); an existing file keeps its permissions.
+/// by its owner only (it may hold secrets); an existing file keeps its permissions, except
+/// that one written with secrets in it (a server's `env` or `headers` values) loses every
+/// permission for group and others.
 pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     let dir = match target.parent() {
@@ -39,7 +41,7 @@ pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
     };
     fs::create_dir_all(&dir).map_err(|e| fail(&dir, "could not create the directory", e))?;
     let tmp = temp_path(&dir, &target);
-    let result = write_synced(&tmp, &target, to_text(raw).as_bytes())
+    let result = write_synced(&tmp, &target, to_text(raw).as_bytes(), holds_secrets(raw))
         .map_err(|e| fail(&dir, "could not write a temporary file in the directory", e))
         .and_then(|()| {
             fs::rename(&tmp, &target).map_err(|e| fail(&target, "could not replace the file", e))
@@ -66,17 +68,42 @@ fn temp_path(dir: &Path, target: &Path) -> PathBuf {
     dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
-fn write_synced(tmp: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+/// Whether any server in `raw` has an `env` or `headers` value: what makes the file secret.
+fn holds_secrets(raw: &Value) -> bool {
+    let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else {
+        return false;
+    };
+    servers.values().any(|server| {
+        ["env", "headers"].iter().any(|key| {
+            server
+                .get(key)
+                .and_then(Value::as_object)
+                .is_some_and(|pairs| pairs.values().any(|v| v.as_str() != Some("")))
+        })
+    })
+}
+
+/// An existing file's permissions for the new file: the same, without group and other
+/// access when the new text holds secrets.
+#[cfg(unix)]
+fn kept_permissions(old: fs::Permissions, secret: bool) -> fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    if secret {
+        fs::Permissions::from_mode(old.mode() & !0o077)
+    } else {
+        old
     }
-    let mut file = options.open(tmp)?;
+}
+
+#[cfg(not(unix))]
+fn kept_permissions(old: fs::Permissions, _secret: bool) -> fs::Permissions {
+    old
+}
+
+fn write_synced(tmp: &Path, target: &Path, bytes: &[u8], secret: bool) -> std::io::Result<()> {
+    let mut file = crate::private::create_new(tmp)?;
     if let Ok(meta) = fs::metadata(target) {
-        file.set_permissions(meta.permissions())?;
+        file.set_permissions(kept_permissions(meta.permissions(), secret))?;
     }
     file.write_all(bytes)?;
     file.sync_all()
@@ -228,7 +255,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_new_file_is_private_and_an_existing_one_keeps_its_mode() {
+    fn a_new_file_is_private_and_an_existing_one_keeps_its_mode_until_it_holds_secrets() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("config.json");
@@ -238,6 +265,18 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).expect("chmod");
         save(&json!({ "a": 1 }), &path).expect("save");
         assert_eq!(mode(&path), 0o640);
+        // Headers with a value make it secret: group and others lose access.
+        let token = json!({ "mcpServers": { "w": {
+            "url": "https://h/mcp", "headers": { "Authorization": "Bearer x" } } } });
+        save(&token, &path).expect("save");
+        assert_eq!(mode(&path), 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+        let env = json!({ "mcpServers": { "s": { "command": "a", "env": { "K": "v" } } } });
+        save(&env, &path).expect("save");
+        assert_eq!(mode(&path), 0o600);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o750)).expect("chmod");
+        save(&env, &path).expect("save");
+        assert_eq!(mode(&path), 0o700, "the owner's own bits are kept");
     }
 
     #[cfg(unix)]

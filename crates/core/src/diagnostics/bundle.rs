@@ -430,9 +430,29 @@ pub fn default_log_dir() -> Option<std::path::PathBuf> {
     }
 }
 
+/// How much of the end of each log file is read: a log that grew huge (or a file that is
+/// not a log) costs a bundle this much memory at most.
+pub const LOG_TAIL_BYTES: u64 = 1024 * 1024;
+
+#[cfg(test)]
+#[path = "bundle_log_tests.rs"]
+mod log_tests;
+
+/// The last `limit` bytes of a file, and whether anything before them was left out.
+fn read_end(path: &std::path::Path, limit: u64) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(limit);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok((bytes, start > 0))
+}
+
 /// The last `max_lines` lines of the newest log files in `dir` (oldest first), each file's
-/// part headed by its name. A missing or unreadable folder gives no lines: a bundle is
-/// still worth having without logs.
+/// part headed by its name; only the last `LOG_TAIL_BYTES` of each file are read. A missing
+/// or unreadable folder gives no lines: a bundle is still worth having without logs.
 pub fn read_log_tail(dir: &std::path::Path, max_lines: usize) -> Vec<String> {
     let Ok(listing) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -448,11 +468,15 @@ pub fn read_log_tail(dir: &std::path::Path, max_lines: usize) -> Vec<String> {
         if lines.len() >= max_lines {
             break;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok((bytes, cut)) = read_end(path, LOG_TAIL_BYTES) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
         let mut part: Vec<String> = text.lines().map(str::to_owned).collect();
+        if cut && !part.is_empty() {
+            // The first line was cut by the byte limit.
+            part.remove(0);
+        }
         let keep = max_lines.saturating_sub(lines.len() + 1);
         part.drain(..part.len().saturating_sub(keep));
         for line in part.into_iter().rev() {

@@ -1,12 +1,15 @@
 //! Writing a built bundle: a zip (deflate) written to a temporary file in the target
 //! folder, flushed to disk, then renamed into place, so a reader never sees half a bundle
 //! and a failure (full disk, read-only folder, missing folder) leaves nothing behind. Each
-//! failure is an error naming the path and what to do.
+//! failure is an error naming the path and what to do. A bundle never silently replaces a
+//! file: `write` refuses an existing one (the name comes from a person typing or from
+//! `--out`), and only `write_over` — for a path the person confirmed in the platform's save
+//! dialog — replaces. The zip is created 0600: it describes the user's servers.
 
 use super::bundle::Bundle;
 use crate::error::{Error, ErrorKind};
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 use zip::write::SimpleFileOptions;
@@ -24,6 +27,8 @@ pub enum WriteErrorKind {
     DiskFull,
     /// The path names a folder, not a file.
     IsAFolder,
+    /// A file is already there (only `write` refuses it).
+    Exists,
     /// Any other I/O failure.
     Io,
 }
@@ -64,6 +69,12 @@ impl fmt::Display for WriteError {
                  name such as {}",
                 self.path.join("lifeline-diagnostics.zip").display()
             ),
+            WriteErrorKind::Exists => write!(
+                f,
+                "did not write the diagnostic bundle {path}: a file with that name already \
+                 exists and was left as it is; choose another name, or delete or move that file \
+                 first"
+            ),
             WriteErrorKind::Io => write!(
                 f,
                 "could not write the diagnostic bundle {path}: {}; choose another path",
@@ -83,15 +94,32 @@ impl From<WriteError> for Error {
 }
 
 impl Bundle {
-    /// Writes the zip to `path` atomically; returns its size in bytes.
+    /// Writes the zip to `path` atomically; returns its size in bytes. A file already at
+    /// `path` is an `Exists` error and stays untouched, even when it appears while the zip
+    /// is being written.
     pub fn write(&self, path: &Path) -> Result<u64, WriteError> {
         self.write_with(path, |file| file)
+    }
+
+    /// `write`, replacing a file at `path`: only for a path a person chose, knowing it
+    /// exists (the platform's save dialog asks before it returns such a path).
+    pub fn write_over(&self, path: &Path) -> Result<u64, WriteError> {
+        self.write_to(path, true, |file| file)
     }
 
     /// `write`, with the file wrapped by `wrap` (a test injects a failing writer).
     pub(super) fn write_with<W: Write + Seek>(
         &self,
         path: &Path,
+        wrap: impl FnOnce(File) -> W,
+    ) -> Result<u64, WriteError> {
+        self.write_to(path, false, wrap)
+    }
+
+    fn write_to<W: Write + Seek>(
+        &self,
+        path: &Path,
+        replace: bool,
         wrap: impl FnOnce(File) -> W,
     ) -> Result<u64, WriteError> {
         let error = |kind: WriteErrorKind, e: Option<&io::Error>| WriteError {
@@ -106,16 +134,21 @@ impl Bundle {
         if !folder.is_dir() {
             return Err(error(WriteErrorKind::MissingFolder, None));
         }
+        if !replace && fs::symlink_metadata(path).is_ok() {
+            return Err(error(WriteErrorKind::Exists, None));
+        }
         let temp = temp_path(path);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| error(kind_of(&e), Some(&e)))?;
+        let file = crate::private::create_new(&temp).map_err(|e| error(kind_of(&e), Some(&e)))?;
         let written = self
             .zip_into(wrap(file))
             .and_then(|()| File::open(&temp)?.sync_all())
-            .and_then(|()| fs::rename(&temp, path));
+            .and_then(|()| {
+                if replace {
+                    fs::rename(&temp, path)
+                } else {
+                    move_no_replace(&temp, path)
+                }
+            });
         if let Err(e) = written {
             let _ = fs::remove_file(&temp);
             return Err(error(kind_of(&e), Some(&e)));
@@ -144,6 +177,19 @@ impl Bundle {
     }
 }
 
+/// Renames `from` to `to` unless something is at `to`: a hard link fails when the name is
+/// taken, atomically. A file system without hard links (FAT) gets a check, then a rename.
+fn move_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    match fs::hard_link(from, to) {
+        Ok(()) => fs::remove_file(from),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(e),
+        Err(_) if fs::symlink_metadata(to).is_ok() => {
+            Err(io::Error::from(io::ErrorKind::AlreadyExists))
+        }
+        Err(_) => fs::rename(from, to),
+    }
+}
+
 fn io_error(e: zip::result::ZipError) -> io::Error {
     match e {
         zip::result::ZipError::Io(e) => e,
@@ -158,6 +204,7 @@ fn kind_of(e: &io::Error) -> WriteErrorKind {
         K::PermissionDenied | K::ReadOnlyFilesystem => WriteErrorKind::NotWritable,
         K::StorageFull | K::QuotaExceeded => WriteErrorKind::DiskFull,
         K::IsADirectory => WriteErrorKind::IsAFolder,
+        K::AlreadyExists => WriteErrorKind::Exists,
         _ => WriteErrorKind::Io,
     }
 }
@@ -198,5 +245,69 @@ fn zip_time(t: std::time::SystemTime) -> DateTime {
                 .unwrap_or_default()
         }
         _ => DateTime::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostics::bundle::{BundleInput, BundleOptions, build};
+    use std::path::Path;
+
+    fn bundle() -> super::Bundle {
+        build(&BundleInput::default(), BundleOptions::default())
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut all: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn an_existing_file_is_never_replaced_unless_the_person_chose_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.zip");
+        std::fs::write(&path, "a person's file").unwrap();
+        let e = bundle().write(&path).expect_err("the name is taken");
+        assert_eq!(e.kind, super::WriteErrorKind::Exists);
+        let text = e.to_string();
+        assert!(
+            text.contains(&path.display().to_string())
+                && text.contains("already exists")
+                && text.contains("choose another name"),
+            "{text}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a person's file");
+        assert_eq!(names(dir.path()), ["b.zip"], "no temporary file is left");
+
+        bundle().write_over(&path).expect("replaced when chosen");
+        assert_ne!(std::fs::read(&path).unwrap(), b"a person's file");
+        assert_eq!(names(dir.path()), ["b.zip"]);
+    }
+
+    #[test]
+    fn a_file_that_appears_while_the_zip_is_written_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.zip");
+        let temp = dir.path().join("temp");
+        std::fs::write(&temp, "zip").unwrap();
+        std::fs::write(&path, "arrived meanwhile").unwrap();
+        let e = super::move_no_replace(&temp, &path).expect_err("taken");
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "arrived meanwhile");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_zip_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.zip");
+        bundle().write(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
     }
 }

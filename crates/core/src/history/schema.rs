@@ -90,6 +90,9 @@ pub(super) fn open_file(path: &Path, busy_timeout: Duration) -> Result<Connectio
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    // Created 0600 before SQLite opens it (its WAL and shared-memory files take the same
+    // mode); a file an older build left readable by others is tightened.
+    private_file(path).map_err(|e| OpenError::Unusable(e.to_string()))?;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(busy_timeout)?;
     // Reading the header is the first thing that fails on a file that is not SQLite.
@@ -117,6 +120,18 @@ pub(super) fn open_read_only(
         return Err(super::QueryError::Schema(version));
     }
     Ok(conn)
+}
+
+fn private_file(path: &Path) -> std::io::Result<()> {
+    drop(crate::private::open_append(path)?);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    for suffix in ["-wal", "-shm"] {
+        let side = path.with_file_name(format!("{name}{suffix}"));
+        if side.exists() {
+            crate::private::restrict(&side, 0o600)?;
+        }
+    }
+    Ok(())
 }
 
 /// A fresh in-memory database with the schema.
@@ -170,7 +185,7 @@ pub(super) fn open_or_recover(
     now: SystemTime,
 ) -> (Connection, Option<Notice>) {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Err(e) = std::fs::create_dir_all(dir)
+        && let Err(e) = crate::private::create_dir(dir)
     {
         return memory_with(unusable(path, &e.to_string()));
     }

@@ -533,3 +533,27 @@ fn a_reader_refuses_what_it_cannot_read_and_leaves_it_in_place() {
     );
     assert!(path.exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn the_file_and_a_new_directory_are_private_and_an_old_file_is_tightened() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new").join("history.db");
+    run_once(&path, options(), &[("a", ready())]);
+    assert_eq!(mode(&dir.path().join("new")), 0o700);
+    assert_eq!(mode(&path), 0o600);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (history, _) = History::open(&path, options());
+    assert_eq!(mode(&path), 0o600);
+    history.record(&EventBus::new(4).emit("a", 1, ready()));
+    history.flush();
+    for side in ["history.db-wal", "history.db-shm"] {
+        let side = dir.path().join("new").join(side);
+        if side.exists() {
+            assert_eq!(mode(&side), 0o600, "{}", side.display());
+        }
+    }
+    history.close();
+}

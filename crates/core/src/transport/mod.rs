@@ -2,9 +2,12 @@
 //! never sleep on their own policy and never decide to reconnect: the only waits here are
 //! the ones a peer or the spec imposes (SSE `retry:`, the stdio shutdown sequence).
 
+pub mod child_env;
+mod children;
 pub mod http;
 pub mod memory;
 pub mod resolve;
+pub mod runs;
 pub mod sse;
 pub mod stdio;
 

@@ -4,9 +4,11 @@
 //! close stdin → wait → SIGTERM to the group → wait → SIGKILL to the group. A dropped
 //! transport kills the group at once. The process is always reaped by the task that owns
 //! the `Child`, so no zombie outlives it. Lines longer than the cap are a protocol error,
-//! not unbounded memory; stderr is kept as a bounded tail.
+//! not unbounded memory; stderr is kept as a bounded tail. The child starts with the
+//! environment the MCP SDKs give (`child_env`), dies with Lifeline (`children`) and is
+//! recorded in the runs file while it runs (`runs`).
 
-use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
+use super::{Connection, INCOMING_CAPACITY, Incoming, Transport, child_env, children, runs};
 use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
 use crate::gloss::exit_gloss;
@@ -24,8 +26,11 @@ use tokio::sync::{mpsc, watch};
 pub struct StdioConfig {
     pub command: String,
     pub args: Vec<String>,
-    /// Added to the inherited environment. Values are secrets: never shown.
+    /// Added to the environment the server starts with. Values are secrets: never shown.
     pub env: Vec<(String, String)>,
+    /// Start from Lifeline's whole environment instead of the variables the MCP SDKs pass
+    /// on (`child_env`): the config's `inheritEnv`.
+    pub inherit_env: bool,
     pub cwd: Option<PathBuf>,
     /// A line on stdout longer than this is a protocol error.
     pub max_line_bytes: usize,
@@ -41,6 +46,7 @@ impl StdioConfig {
             command: command.into(),
             args,
             env: Vec::new(),
+            inherit_env: false,
             cwd: None,
             max_line_bytes: 16 * 1024 * 1024,
             stderr_tail_bytes: 64 * 1024,
@@ -76,6 +82,10 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
         )));
     }
     let mut cmd = Command::new(&config.command);
+    if !config.inherit_env {
+        cmd.env_clear()
+            .envs(child_env::passed(std::env::vars_os(), cfg!(windows)));
+    }
     cmd.args(&config.args)
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
@@ -86,8 +96,9 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
     if let Some(cwd) = &config.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd.spawn().map_err(|e| spawn_failure(config, &e))?;
+    let mut child = children::spawn(cmd).map_err(|e| spawn_failure(config, &e))?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    runs::started(pid);
     let stdin = child.stdin.take();
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr_pipe = child.stderr.take().expect("stderr is piped");
@@ -99,6 +110,7 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
             Ok(s) => exit_status(s),
             Err(_) => ExitStatus::Signal(libc::SIGKILL),
         };
+        runs::exited(pid);
         let _ = exit_tx.send(Some(status));
     });
 

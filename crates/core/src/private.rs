@@ -1,0 +1,138 @@
+//! Files only their owner may read. What Lifeline writes about servers — history, logs, the
+//! runs file, bundles, a config that holds secrets — is created 0600 in directories created
+//! 0700, so another user on the machine reads none of it. Elsewhere than Unix these are plain
+//! file operations (the user's profile folder is already private there).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Creates `dir` and its missing parents 0700. A directory that already exists is left as
+/// it is: it may be a shared one (`LIFELINE_HISTORY=/tmp/h.db`), and the files Lifeline puts
+/// in it are 0600 anyway.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Opens `path` for appending, creating it 0600; an existing file is tightened to 0600.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    let file = options().append(true).create(true).open(path)?;
+    restrict_file(&file, 0o600)?;
+    Ok(file)
+}
+
+/// Creates `path` 0600, failing with `AlreadyExists` when something is there.
+pub fn create_new(path: &Path) -> io::Result<File> {
+    options().write(true).create_new(true).open(path)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, 0600, and renames it over `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    let written = create_new(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Takes group and other permissions away from an existing file or directory (`mode` is
+/// 0600 or 0700); a path that is already as strict is left alone.
+pub fn restrict(path: &Path, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = fs::metadata(path)?.permissions().mode() & 0o777;
+        if current & 0o077 != 0 {
+            fs::set_permissions(path, fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
+fn restrict_file(file: &File, mode: u32) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let current = file.metadata()?.permissions().mode() & 0o777;
+        if current & 0o077 != 0 {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (file, mode);
+    Ok(())
+}
+
+fn options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn what_lifeline_creates_only_its_owner_reads() {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("a").join("b");
+        create_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&scratch.path().join("a")), 0o700);
+
+        let shared = scratch.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o755)).unwrap();
+        create_dir(&shared).unwrap();
+        assert_eq!(mode(&shared), 0o755, "an existing directory is left alone");
+
+        let log = dir.join("x.log");
+        open_append(&log).unwrap();
+        assert_eq!(mode(&log), 0o600);
+        fs::set_permissions(&log, fs::Permissions::from_mode(0o644)).unwrap();
+        open_append(&log).unwrap();
+        assert_eq!(mode(&log), 0o600, "an existing file is tightened");
+
+        let new = dir.join("new");
+        create_new(&new).unwrap();
+        assert_eq!(mode(&new), 0o600);
+        assert_eq!(
+            create_new(&new).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+
+        let run = dir.join("1.run");
+        write_atomic(&run, b"one").unwrap();
+        write_atomic(&run, b"two").unwrap();
+        assert_eq!(fs::read(&run).unwrap(), b"two");
+        assert_eq!(mode(&run), 0o600);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 3, "no temp file left");
+    }
+}

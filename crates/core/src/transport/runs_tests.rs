@@ -1,0 +1,190 @@
+//! Reaping a crashed run's servers with real processes: the leftovers die, a live run's
+//! servers and a reused pid are never touched.
+
+use super::*;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+
+/// A `sleep` leading its own group, as a stdio server does.
+fn server() -> Child {
+    Command::new("sleep")
+        .arg("60")
+        .process_group(0)
+        .spawn()
+        .expect("spawning sleep")
+}
+
+fn pid_of(c: &Child) -> i32 {
+    i32::try_from(c.id()).unwrap()
+}
+
+fn start_of(pid: i32) -> u64 {
+    proc_info(pid).expect("a live process").proc.start
+}
+
+/// A pid that no process has now: a child that was started and reaped.
+fn dead_pid() -> i32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    c.wait().unwrap();
+    pid_of(&c)
+}
+
+fn write_run(dir: &Path, owner: Proc, children: &[Proc]) -> PathBuf {
+    let session = proc_info(i32::try_from(std::process::id()).unwrap())
+        .unwrap()
+        .session;
+    let mut text = format!(
+        "boot {}\nowner {} {}\nsession {session}\n",
+        boot_id(),
+        owner.pid,
+        owner.start
+    );
+    for c in children {
+        text.push_str(&format!("child {} {}\n", c.pid, c.start));
+    }
+    let path = dir.join(format!("{}.run", owner.pid));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Waits (bounded by the test harness's own timeout) for `child` to end, and says how.
+fn exit_signal(child: &mut Child) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    child.wait().unwrap().signal()
+}
+
+#[test]
+fn a_crashed_runs_servers_are_killed_with_their_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut leader = server();
+    let pid = pid_of(&leader);
+    let dead_owner = Proc {
+        pid: dead_pid(),
+        start: 1,
+    };
+    let file = write_run(
+        dir.path(),
+        dead_owner,
+        &[Proc {
+            pid,
+            start: start_of(pid),
+        }],
+    );
+    let reaped = reap(dir.path());
+    assert_eq!(reaped.killed, [pid]);
+    assert_eq!(exit_signal(&mut leader), Some(libc::SIGKILL));
+    assert!(!file.exists(), "a reaped run's file is removed");
+}
+
+#[test]
+fn a_reused_pid_is_never_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut stranger = server();
+    let pid = pid_of(&stranger);
+    let owner = Proc {
+        pid: dead_pid(),
+        start: 1,
+    };
+    // The recorded server had this pid but started at another time: a reused pid.
+    write_run(
+        dir.path(),
+        owner,
+        &[Proc {
+            pid,
+            start: start_of(pid) + 1,
+        }],
+    );
+    assert_eq!(reap(dir.path()), Reaped::default());
+    assert!(proc_info(pid).is_some(), "the stranger still runs");
+    stranger.kill().unwrap();
+    stranger.wait().unwrap();
+}
+
+#[test]
+fn a_running_lifelines_servers_are_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut mine = server();
+    let pid = pid_of(&mine);
+    let me = i32::try_from(std::process::id()).unwrap();
+    let file = write_run(
+        dir.path(),
+        Proc {
+            pid: me,
+            start: start_of(me),
+        },
+        &[Proc {
+            pid,
+            start: start_of(pid),
+        }],
+    );
+    assert_eq!(reap(dir.path()), Reaped::default());
+    assert!(file.exists());
+    assert!(proc_info(pid).is_some());
+    mine.kill().unwrap();
+    mine.wait().unwrap();
+}
+
+#[test]
+fn a_gone_servers_group_is_reaped_only_in_its_session_and_after_its_start() {
+    // The leader (a shell) starts a grandchild in its group, prints its pid and exits; the
+    // grandchild stays, as a server's worker does after the parent-death signal took it.
+    let mut shell = Command::new("sh")
+        .args(["-c", "sleep 60 >/dev/null & echo $!"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let leader = pid_of(&shell);
+    let leader_start = start_of(leader);
+    let mut out = String::new();
+    use std::io::Read;
+    shell
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    shell.wait().unwrap();
+    let grandchild: i32 = out.trim().parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let owner = Proc {
+        pid: dead_pid(),
+        start: 1,
+    };
+    let recorded = Proc {
+        pid: leader,
+        start: leader_start,
+    };
+    write_run(dir.path(), owner, &[recorded]);
+    assert_eq!(reap(dir.path()).killed, [grandchild]);
+    // Not our child: wait for it through /proc (a zombie no longer counts).
+    while proc_info(grandchild).is_some() {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn run_files_read_back_and_stat_fields_count_past_the_name() {
+    let run = parse("boot b-1\nowner 10 20\nsession 7\nchild 11 21\nchild 12 22\n").unwrap();
+    assert_eq!(
+        run,
+        RunFile {
+            boot: "b-1".into(),
+            owner: Proc { pid: 10, start: 20 },
+            session: 7,
+            children: vec![Proc { pid: 11, start: 21 }, Proc { pid: 12, start: 22 }],
+        }
+    );
+    assert_eq!(parse("owner 10 20\n"), None);
+    assert_eq!(parse("boot b\nowner 10 x\nsession 1\n"), None);
+    let stat = "42 (a) b) c) S 1 40 41 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0";
+    let info = parse_stat(42, stat).unwrap();
+    assert_eq!(
+        (info.group, info.session, info.proc.start),
+        (40, 41, 987654)
+    );
+    assert!(
+        parse_stat(42, "42 (z) Z 1 40 41").is_none(),
+        "a zombie is not running"
+    );
+}
