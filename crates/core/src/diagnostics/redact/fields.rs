@@ -71,6 +71,12 @@ static HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a regex")
 });
 
+/// A cookie anywhere in a line (`… Cookie: a=1; session=…`): its value is a list of
+/// pairs, so the rest of the line (or of the quoted string) goes.
+static COOKIE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?i)\b((?:set-)?cookie[ \t]*:[ \t]*)([^\r\n"\\]+)"#).expect("a regex")
+});
+
 /// Masks the value of every secret-named JSON string field, escaped or not.
 pub(super) fn scrub_json_fields(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
     if !text.contains('"') {
@@ -106,21 +112,28 @@ pub(super) fn scrub_header_lines(text: &str, fired: &mut dyn FnMut(Rule)) -> Str
     if !text.contains(':') {
         return text.to_owned();
     }
-    HEADER_LINE
-        .replace_all(text, |c: &Captures| {
-            let (lead, name, separator, value) = (&c[1], &c[2], &c[3], &c[4]);
-            if !is_secret_header(name) {
-                return c[0].to_owned();
-            }
-            let (scheme, credential) = match value.split_once(char::is_whitespace) {
-                Some((s, rest)) if is_auth_scheme(s) => (format!("{s} "), rest.trim_start()),
-                _ => (String::new(), value),
-            };
-            if credential.is_empty() || credential == MASK {
+    let text = HEADER_LINE.replace_all(text, |c: &Captures| {
+        let (lead, name, separator, value) = (&c[1], &c[2], &c[3], &c[4]);
+        if !is_secret_header(name) {
+            return c[0].to_owned();
+        }
+        let (scheme, credential) = match value.split_once(char::is_whitespace) {
+            Some((s, rest)) if is_auth_scheme(s) => (format!("{s} "), rest.trim_start()),
+            _ => (String::new(), value),
+        };
+        if credential.is_empty() || credential == MASK {
+            return c[0].to_owned();
+        }
+        fired(Rule::HeaderLine);
+        format!("{lead}{name}{separator}{scheme}{MASK}")
+    });
+    COOKIE
+        .replace_all(&text, |c: &Captures| {
+            if c[2].trim() == MASK {
                 return c[0].to_owned();
             }
             fired(Rule::HeaderLine);
-            format!("{lead}{name}{separator}{scheme}{MASK}")
+            format!("{}{MASK}", &c[1])
         })
         .into_owned()
 }

@@ -296,6 +296,11 @@ fn header_lines_lose_their_values() {
     check(&[], "set-cookie: id=1; HttpOnly", "set-cookie: ***");
     check(
         &[],
+        "sent {\"h\": \"Cookie: a=1; s=2\"} then",
+        "sent {\"h\": \"Cookie: ***\"} then",
+    );
+    check(
+        &[],
         "Content-Type: application/json",
         "Content-Type: application/json",
     );
