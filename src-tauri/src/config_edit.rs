@@ -111,8 +111,8 @@ fn only_references(value: &str) -> bool {
     found && matches!(rest.as_str(), "" | "bearer" | "basic" | "token")
 }
 
-/// A URL as it may be shown: userinfo replaced by `***`, each query value masked unless it
-/// is a reference. Not a URL parser: it only has to hide, and what it cannot split it masks.
+/// A URL as it may be shown: userinfo and credential-shaped path segments replaced by
+/// `***`, each query value masked unless it is a reference. Not a URL parser: it only has to hide, and what it cannot split it masks.
 pub fn masked_url(url: &str) -> String {
     let (before_fragment, fragment) = match url.split_once('#') {
         Some((u, f)) => (u, Some(f)),
@@ -126,9 +126,11 @@ pub fn masked_url(url: &str) -> String {
         Some((scheme, rest)) => {
             let authority_end = rest.find('/').unwrap_or(rest.len());
             let (authority, path) = rest.split_at(authority_end);
+            // A key in the path (`/mcp/<key>/sse`) is masked as a password is.
+            let path = Redactor::default().url_path(path);
             match authority.rsplit_once('@') {
                 Some((_, host)) => format!("{scheme}://{MASK}@{host}{path}"),
-                None => base.to_owned(),
+                None => format!("{scheme}://{authority}{path}"),
             }
         }
         None => base.to_owned(),
@@ -371,6 +373,10 @@ mod tests {
                 "https://h/mcp?key=${env:K}#top",
             ),
             ("https://h/a@b", "https://h/a@b"),
+            (
+                "https://h/mcp/Zk3xQ9mB7vR2tW5yL8nP4cD6/sse",
+                "https://h/mcp/***/sse",
+            ),
         ] {
             assert_eq!(masked_url(url), shown, "{url}");
         }

@@ -365,6 +365,10 @@ pub fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
 }
 
 #[cfg(test)]
+#[path = "tray_canaries.rs"]
+mod canaries;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use StateName::*;

@@ -1,9 +1,12 @@
 //! Secrets never leave, proven with canaries: distinct values planted in header values, a
-//! URL's query and userinfo, env values, `--token=` arguments, a server's stderr, HTTP
-//! error bodies and JSON-RPC error messages, then searched for in everything `lifeline
-//! watch --json`, `lifeline call --json` and `lifeline bundle` produce, the unzipped
-//! bundle file by file. Also: the manifest's sizes and hashes match the files, and an
-//! unwritable destination fails cleanly, leaving nothing.
+//! URL's query, userinfo and path, env values, `--token=` arguments, positional arguments
+//! (a connection string, a high-entropy token, the value after `-p`), unknown config keys
+//! (`oauth`), a server's stderr (compact JSON, header lines, URL fragments, connection
+//! strings, token prefixes), HTTP error bodies and JSON-RPC error messages, then searched
+//! for in everything `lifeline watch --json`, `check --json`, `call --json` and `lifeline
+//! bundle` produce, the unzipped bundle file by file. Also: an env value that is a plain
+//! word is not masked in tool results, the manifest's sizes and hashes match the files,
+//! and an unwritable destination fails cleanly, leaving nothing.
 
 use crate::cli::{CliRun, lifeline, lifeline_bin};
 use crate::support::{self, TempDirGuard, http_fixture};
@@ -25,8 +28,35 @@ const EXPANDED: &str = "expand8Bc6Yk";
 const STDERR_SHAPED: &str = "sk-stderrshaped0Ru5";
 const BODY_SHAPED: &str = "ghp_bodyshaped1Lx7";
 const LOG_SHAPED: &str = "xoxb-logshaped2Ci4";
+// The shapes of issue 12: each is caught by its shape alone, never configured as a secret.
+/// A key in an HTTP server's URL path.
+const PATH_KEY: &str = "pathkey7Zq2Xw9Lm4Rt6Yb";
+/// The password of a connection string given as a positional argument.
+const ARG_CONN: &str = "argconn3Vb8Tk";
+/// The password of a connection string in an env value, printed with another host.
+const ENV_CONN: &str = "envconn5Hn9Bq";
+/// A connection string's password a server prints on its own.
+const STDERR_CONN: &str = "mongopw8Kd3Lz";
+/// A high-entropy positional argument.
+const ARG_ENTROPY: &str = "entropy4Fz8Qm2Lx7Wc9Rv";
+/// The value after `-p`.
+const P_FLAG: &str = "pflagval6Jn3";
+/// A client secret in an `oauth` block (a key Lifeline does not know).
+const OAUTH: &str = "oauthsec2Xp7Lq";
+/// Compact JSON, a cookie header line and a URL fragment in a server's stderr.
+const JSON_FIELD: &str = "jsonpw6Rt2Yh";
+const COOKIE: &str = "cookie3Gv8Nm";
+const FRAGMENT: &str = "fragtok4Ws1Qe";
+/// Token prefixes new in issue 12.
+const PREFIXED: [&str; 5] = [
+    "AIzaSyFixture0123456789abcdefghijklmno",
+    "hf_Fixture0123456789abcdefghijklmnop",
+    "npm_Fixture0123456789abcdefghijklmnop",
+    "ghu_fixture0Lx7Kq2Zt",
+    "rk_live_fixture1Mw3Hs",
+];
 
-const ALL: [&str; 11] = [
+const ALL: [&str; 28] = [
     HEADER,
     API_KEY,
     QUERY,
@@ -38,12 +68,29 @@ const ALL: [&str; 11] = [
     STDERR_SHAPED,
     BODY_SHAPED,
     LOG_SHAPED,
+    PATH_KEY,
+    ARG_CONN,
+    ENV_CONN,
+    STDERR_CONN,
+    ARG_ENTROPY,
+    P_FLAG,
+    OAUTH,
+    JSON_FIELD,
+    COOKIE,
+    FRAGMENT,
+    PREFIXED[0],
+    PREFIXED[1],
+    PREFIXED[2],
+    PREFIXED[3],
+    PREFIXED[4],
+    // Also the shorter forms a partial leak would show.
+    "Fixture0123456789abcdefghij",
+    "fixture0Lx7Kq2Zt",
 ];
 
 fn assert_clean(what: &str, text: &str) {
-    for canary in ALL {
-        assert!(!text.contains(canary), "{canary} leaked in {what}:\n{text}");
-    }
+    let leaked: Vec<&str> = ALL.into_iter().filter(|c| text.contains(c)).collect();
+    assert!(leaked.is_empty(), "{leaked:?} leaked in {what}:\n{text}");
 }
 
 fn fast() -> Value {
@@ -92,8 +139,17 @@ async fn scene() -> Scene {
     }}]}))
     .await;
     let dir = TempDirGuard::new("bundle-canary");
+    // The last line is the one a crash's failure quotes (watch, check, events): as many
+    // shapes as fit in it; the others are in the stderr file of the bundle.
+    let shapes = [
+        format!("Cookie: theme=dark; session={COOKIE}"),
+        format!("keys {}", PREFIXED.join(" ")),
+        format!(
+            r#"stderr-marker {ENV} ${{env:LIFELINE_IT_CANARY}} {STDERR_SHAPED} --token={ARG} shape-marker {{"password":"{JSON_FIELD}","user":"me"}} /callback#access_token={FRAGMENT}&state=x mongodb+srv://app:{STDERR_CONN}@c0.example.net/db postgres://app:{ENV_CONN}@10.1.2.3/app"#
+        ),
+    ];
     let stderr_script = json!({
-        "stderr": format!("stderr-marker {ENV} ${{env:LIFELINE_IT_CANARY}} {STDERR_SHAPED} --token={ARG}\n"),
+        "stderr": shapes.join("\n") + "\n",
         "rules": [{"method": "initialize", "action": {"kind": "crash", "code": 3}}],
     });
     let http = |url: &str| json!({"url": with_credentials(url), "headers": headers(), "reconnect": fast()});
@@ -104,7 +160,11 @@ async fn scene() -> Scene {
         "leaky": {
             "command": support::fixture_bin(),
             "args": ["stdio", "--script", stderr_script.to_string()],
-            "env": {"API_TOKEN": ENV, "OTHER": "${env:LIFELINE_IT_CANARY}"},
+            "env": {
+                "API_TOKEN": ENV,
+                "OTHER": "${env:LIFELINE_IT_CANARY}",
+                "DATABASE_URL": format!("postgres://app:{ENV_CONN}@db.internal/app"),
+            },
             "reconnect": fast(),
         },
         "echoes-args": {
@@ -112,13 +172,30 @@ async fn scene() -> Scene {
             "args": ["stdio", format!("--token={ARG}"), "--api-key", ARG],
             "reconnect": fast(),
         },
+        // The fixture rejects its first unknown argument by echoing it.
+        "echoes-conn": {
+            "command": support::fixture_bin(),
+            "args": ["stdio", format!("postgresql://app:{ARG_CONN}@db.example:5432/app")],
+            "reconnect": fast(),
+            "oauth": {"clientId": "lifeline-it", "clientSecret": OAUTH},
+        },
+        "echoes-token": {
+            "command": support::fixture_bin(),
+            "args": ["stdio", ARG_ENTROPY, "-p", P_FLAG],
+            "reconnect": fast(),
+        },
+        "pathkey": {"url": format!("{}/{PATH_KEY}/sse", plain_500.url), "reconnect": fast()},
     });
     let config = support::write_config(&dir, servers);
     let logs = dir.path().join("logs");
     std::fs::create_dir(&logs).expect("a log folder");
     std::fs::write(
         logs.join("lifeline-app.2026-11-29.log"),
-        format!("INFO log-marker Authorization: Bearer {LOG_SHAPED}\nWARN log-marker {HEADER}\n"),
+        format!(
+            "INFO log-marker Authorization: Bearer {LOG_SHAPED}\nWARN log-marker {HEADER}\n\
+             WARN log-marker GET https://h.example/mcp/{PATH_KEY}/sse {{\"password\":\"{JSON_FIELD}\"}}\n\
+             Cookie: session={COOKIE}\n"
+        ),
     )
     .expect("a log file");
     Scene {
@@ -153,20 +230,29 @@ fn unzip(path: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 #[tokio::test]
-async fn no_canary_reaches_watch_or_call_output() {
+async fn no_canary_reaches_watch_check_or_call_output() {
     let scene = scene().await;
     let config = scene.config.display().to_string();
     let watch = run(&["watch", "--json", "--for", "3s", "--config", &config]).await;
     assert_eq!(watch.code, 0, "{watch:?}");
     assert_clean("watch --json", &watch.everything());
     // The places the canaries were are shown, scrubbed, so this test can fail.
-    for marker in ["body-marker", "stderr-marker"] {
+    for marker in [
+        "body-marker",
+        "stderr-marker",
+        "shape-marker",
+        "/mcp/***/sse",
+    ] {
         assert!(
             watch.stdout.contains(marker),
             "{marker} not shown: {}",
             watch.stdout
         );
     }
+    let check = run(&["check", "--json", "--config", &config]).await;
+    assert_ne!(check.code, 0, "{check:?}");
+    assert_clean("check --json", &check.everything());
+    assert!(check.stdout.contains("/mcp/***/sse"), "{check:?}");
     for (server, marker) in [("rpc", "rpc-marker"), ("plain", "500")] {
         let call = run(&[
             "call",
@@ -225,10 +311,34 @@ async fn no_canary_reaches_the_bundle_and_the_manifest_matches_its_files() {
     // What was scrubbed is there, so the search above could have failed.
     assert!(text("servers/leaky/stderr-gen-1.txt").contains("stderr-marker"));
     assert!(text("servers/echoes-args/stderr-gen-1.txt").contains("unknown argument"));
+    for marker in [
+        "shape-marker",
+        "Cookie: ***",
+        "access_token=***",
+        "mongodb+srv://app:***@",
+    ] {
+        assert!(
+            text("servers/leaky/stderr-gen-1.txt").contains(marker),
+            "{marker}"
+        );
+    }
+    assert!(text("servers/echoes-conn/stderr-gen-1.txt").contains("postgresql://app:***@db"));
+    assert!(text("servers/pathkey/failures.jsonl").contains("/mcp/***/sse"));
     assert!(text("servers/unauthorized/failures.jsonl").contains("body-marker"));
     assert!(text("logs/tail.log").contains("log-marker"));
     let config: Value = serde_json::from_str(&text("config.redacted.json")).expect("JSON");
     assert_eq!(config["mcpServers"]["rpc"]["headers"]["X-Api-Key"], "***");
+    assert_eq!(config["mcpServers"]["echoes-conn"]["oauth"], "***");
+    assert_eq!(
+        config["mcpServers"]["echoes-token"]["args"],
+        json!(["stdio", "***", "-p", "***"])
+    );
+    assert!(
+        config["mcpServers"]["pathkey"]["url"]
+            .as_str()
+            .expect("a url")
+            .ends_with("/mcp/***/sse")
+    );
     assert!(
         config["mcpServers"]["rpc"]["url"]
             .as_str()
@@ -264,12 +374,47 @@ async fn no_canary_reaches_the_bundle_and_the_manifest_matches_its_files() {
         "url_query_value",
         "secret_argument",
         "configured_secret",
+        "url_path_segment",
+        "unknown_key",
+        "high_entropy",
+        "json_field",
+        "header_line",
+        "key_prefix",
     ] {
         assert!(
             manifest["redactions"][rule].as_u64() > Some(0),
             "{rule}: {manifest}"
         );
     }
+}
+
+/// An env value that is a plain word is configuration, not a secret: `NODE_ENV=production`
+/// must not turn every "production" in a tool result into `***`.
+#[tokio::test]
+async fn a_plain_word_env_value_is_not_masked_in_tool_results() {
+    let dir = TempDirGuard::new("bundle-plain-env");
+    let servers = json!({"local": {
+        "command": support::fixture_bin(),
+        "args": ["stdio"],
+        "env": {"NODE_ENV": "production", "LOG_LEVEL": "debug", "API_TOKEN": ENV},
+    }});
+    let config = support::write_config(&dir, servers);
+    let config = config.to_str().expect("utf-8");
+    let call = run(&[
+        "call",
+        "local",
+        "echo",
+        &json!({"text": format!("running in production with {ENV}")}).to_string(),
+        "--json",
+        "--config",
+        config,
+    ])
+    .await;
+    assert_eq!(call.code, 0, "{call:?}");
+    assert!(
+        call.stdout.contains("running in production with ***"),
+        "{call:?}"
+    );
 }
 
 /// The effective user id, read off a file this process just made.

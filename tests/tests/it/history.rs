@@ -1,6 +1,7 @@
 //! The history file against real servers: secrets that a server leaks (a stdio server
-//! printing its environment to stderr, an HTTP server quoting the Authorization header in a
-//! 401) are scrubbed before they are written, so no byte of the file holds them.
+//! printing its environment, a connection string, a compact JSON password and an OAuth
+//! fragment to stderr; an HTTP server quoting the Authorization header in a 401; a key in
+//! a URL's path) are scrubbed before they are written, so no byte of the file holds them.
 
 use std::sync::Arc;
 
@@ -15,6 +16,11 @@ use crate::support::{self, PATIENCE, TempDirGuard};
 
 const HEADER: &str = "hdrcanary-history-4Kp9";
 const ENV: &str = "envcanary-history-7Wd2";
+// Caught by their shapes alone (issue 12).
+const PATH_KEY: &str = "pathkey5Hq8Zr2Lw7Mc4Tb";
+const CONN: &str = "connpw3Jx9Rk";
+const JSON_FIELD: &str = "jsonpw8Dm2Wq";
+const FRAGMENT: &str = "fragtok7Nb4Ys";
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack
@@ -37,16 +43,22 @@ async fn no_canary_secret_reaches_the_history_file() {
     // The stdio fixture prints its secret to stderr and crashes on initialize, so the
     // failure's message carries its last stderr line.
     let script = json!({
-        "stderr": format!("stderr-marker token={ENV}\n"),
+        "stderr": format!(
+            "stderr-marker token={ENV} redis://:{CONN}@cache:6379 {{\"password\":\"{JSON_FIELD}\"}} /cb#access_token={FRAGMENT}\n"
+        ),
         "rules": [{"method": "initialize", "action": {"kind": "crash", "code": 3}}]
     });
     let text = json!({"mcpServers": {
         "remote": {"type": "http", "url": http.url,
                    "headers": {"Authorization": format!("Bearer {HEADER}")}},
+        "pathkey": {"url": format!("{}/{PATH_KEY}/sse", http.url),
+                    "reconnect": {"enabled": false}},
         "leaky": {
             "command": support::fixture_bin(),
-            "args": ["stdio"],
-            "env": {"API_TOKEN": ENV, "LIFELINE_FIXTURE_SCRIPT": script.to_string()},
+            // The script as an argument: an env value that looks like a secret is one, and
+            // every word of it would be scrubbed as configured, hiding the shapes under test.
+            "args": ["stdio", "--script", script.to_string()],
+            "env": {"API_TOKEN": ENV},
             "reconnect": {"initialDelayMs": 20, "maxDelayMs": 100, "maxAttempts": 2,
                           "quarantineMs": [20, 20, 20]},
         },
@@ -81,6 +93,14 @@ async fn no_canary_secret_reaches_the_history_file() {
             })
             .await;
     };
+    let settled = async {
+        settled.await;
+        fleet
+            .get("pathkey")
+            .unwrap()
+            .wait_for(|s| s.state.cause.is_some())
+            .await;
+    };
     tokio::time::timeout(PATIENCE, settled)
         .await
         .expect("both servers failed");
@@ -113,6 +133,10 @@ async fn no_canary_secret_reaches_the_history_file() {
         messages.iter().any(|m| m.contains("body-marker")),
         "{messages:?}"
     );
+    assert!(
+        messages.iter().any(|m| m.contains("/mcp/***/sse")),
+        "{messages:?}"
+    );
     next.close();
 
     // The file and its WAL: rows may still be in either.
@@ -120,7 +144,7 @@ async fn no_canary_secret_reaches_the_history_file() {
     for entry in std::fs::read_dir(dir.path()).unwrap() {
         written.extend(std::fs::read(entry.unwrap().path()).unwrap());
     }
-    for canary in [HEADER, ENV] {
+    for canary in [HEADER, ENV, PATH_KEY, CONN, JSON_FIELD, FRAGMENT] {
         assert!(!contains(&written, canary), "{canary} reached the history");
     }
     assert!(

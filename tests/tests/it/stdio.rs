@@ -375,14 +375,14 @@ async fn spawn_failures_say_what_went_wrong() {
         &[&missing_dir.display().to_string(), "does not exist"],
         &[],
     );
-    // A PATH given in the config is searched, and like every configured env value it is a
-    // secret the message must not show.
+    // A PATH given in the config is searched, and shown: an env value that is a path is
+    // configuration, not a secret (docs/bundle.md, "Shapes").
     let mut own_path = plain("sh");
-    own_path.env = vec![("PATH".into(), "/lifeline-secret-path-7f3a".into())];
+    own_path.env = vec![("PATH".into(), "/lifeline-test-path-7f3a".into())];
     check(
         own_path,
-        &["command not found"],
-        &["lifeline-secret-path-7f3a"],
+        &["command not found", "PATH=/lifeline-test-path-7f3a"],
+        &[],
     );
 }
 

@@ -438,7 +438,8 @@ fn a_disabled_server_may_reference_variables_that_are_not_set() {
 #[test]
 fn secrets_lists_every_secret_value_once() {
     let c = loaded(json!({ "mcpServers": {
-        "s": { "command": "run", "args": ["${ARG}"], "env": { "A": "literal-env-value" } },
+        "s": { "command": "run", "args": ["${ARG}"],
+               "env": { "A": "literal-env-v4lue9", "NODE_ENV": "production" } },
         "h": { "url": "https://user:p%40ss@${HOST}/mcp?key=q-secret", "headers": { "X-Key": "${TOKEN}" } },
         "dup": { "command": "run", "env": { "B": "${TOKEN}" } },
     }}));
@@ -449,7 +450,7 @@ fn secrets_lists_every_secret_value_once() {
         [
             "CANARY-arg-5678",
             "CANARY-token-1234",
-            "literal-env-value",
+            "literal-env-v4lue9",
             "mcp.example.com",
             "p%40ss",
             "p@ss",

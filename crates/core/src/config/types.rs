@@ -33,8 +33,10 @@ impl Config {
         self.servers.iter().find(|s| s.name == name)
     }
 
-    /// Every secret value in the file, for the redactor: header and env values, the values
-    /// variables expanded to, and URL credentials and query values. No duplicates.
+    /// Every secret value in the file, for the redactor: header values, env values that
+    /// look like secrets (`redact::env_secrets`), the values variables expanded to, secret
+    /// arguments, connection-string passwords, and URL credentials, query values and
+    /// credential-shaped path segments. No duplicates.
     pub fn secrets(&self) -> Vec<String> {
         let mut all: Vec<String> = Vec::new();
         for s in self.servers.iter().flat_map(ServerConfig::secrets) {
@@ -113,7 +115,11 @@ impl ServerConfig {
             .collect();
         match &self.transport {
             TransportConfig::Stdio { env, args, .. } => {
-                out.extend(env.iter().map(|(_, v)| v.expose().to_owned()));
+                // Only env values that look like secrets: `NODE_ENV=production` must not
+                // mask every "production" in a tool result.
+                out.extend(crate::diagnostics::redact::env_secrets(
+                    env.iter().map(|(k, v)| (k.as_str(), v.expose())),
+                ));
                 // A token written straight into the arguments (`--token=…`) is a secret too.
                 out.extend(crate::diagnostics::redact::secret_argument_values(args));
             }

@@ -1,15 +1,18 @@
-//! What of a URL is secret: its user name, password and query values. `shown_url` is the
-//! form that may be printed (the rule lives in `diagnostics::redact`); `url_secrets` lists
-//! the parts the redactor must scrub.
+//! What of a URL is secret: its user name, password, query values and any path segment
+//! shaped like a credential (`https://host/mcp/<key>/sse`). `shown_url` is the form that
+//! may be printed (the rule lives in `diagnostics::redact`); `url_secrets` lists the parts
+//! the redactor must scrub.
 
-/// A URL as it may be shown: no userinfo, query values masked (`diagnostics::redact`
-/// owns the rule).
+use crate::diagnostics::redact::looks_like_credential;
+
+/// A URL as it may be shown: no userinfo, query values and credential-shaped path
+/// segments masked (`diagnostics::redact` owns the rule).
 pub fn shown_url(url: &str) -> String {
     crate::diagnostics::redact::Redactor::default().url(url)
 }
 
-/// User name, password and query values of a URL, both as written (percent-encoded) and
-/// decoded, since either form may turn up in a message.
+/// User name, password, query values and credential-shaped path segments of a URL, both
+/// as written (percent-encoded) and decoded, since either form may turn up in a message.
 pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     let Ok(parsed) = reqwest::Url::parse(url) else {
         return Vec::new();
@@ -22,6 +25,12 @@ pub(crate) fn url_secrets(url: &str) -> Vec<String> {
             .unwrap_or("")
             .split('&')
             .filter_map(|kv| kv.split_once('=').map(|(_, v)| v)),
+    );
+    written.extend(
+        parsed
+            .path()
+            .split('/')
+            .filter(|s| looks_like_credential(&percent_decode(s))),
     );
     let mut out: Vec<String> = Vec::new();
     for w in written {
@@ -81,5 +90,9 @@ mod tests {
         check("https://user:p%40ss@h/", &["user", "p%40ss", "p@ss"]);
         check("https://h/?key=a%2Bb+c&flag", &["a%2Bb+c", "a+b c"]);
         check("nope", &[]);
+        check(
+            "https://h/mcp/Zk3xQ9mB7vR2tW5yL8nP4cD6/sse",
+            &["Zk3xQ9mB7vR2tW5yL8nP4cD6"],
+        );
     }
 }

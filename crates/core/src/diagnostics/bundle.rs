@@ -6,7 +6,8 @@
 //! `manifest.json`. `Bundle::files` is the preview: exactly what `Bundle::write` puts in
 //! the zip.
 
-use super::redact::{MASK, Redactor, Rule, cap};
+use super::bundle_config::{redact_config, scrub_json};
+use super::redact::{Redactor, cap};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -344,77 +345,6 @@ fn scrub_lines<'a>(lines: impl Iterator<Item = &'a str>, redactor: &Redactor) ->
     lines
         .map(|l| cap(&redactor.scrub(l), MAX_LINE_BYTES))
         .collect()
-}
-
-/// Every string (keys too) through the redactor.
-fn scrub_json(v: &Value, redactor: &Redactor) -> Value {
-    match v {
-        Value::String(s) => Value::String(redactor.scrub(s)),
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|i| scrub_json(i, redactor)).collect())
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (redactor.scrub(k), scrub_json(v, redactor)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// The config as written, allow-list first for the fields that hold secrets: header and
-/// env values are masked whole (names kept), URLs keep scheme, host, port, path and query
-/// keys, arguments lose secret-named values; every other string is scrubbed.
-pub fn redact_config(raw: &Value, redactor: &Redactor) -> Value {
-    let mut out = scrub_json(raw, redactor);
-    let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else {
-        return out;
-    };
-    for (name, server) in servers {
-        let Some(target) = out
-            .get_mut("mcpServers")
-            .and_then(|s| s.get_mut(redactor.scrub(name)))
-            .and_then(Value::as_object_mut)
-        else {
-            continue;
-        };
-        for (key, rule) in [("headers", Rule::HeaderValue), ("env", Rule::EnvValue)] {
-            if let Some(map) = target.get_mut(key).and_then(Value::as_object_mut) {
-                for value in map.values_mut() {
-                    *value = Value::String(MASK.into());
-                    redactor.count(rule, 1);
-                }
-            }
-        }
-        if let Some(url) = server.get("url").and_then(Value::as_str) {
-            let shown = redactor.url(url);
-            let shown = redactor.scrub(if shown.starts_with('(') { url } else { &shown });
-            target.insert("url".into(), Value::String(shown));
-        }
-        if let Some(args) = server.get("args").and_then(Value::as_array) {
-            target.insert("args".into(), redact_args(args, redactor));
-        }
-    }
-    out
-}
-
-/// Arguments are scrubbed together, so `"--token", "VALUE"` loses the value as
-/// `--token VALUE` would.
-fn redact_args(args: &[Value], redactor: &Redactor) -> Value {
-    if !args
-        .iter()
-        .all(|a| a.as_str().is_some_and(|s| !s.contains('\n')))
-    {
-        return scrub_json(&Value::Array(args.to_vec()), redactor);
-    }
-    let joined: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
-    let scrubbed = redactor.scrub(&joined.join("\n"));
-    Value::Array(
-        scrubbed
-            .split('\n')
-            .map(|s| Value::String(s.to_owned()))
-            .collect(),
-    )
 }
 
 /// Where the desktop app writes its log files (the same rule as the app's `logs::dir`):

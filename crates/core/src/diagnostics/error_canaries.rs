@@ -23,17 +23,33 @@ const SHAPED: [&str; 5] = [
     "CANARYq0005",
 ];
 
+/// The shapes of issue 12: a connection string's password, a key in a URL path, a
+/// compact JSON field, an OAuth fragment, a cookie header line, newer key prefixes.
+const SHAPED_MORE: [&str; 7] = [
+    "CANARYconn0006",
+    "CANARYpath7Zq2Xw9Lm4Rt0007",
+    "CANARYjson0008",
+    "CANARYfrag0009",
+    "CANARYcookie0010",
+    "AIzaCANARY0011abcdefghijklmnopqrstuvwxyz",
+    "hf_CANARY0012abcdefghijklmnopqrstuvwxyz",
+];
+
 fn assert_clean(what: &str, e: &(impl std::fmt::Display + std::fmt::Debug)) {
     let shown = format!("{e}\n{e:?}");
-    for canary in CONFIGURED.iter().chain(&SHAPED) {
+    for canary in CONFIGURED.iter().chain(&SHAPED).chain(&SHAPED_MORE) {
         assert!(!shown.contains(canary), "{what}: {canary} in {shown}");
     }
 }
 
 /// A sentence holding every shaped canary the way a peer or an OS message might.
 fn shaped_sentence() -> String {
+    let [conn, path, json, fragment, cookie, google, hf] = SHAPED_MORE;
     format!(
-        "failed with {} and {} (jwt {}) at https://u:{}@h.example/mcp?k={} --token={}",
+        "failed with {} and {} (jwt {}) at https://u:{}@h.example/mcp?k={} --token={} \
+         via mongodb+srv://app:{conn}@c0.example.net/db, GET https://h.example/mcp/{path}/sse \
+         {{\"password\":\"{json}\"}} /cb#access_token={fragment} {google} {hf}\n\
+         Cookie: a=1; s={cookie}",
         SHAPED[0], SHAPED[1], SHAPED[2], SHAPED[3], SHAPED[4], SHAPED[0]
     )
 }

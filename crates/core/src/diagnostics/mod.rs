@@ -2,6 +2,7 @@
 //! diagnostic bundle built from redacted parts.
 
 pub mod bundle;
+pub mod bundle_config;
 mod bundle_write;
 pub mod redact;
 

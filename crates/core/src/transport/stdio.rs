@@ -55,7 +55,9 @@ impl StdioConfig {
     }
 
     fn redactor(&self) -> Redactor {
-        Redactor::new(self.env.iter().map(|(_, v)| v.clone()))
+        Redactor::new(crate::diagnostics::redact::env_secrets(
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ))
     }
 }
 

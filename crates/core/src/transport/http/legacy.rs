@@ -114,7 +114,7 @@ impl Inner {
     fn target(&self, method: &'static str, url: &reqwest::Url) -> Target {
         Target {
             method,
-            url_path: url.path().to_owned(),
+            url_path: self.redactor.url_path(url.path()),
             authority: self.authority.clone(),
         }
     }

@@ -417,7 +417,7 @@ impl Inner {
     fn target(&self, method: &'static str) -> Target {
         Target {
             method,
-            url_path: self.url.path().to_owned(),
+            url_path: self.redactor.url_path(self.url.path()),
             authority: self.authority.clone(),
         }
     }
