@@ -152,11 +152,10 @@ fn main() {
         if let RunEvent::ExitRequested {
             code: None, api, ..
         } = &event
+            && tray::close_keeps_running()
         {
-            if tray::close_keeps_running() {
-                api.prevent_exit();
-                return;
-            }
+            api.prevent_exit();
+            return;
         }
         if let RunEvent::Exit = event {
             if let Some(state) = app.try_state::<AppState>() {
