@@ -35,7 +35,7 @@ if [[ ! -x $cli/node_modules/.bin/tauri || $cli/package-lock.json -nt $cli/node_
 fi
 
 say "building the UI (ui/dist, embedded by the app)"
-(cd ui && npm ci --no-audit --no-fund && npm run build)
+(cd ui && npm run build) # its packages: scripts/setup.sh, which `make package` runs first
 
 say "building the CLI and the demo's fixture (release)"
 cargo build --release -p lifeline-cli -p lifeline-it --bin lifeline --bin lifeline-fixture
