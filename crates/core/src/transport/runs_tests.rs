@@ -126,24 +126,25 @@ fn a_running_lifelines_servers_are_left_alone() {
 
 #[test]
 fn a_gone_servers_group_is_reaped_only_in_its_session_and_after_its_start() {
-    // The leader (a shell) starts a grandchild in its group, prints its pid and exits; the
-    // grandchild stays, as a server's worker does after the parent-death signal took it.
+    // The leader (a shell) starts a grandchild in its group, prints its pid and exits once
+    // its start time is read (it waits on stdin until then: a shell that exited at once
+    // would be a zombie before we saw it); the grandchild stays, as a server's worker does
+    // after the parent-death signal took it.
     let mut shell = Command::new("sh")
-        .args(["-c", "sleep 60 >/dev/null & echo $!"])
+        .args(["-c", "sleep 60 >/dev/null & echo $!; read _"])
         .process_group(0)
+        .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let leader = pid_of(&shell);
-    let leader_start = start_of(leader);
     let mut out = String::new();
-    use std::io::Read;
-    shell
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
+    use std::io::BufRead;
+    std::io::BufReader::new(shell.stdout.take().unwrap())
+        .read_line(&mut out)
         .unwrap();
+    let leader_start = start_of(leader);
+    drop(shell.stdin.take());
     shell.wait().unwrap();
     let grandchild: i32 = out.trim().parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
