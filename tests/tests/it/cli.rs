@@ -12,7 +12,7 @@ use tokio::process::Command;
 ///
 /// Cargo builds a package's own binaries for its tests, not another package's, so a plain
 /// `cargo test` would run whatever `lifeline` the last build left. This refuses a binary
-/// older than any source it is built from, naming the newer file and the command to run.
+/// older than any source it was built from, naming the newer file and the command to run.
 pub fn lifeline_bin() -> PathBuf {
     static CHECKED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     CHECKED
@@ -31,7 +31,7 @@ pub fn lifeline_bin() -> PathBuf {
                         bin.display()
                     )
                 });
-            if let Some((newer, _)) = newest_source().filter(|(_, at)| *at > built) {
+            if let Some((newer, _)) = newest_source(&bin).filter(|(_, at)| *at > built) {
                 panic!(
                     "{} is older than {}: run `cargo build -p lifeline-cli` before `cargo test` \
                      (make check and make test do), so the tests run the code you changed",
@@ -44,37 +44,75 @@ pub fn lifeline_bin() -> PathBuf {
         .clone()
 }
 
-/// The most recently modified file the `lifeline` binary is built from: the sources and
-/// manifests of lifeline-core and lifeline-cli, and the lock file.
-fn newest_source() -> Option<(PathBuf, std::time::SystemTime)> {
-    fn walk(path: &std::path::Path, newest: &mut Option<(PathBuf, std::time::SystemTime)>) {
-        let Ok(meta) = std::fs::metadata(path) else {
-            return;
-        };
-        if meta.is_dir() {
+/// The most recently modified file the `lifeline` binary was built from, as cargo's dep-info
+/// beside it (`lifeline.d`) lists them: exactly what a rebuild would look at, so a change to
+/// a test-only file (which cargo rightly does not relink for) never counts. Without a
+/// dep-info file, the sources of lifeline-core and lifeline-cli that are not tests.
+fn newest_source(bin: &std::path::Path) -> Option<(PathBuf, std::time::SystemTime)> {
+    let newest = |paths: Vec<PathBuf>| {
+        paths
+            .into_iter()
+            .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+            .max()
+            .map(|(at, p)| (p, at))
+    };
+    if let Ok(info) = std::fs::read_to_string(bin.with_extension("d")) {
+        return newest(dep_info_sources(&info));
+    }
+    fn walk(path: &std::path::Path, out: &mut Vec<PathBuf>) {
+        if path.is_dir() {
             for entry in std::fs::read_dir(path).into_iter().flatten().flatten() {
-                walk(&entry.path(), newest);
+                walk(&entry.path(), out);
             }
-        } else if let Ok(at) = meta.modified()
-            && newest.as_ref().is_none_or(|(_, n)| at > *n)
-        {
-            *newest = Some((path.to_owned(), at));
+        } else if !path.to_string_lossy().ends_with("_tests.rs") {
+            out.push(path.to_owned());
         }
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()?
         .to_owned();
-    let mut newest = None;
-    for part in [
-        "crates/core/src",
-        "crates/core/Cargo.toml",
-        "crates/cli/src",
-        "crates/cli/Cargo.toml",
-        "Cargo.lock",
-    ] {
-        walk(&root.join(part), &mut newest);
+    let mut paths = Vec::new();
+    for part in ["crates/core/src", "crates/cli/src"] {
+        walk(&root.join(part), &mut paths);
     }
-    newest
+    newest(paths)
+}
+
+/// The prerequisites of a make-style dep-info file (`target: a.rs b\ c.rs`): the paths after
+/// the first `: `, split on spaces that are not escaped.
+fn dep_info_sources(info: &str) -> Vec<PathBuf> {
+    let Some(line) = info.lines().next() else {
+        return Vec::new();
+    };
+    let Some((_, deps)) = line.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = deps.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => current.extend(chars.next()),
+            ' ' => {
+                if !current.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut current)));
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(PathBuf::from(current));
+    }
+    out
+}
+
+#[test]
+fn dep_info_paths_keep_escaped_spaces() {
+    assert_eq!(
+        dep_info_sources("/t/lifeline: /a/b.rs /c/my\\ dir/d.rs\n\n/a/b.rs:\n"),
+        [PathBuf::from("/a/b.rs"), PathBuf::from("/c/my dir/d.rs")]
+    );
 }
 
 #[derive(Debug)]
