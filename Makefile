@@ -19,7 +19,7 @@
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
-#   make portability  the whole workspace checked for Windows (x86_64-pc-windows-gnu; part of make test)
+#   make portability  the whole workspace checked for Windows (x86_64-pc-windows-gnu)
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
@@ -117,10 +117,12 @@ run:
 	scripts/run-app.sh
 
 # Windows from here: `cargo check` of every crate and target for x86_64-pc-windows-gnu (the
-# rustup target and MinGW come from setup), so Unix-only code cannot land unnoticed.
+# rustup target and MinGW come from `setup.sh portability`, not from the test profile: rustup
+# downloads from static.rust-lang.org, which CI may not reach), so Unix-only code is seen.
 # docs/packaging.md says what runs where.
 WINDOWS_TARGET := x86_64-pc-windows-gnu
 portability:
+	scripts/setup.sh portability
 	$(CARGO) check --workspace --all-targets --target $(WINDOWS_TARGET)
 
 # Packages (docs/packaging.md). Release builds, minutes long: not part of `make test`.

@@ -4,9 +4,11 @@
 #   scripts/setup.sh run     build and start the app: apt build libraries, the UI's npm packages
 #   scripts/setup.sh check   + rustfmt/clippy, the npm peers and the Python venv (the Rust
 #                            integration tests run them)
-#   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver, Node 22 and the
-#                            Windows target with MinGW (the browser, app-window, conformance and
-#                            portability checks); the default
+#   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver and Node 22 (the
+#                            browser, app-window and conformance checks); the default
+#   scripts/setup.sh portability  + the Windows target (rustup, from static.rust-lang.org) and
+#                            MinGW, for `make portability`; kept out of `test` because CI may reach
+#                            only the package registries
 #
 # Idempotent, and quick when there is nothing to do. Downloads only through apt, npm, pip,
 # cargo and rustup by package name (npm ci from committed lock files; pip from an exactly
@@ -26,9 +28,9 @@ set -euo pipefail
 
 PROFILE=${1:-test}
 case $PROFILE in
-run | check | test) ;;
+run | check | test | portability) ;;
 *)
-  printf 'setup: unknown profile "%s": use run, check or test\n' "$PROFILE" >&2
+  printf 'setup: unknown profile "%s": use run, check, test or portability\n' "$PROFILE" >&2
   exit 2
   ;;
 esac
@@ -37,7 +39,8 @@ wants() {
   case $1 in
   run) return 0 ;;
   check) [[ $PROFILE != run ]] ;;
-  test) [[ $PROFILE == test ]] ;;
+  test) [[ $PROFILE == test || $PROFILE == portability ]] ;;
+  portability) [[ $PROFILE == portability ]] ;;
   esac
 }
 
@@ -77,10 +80,12 @@ if wants test; then
     chromium
     # The app's WebDriver test: /usr/bin/WebKitWebDriver, which tauri-driver drives.
     webkit2gtk-driver
-    # `make portability`: the workspace checked for Windows (the C parts of ring and SQLite
-    # are compiled, and the app's resources linked, by the MinGW cross toolchain).
-    gcc-mingw-w64-x86-64
   )
+fi
+if wants portability; then
+  # `make portability`: the workspace checked for Windows (the C parts of ring and SQLite
+  # are compiled, and the app's resources linked, by the MinGW cross toolchain).
+  APT_PACKAGES+=(gcc-mingw-w64-x86-64)
 fi
 
 # A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.
@@ -136,7 +141,7 @@ fi
 
 # The Windows target for `make portability` (x86_64-pc-windows-gnu, with MinGW above).
 WINDOWS_TARGET=x86_64-pc-windows-gnu
-if wants test; then
+if wants portability; then
   if rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET"; then
     say "rust target $WINDOWS_TARGET present"
   else
