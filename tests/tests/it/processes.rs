@@ -6,13 +6,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::json;
 use tokio::process::Command;
 
 use crate::cli::{lifeline_bin, lifeline_with_env};
-use crate::support::{PATIENCE, TempDirGuard, fixture_bin, wait_for_log, write_config};
+use crate::support::{
+    TempDirGuard, fixture_bin, is_running, process_ended, wait_for_log, write_config,
+};
 
 /// A value in Lifeline's own environment that no server asked for.
 const LEAK: &str = "canary-leak-6e1d";
@@ -75,29 +76,6 @@ async fn a_stdio_server_gets_the_sdk_environment_and_its_own_not_lifelines() {
     }
 }
 
-/// True while `pid` is a live process. A zombie (exited, not yet reaped) is not live.
-fn is_running(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    !matches!(state, Some('Z' | 'X') | None)
-}
-
-/// Waits for `pid` to end, an event outside the test, failing after `PATIENCE`.
-async fn wait_gone(what: &str, pid: u32) {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    while is_running(pid) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what} ({pid}) still runs after {PATIENCE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 fn logged_pid(entry: &serde_json::Value) -> u32 {
     let pid = entry["pid"]
         .as_u64()
@@ -141,7 +119,7 @@ async fn a_killed_cli_takes_its_servers_with_it_and_the_next_run_ends_the_rest()
 
     watch.start_kill().expect("SIGKILL to lifeline watch");
     watch.wait().await.expect("lifeline watch ended");
-    wait_gone("the server of a SIGKILLed lifeline", server).await;
+    process_ended("the server of a SIGKILLed lifeline", server).await;
     assert!(
         is_running(grandchild),
         "the sleep outlives the server: only the next run can end it"
@@ -157,7 +135,7 @@ async fn a_killed_cli_takes_its_servers_with_it_and_the_next_run_ends_the_rest()
         &[("XDG_DATA_HOME", data_env)],
     )
     .await;
-    wait_gone("the server's own child, after the next run", grandchild).await;
+    process_ended("the server's own child, after the next run", grandchild).await;
     let left = std::fs::read_dir(&runs)
         .map(|d| d.count())
         .unwrap_or_default();

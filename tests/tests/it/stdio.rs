@@ -13,7 +13,9 @@ use lifeline_core::{Error, ErrorKind, Phase, Session, SessionOptions, Stage};
 use serde_json::{Value, json};
 
 use crate::cli::{lifeline, lifeline_with_env};
-use crate::support::{self, PATIENCE, StdioFixture, TempDirGuard};
+use crate::support::{
+    self, PATIENCE, StdioFixture, TempDirGuard, is_running, process_ended as died,
+};
 
 /// Every tool of the fixture, in its order.
 const TOOLS: &str = "echo add slow progress fail crash stderr list_changed log ask";
@@ -67,18 +69,6 @@ async fn logged_pid(fixture: &StdioFixture, event: &str) -> u32 {
     u32::try_from(pid).expect("a pid fits in u32")
 }
 
-/// True while `pid` is a live process. A zombie (exited, not yet reaped) is not live.
-fn is_running(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // "pid (comm) S ...": the state follows the last parenthesis, as comm may hold any byte.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    !matches!(state, Some('Z' | 'X') | None)
-}
-
 /// Waits for `event` (a process dying, a pipe being read), failing the test after
 /// `PATIENCE`.
 async fn within<T>(what: &str, event: impl Future<Output = T>) -> T {
@@ -99,34 +89,6 @@ async fn stderr_until(t: &StdioTransport, what: &str, done: impl Fn(&str) -> boo
         "{what}: the server closed its stderr first; the tail: {:?}",
         t.stderr_tail()
     );
-}
-
-/// Waits for process `pid` (any process, not only a child of this one) to end: a pidfd
-/// becomes readable when its process exits. Fails the test after `PATIENCE`.
-async fn died(what: &str, pid: u32) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use tokio::io::Interest;
-    use tokio::io::unix::AsyncFd;
-    let raw_pid = libc::pid_t::try_from(pid).expect("a pid fits in pid_t");
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
-    if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        assert_eq!(
-            e.raw_os_error(),
-            Some(libc::ESRCH),
-            "pidfd_open({pid}): {e}"
-        );
-        return; // Already ended and reaped.
-    }
-    let fd = i32::try_from(fd).expect("a descriptor fits in i32");
-    // SAFETY: `fd` was just returned by pidfd_open and is owned by nothing else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: the AsyncFd owns `fd`, which stays open (and the same pidfd) until it drops.
-    let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
-        .unwrap_or_else(|e| panic!("polling a pidfd: {e}"));
-    let readable = within(what, fd.readable()).await;
-    let _ended = readable.unwrap_or_else(|e| panic!("waiting for pid {pid}: {e}"));
 }
 
 async fn send_signal(pid: u32, signal: &str) {

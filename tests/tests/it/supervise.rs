@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use crate::cli::{lifeline, lifeline_bin};
-use crate::support::{self, PATIENCE, StdioFixture, TempDirGuard, write_config};
+use crate::support::{self, PATIENCE, StdioFixture, TempDirGuard, is_running, write_config};
 
 /// Every tool of the fixture, in its order.
 const TOOLS: [&str; 10] = [
@@ -378,17 +378,6 @@ fn names(tools_event: &Value) -> Vec<&str> {
         .iter()
         .map(|n| n.as_str().unwrap())
         .collect()
-}
-
-/// True while `pid` is a live process. A zombie (exited, not yet reaped) is not live.
-fn is_running(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    !matches!(state, Some('Z' | 'X') | None)
 }
 
 // # An HTTP fixture this module starts itself, on a chosen port (to restart it there)

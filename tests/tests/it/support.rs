@@ -297,3 +297,47 @@ pub fn parse_sse(text: &str) -> Vec<SseEvent> {
     }
     events
 }
+
+// # Processes outside the test's own children
+
+/// True while `pid` is a live process. A zombie (exited, not yet reaped) is not live.
+pub fn is_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (comm) S ...": the state follows the last parenthesis, as comm may hold any byte.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    !matches!(state, Some('Z' | 'X') | None)
+}
+
+/// Waits for process `pid` (any process, not only a child of this one) to end: a pidfd
+/// becomes readable when its process exits. Fails the test after `PATIENCE`.
+pub async fn process_ended(what: &str, pid: u32) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+    let raw_pid = libc::pid_t::try_from(pid).expect("a pid fits in pid_t");
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw_pid, 0) };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        assert_eq!(
+            e.raw_os_error(),
+            Some(libc::ESRCH),
+            "pidfd_open({pid}): {e}"
+        );
+        return; // Already ended and reaped.
+    }
+    let fd = i32::try_from(fd).expect("a descriptor fits in i32");
+    // SAFETY: `fd` was just returned by pidfd_open and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: the AsyncFd owns `fd`, which stays open (and the same pidfd) until it drops.
+    let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+        .unwrap_or_else(|e| panic!("polling a pidfd: {e}"));
+    let readable = tokio::time::timeout(PATIENCE, fd.readable())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {PATIENCE:?}"));
+    let _ended = readable.unwrap_or_else(|e| panic!("waiting for pid {pid}: {e}"));
+}
