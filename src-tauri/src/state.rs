@@ -23,7 +23,6 @@ use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
-#[path = "detail.rs"]
 pub mod detail;
 
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
@@ -293,7 +292,7 @@ impl AppState {
 
     /// One tool call, never replayed. The result is the MCP `CallToolResult` (a tool's own
     /// failure is a result with `isError: true`), its text scrubbed of configured secrets.
-    /// The command names calls and streams progress: `call_tool_with` (detail.rs).
+    /// The command names calls and streams progress: `call_tool_with` (state/detail.rs).
     #[cfg_attr(
         not(test),
         expect(dead_code, reason = "the command uses call_tool_with")
@@ -544,5 +543,4 @@ fn log_event(event: &Event) {
 #[path = "state_tests.rs"]
 mod tests;
 
-#[path = "config_live.rs"]
 pub mod config_live;

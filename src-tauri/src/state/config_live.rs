@@ -420,11 +420,10 @@ fn no_path() -> ErrorView {
     )
 }
 
-#[path = "config_import.rs"]
 pub(crate) mod config_import;
 use config_import::ImportDirs;
 pub use config_import::{Detected, ImportChoice, ImportOutcome};
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
+#[path = "config_live_tests.rs"]
 mod tests;
