@@ -10,6 +10,16 @@ use std::fmt;
 /// Where variable values come from: `std::env::var` in production.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// How references are expanded while reading one entry.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx<'a> {
+    pub lookup: Lookup<'a>,
+    /// When false (the server is disabled), a reference that cannot be expanded is left as
+    /// written instead of being a problem: a server can be turned off because its token is
+    /// not available here. The variable must be set before the server is enabled.
+    pub strict: bool,
+}
+
 /// The lookup a running program uses: the process environment.
 pub fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()

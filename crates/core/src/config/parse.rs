@@ -3,7 +3,7 @@
 //! unknown keys are ignored here and kept in `Config::raw`.
 
 use super::error::{ConfigError, ConfigErrorKind, Problem};
-use super::expand::Lookup;
+use super::expand::{Ctx, Lookup};
 use super::policy;
 use super::secret::Secret;
 use super::transport;
@@ -72,16 +72,6 @@ pub fn from_value(
     } else {
         Err(ConfigError::new(ConfigErrorKind::Invalid, path, problems))
     }
-}
-
-/// How references are expanded while reading one entry.
-#[derive(Clone, Copy)]
-pub(crate) struct Ctx<'a> {
-    pub lookup: Lookup<'a>,
-    /// When false (the server is disabled), a reference that cannot be expanded is left as
-    /// written instead of being a problem: a server can be turned off because its token is
-    /// not available here. The variable must be set before the server is enabled.
-    pub strict: bool,
 }
 
 /// Reads one server entry at `section.name`. `None` when it has problems (all recorded).

@@ -3,8 +3,7 @@
 //! expanded (`expand`); env and header values become `Secret`s.
 
 use super::error::Problem;
-use super::expand;
-use super::parse::Ctx;
+use super::expand::{self, Ctx};
 use super::secret::Secret;
 use super::types::TransportConfig;
 use super::validate::{self, join};

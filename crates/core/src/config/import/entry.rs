@@ -4,8 +4,8 @@
 //! included; what does not is skipped with every reason.
 
 use super::ImportReport;
-use crate::config::expand::{self, ExpandError, Lookup};
-use crate::config::parse::{self, Ctx};
+use crate::config::expand::{self, Ctx, ExpandError, Lookup};
+use crate::config::parse;
 use crate::config::types::ServerPolicy;
 use crate::config::validate::{self, MAX_NAME_LEN, join};
 use serde_json::{Map, Value};
