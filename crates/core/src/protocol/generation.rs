@@ -1,15 +1,23 @@
 //! Which protocol generation a server is spoken to in: `auto` (over HTTP: the stateless
 //! 2026-07-28 revision first, then `initialize`, then the legacy HTTP+SSE transport, each
 //! step only on the spec's signals) or one pinned revision, which is offered and required
-//! — a pin is never silently changed.
-
-use super::mcp::SUPPORTED_PROTOCOL_VERSIONS;
+//! — a pin is never silently changed. The revisions' strings are defined here, once; `mcp`
+//! and `modern` re-export the ones they speak.
 
 /// The revision of the legacy HTTP+SSE transport.
 pub const LEGACY_SSE: &str = "2024-11-05";
 
 /// The stateless revision: no `initialize`, `server/discover` and per-request `_meta`.
-pub const STATELESS: &str = super::modern::VERSION;
+pub const STATELESS: &str = "2026-07-28";
+
+/// The revision we offer in `initialize`.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every revision we speak through `initialize`, newest first. A server may answer `initialize` with any of
+/// these; anything else is refused with a clear error. 2024-11-05 is what legacy HTTP+SSE
+/// servers answer (and stdio servers of that age); its messages are a subset of ours.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProtocolChoice {

@@ -1,17 +1,9 @@
 //! MCP's client-side messages: the initialize handshake with version negotiation, tools,
 //! progress, and the server-to-client requests a client must answer.
 
+pub use super::generation::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-/// The revision we offer in `initialize`.
-pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
-
-/// Every revision we can speak, newest first. A server may answer `initialize` with any of
-/// these; anything else is refused with a clear error. 2024-11-05 is what legacy HTTP+SSE
-/// servers answer (and stdio servers of that age); its messages are a subset of ours.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
-    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 pub const CLIENT_NAME: &str = "lifeline";
 pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -19,7 +11,7 @@ pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Checks the version a server answered with. The message names both sides' versions and
 /// what to do, because "unsupported version" alone leaves the user nowhere.
 pub fn negotiate(server_version: &str) -> Result<&'static str, String> {
-    if server_version == super::modern::VERSION {
+    if server_version == super::generation::STATELESS {
         return Err(format!(
             "the server answered initialize with protocol version {server_version}, a revision \
              that has no initialize: it contradicts itself; set `protocol` to \"{server_version}\" \

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 /// The modern revision Lifeline speaks.
-pub const VERSION: &str = "2026-07-28";
+pub const VERSION: &str = super::generation::STATELESS;
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
