@@ -22,6 +22,8 @@ mod instance;
 mod log_file;
 mod logs;
 mod state;
+#[cfg(test)]
+mod test_support;
 mod tray;
 mod view;
 #[cfg(test)]

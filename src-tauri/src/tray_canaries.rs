@@ -3,11 +3,11 @@
 //! notification its last state event raises is searched for each canary.
 
 use super::notification_for;
+use crate::test_support::fixture;
 use lifeline_core::config;
 use lifeline_core::events::EventBus;
 use lifeline_core::supervisor::Fleet;
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,22 +20,6 @@ const CANARIES: [&str; 6] = [
     "fragtok2Zn6Yw",
     "hf_Fixture0123456789abcdefghijklmnop",
 ];
-
-/// The fixture binary next to this test's executable (target/debug/deps/..).
-fn fixture() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's path");
-    let path = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/debug")
-        .join("lifeline-fixture");
-    assert!(
-        path.is_file(),
-        "{} is missing: build it first (cargo build -p lifeline-it)",
-        path.display()
-    );
-    path
-}
 
 #[tokio::test]
 async fn no_canary_reaches_a_notification() {

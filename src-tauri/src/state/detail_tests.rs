@@ -5,6 +5,7 @@
 
 use super::super::{AppInfo, AppState, Mode, Source};
 use super::*;
+use crate::test_support::fixture;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
 use std::path::PathBuf;
@@ -14,22 +15,6 @@ const CANARY: &str = "hunter2-app-canary";
 
 /// How long a wait on the fixture may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(10);
-
-/// The fixture binary next to this test's executable (target/debug/deps/..).
-fn fixture() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's path");
-    let path = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/debug")
-        .join("lifeline-fixture");
-    assert!(
-        path.is_file(),
-        "{} is missing: build it first (cargo build -p lifeline-it)",
-        path.display()
-    );
-    path
-}
 
 /// A temp directory for one test's fixture log, removed on drop.
 struct TempDir(PathBuf);
