@@ -3,15 +3,14 @@
 //! and given up when the server refuses it. How long to wait before opening it again is
 //! `policy::listen`'s decision; this task only sleeps it.
 
-use super::{Pending, Shared};
+use super::Shared;
+use super::engine::Registered;
 use crate::error::{Error, ErrorKind};
 use crate::policy::{ListenRetry, SeededRng};
+use crate::protocol::Message;
 use crate::protocol::modern;
-use crate::protocol::{Message, RequestId};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 /// True when the server offers change notifications worth a `subscriptions/listen` stream.
@@ -45,17 +44,8 @@ pub(super) async fn listen(shared: Arc<Shared>) {
         if shared.closed.lock().expect("lock").is_some() {
             return;
         }
-        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let (answer_tx, answer) = oneshot::channel();
-        let (progress, _) = mpsc::unbounded_channel();
-        shared.pending.lock().expect("lock").insert(
-            id.clone(),
-            Pending {
-                method: "subscriptions/listen".into(),
-                answer: answer_tx,
-                progress,
-            },
-        );
+        // No timeout: the stream is meant to stay open. Its progress is not read.
+        let Registered { id, answer, .. } = shared.register("subscriptions/listen");
         let params = modern::with_meta(Some(json!({ "notifications": filter })), &meta);
         let opened = Instant::now();
         let outcome = match shared
@@ -71,7 +61,7 @@ pub(super) async fn listen(shared: Arc<Shared>) {
                 .await
                 .unwrap_or_else(|_| Err(Error::cancelled("session ended"))),
             Err(e) => {
-                shared.pending.lock().expect("lock").remove(&id);
+                shared.take_pending(&id);
                 Err(e)
             }
         };

@@ -4,28 +4,30 @@
 //! ends, every waiting request fails at once with the cause and later requests are refused.
 //!
 //! A session speaks either a revision with `initialize` (`connect`) or the stateless
-//! revision 2026-07-28 (`connect_modern`): `server/discover` instead of the handshake,
-//! `_meta` on every request, server input asked for inside results (multi round-trip
-//! requests), and — since its streams cannot be resumed — a request whose response stream
-//! broke is asked again with a new id when that is safe (`policy::reissue`: it only reads,
-//! or its tool declares `readOnlyHint` / `idempotentHint`), and fails `stream_lost` saying
-//! why when it is not.
+//! revision 2026-07-28 (`connect_modern`, in `stateless.rs`).
+//!
+//! This file holds the session's face: its options, its state, the handshake and the
+//! public calls. The parts: `engine.rs` (ids, the pending map, timeouts, cancellation),
+//! `reader.rs` (what the transport delivers, dispatched), `server_requests.rs` (the
+//! server's own requests, answered under a cap), `stateless.rs` (discovery, `_meta`,
+//! multi round-trip input, asking again after a lost stream), `listen.rs` (the stateless
+//! revision's `subscriptions/listen` loop), `tools.rs` (`tools/list` paging) and
+//! `negotiate.rs` (which revision to speak, tried in order).
 
-use crate::diagnostics::redact::{Redactor, cap};
+use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
-use crate::policy::reissue::{self, Reissue};
 use crate::protocol::mcp::{self, ClientCapabilities, InitializeResult, Progress, Tool};
-use crate::protocol::modern::{self, DiscoverResult};
-use crate::protocol::{Message, RequestId, Response, RpcError};
-use crate::transport::{Connection, Incoming, Transport};
+use crate::protocol::{Message, RequestId, RpcError};
+use crate::transport::{Connection, Transport};
+use engine::Pending;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use stateless::Modern;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::sync::{broadcast, mpsc};
 
 /// Answers one kind of server→client request (elicitation, sampling).
 pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
@@ -128,49 +130,10 @@ struct Shared {
     listener: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
-/// What a stateless-revision session adds.
-struct Modern {
-    /// Sent in every request's `params._meta`.
-    meta: serde_json::Map<String, Value>,
-    /// Tools whose call may be asked again after a lost response stream.
-    repeatable: Mutex<HashSet<String>>,
-    /// Whether the tools were ever listed (their annotations and headers known).
-    listed: std::sync::atomic::AtomicBool,
-}
-
-/// Why `connect_modern` did not produce a session, and whether the answer showed the
-/// server to be of the `initialize` era (so that `auto` may fall back to it).
-#[derive(Debug)]
-pub struct Refusal {
-    pub error: Error,
-    pub legacy: bool,
-}
-
-/// How many rounds of input a server may ask for in one request (multi round-trip).
-const MAX_INPUT_ROUNDS: u32 = 8;
-
-struct Pending {
-    method: String,
-    answer: oneshot::Sender<Result<Value, Error>>,
-    progress: mpsc::UnboundedSender<Progress>,
-}
-
 impl Session {
     /// Starts a session on a transport without the handshake (see `connect`).
     pub fn start(conn: Connection, options: SessionOptions) -> Session {
         Session::start_with(conn, options, None)
-    }
-
-    /// Starts a stateless-revision session without discovery (see `connect_modern`).
-    pub fn start_modern(conn: Connection, options: SessionOptions) -> Session {
-        let version = modern::VERSION;
-        conn.transport.set_modern(version);
-        let modern = Modern {
-            meta: modern::request_meta(version, &options.capabilities()),
-            repeatable: Mutex::new(HashSet::new()),
-            listed: std::sync::atomic::AtomicBool::new(false),
-        };
-        Session::start_with(conn, options, Some(modern))
     }
 
     fn start_with(conn: Connection, options: SessionOptions, modern: Option<Modern>) -> Session {
@@ -188,7 +151,7 @@ impl Session {
             modern,
             listener: Mutex::new(None),
         });
-        let reader = tokio::spawn(read_incoming(shared.clone(), conn.incoming));
+        let reader = tokio::spawn(reader::read_incoming(shared.clone(), conn.incoming));
         Session { shared, reader }
     }
 
@@ -203,115 +166,6 @@ impl Session {
                 Err(e)
             }
         }
-    }
-
-    /// Starts a stateless-revision (2026-07-28) session: `server/discover` instead of the
-    /// handshake. A refusal says whether the server answered like one of the `initialize`
-    /// era (`Refusal::legacy`), which is the only evidence `auto` falls back on.
-    pub async fn connect_modern(
-        conn: Connection,
-        options: SessionOptions,
-    ) -> Result<Session, Refusal> {
-        let session = Session::start_modern(conn, options);
-        match session.discover().await {
-            Ok(()) => Ok(session),
-            Err(r) => {
-                session.close().await;
-                Err(r)
-            }
-        }
-    }
-
-    async fn discover(&self) -> Result<(), Refusal> {
-        let stage = |e: Error| in_handshake(e, Stage::Discover);
-        let refuse = |error: Error, legacy: bool| Refusal {
-            error: stage(error),
-            legacy,
-        };
-        let ours = modern::VERSION;
-        let value = match self
-            .request("server/discover", None, RequestOptions::default())
-            .await
-        {
-            Ok(v) => v,
-            // A modern server without `server/discover` (it must have it, but the
-            // revision lets a client go on without): speak it anyway.
-            Err(e)
-                if e.context().status == Some(404)
-                    && e.context().rpc_code
-                        == Some(crate::protocol::RpcError::METHOD_NOT_FOUND) =>
-            {
-                json!({ "supportedVersions": [ours] })
-            }
-            Err(e) => {
-                let listed = e.context().supported_versions.clone();
-                let legacy = match &listed {
-                    // A modern refusal of our version: fall back only when what the server
-                    // speaks instead is one of the `initialize` revisions we speak.
-                    Some(list) => list
-                        .iter()
-                        .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str())),
-                    None => crate::policy::fallback::is_legacy_answer_to_modern(&e),
-                };
-                let error = match listed {
-                    Some(list) => Error::protocol(format!(
-                        "the server does not speak MCP {ours} (it lists {}); Lifeline speaks {ours} \
-                         and {}",
-                        if list.is_empty() { "no revision".to_owned() } else { list.join(", ") },
-                        mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-                    ))
-                    .with(|c| *c = e.context().clone())
-                    .caused_by(e),
-                    None => e,
-                };
-                return Err(refuse(error, legacy));
-            }
-        };
-        let result: DiscoverResult = serde_json::from_value(value).map_err(|_| {
-            refuse(
-                Error::protocol(
-                    "the server answered server/discover with something that is not a discovery \
-                     result (no supportedVersions), so it does not speak the stateless revision \
-                     (2026-07-28)",
-                )
-                .with(|c| c.method = Some("server/discover".into())),
-                true,
-            )
-        })?;
-        let versions = modern::clean_versions(&json!(result.supported_versions));
-        if !versions.iter().any(|v| v == ours) {
-            let legacy = versions
-                .iter()
-                .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str()));
-            return Err(refuse(
-                Error::protocol(format!(
-                    "the server's server/discover lists {} but not {ours}; Lifeline speaks {ours} \
-                     and {}",
-                    if versions.is_empty() {
-                        "no revision".to_owned()
-                    } else {
-                        versions.join(", ")
-                    },
-                    mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-                ))
-                .with(|c| {
-                    c.method = Some("server/discover".into());
-                    c.supported_versions = Some(versions.clone());
-                }),
-                legacy,
-            ));
-        }
-        let _ = self.shared.server.set(InitializeResult {
-            protocol_version: ours.to_owned(),
-            capabilities: result.capabilities.clone(),
-            server_info: result.server_info(),
-            instructions: result.instructions.clone(),
-        });
-        if listen::wants_listen(&result.capabilities) {
-            let handle = tokio::spawn(listen::listen(self.shared.clone())).abort_handle();
-            *self.shared.listener.lock().expect("lock") = Some(handle);
-        }
-        Ok(())
     }
 
     async fn handshake(&self) -> Result<(), Error> {
@@ -379,7 +233,7 @@ impl Session {
     }
 
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        self.check_open()?;
+        self.shared.check_open()?;
         self.shared
             .transport
             .send(&Message::notification(method, params))
@@ -431,236 +285,9 @@ impl Session {
         params: Option<Value>,
         opts: RequestOptions,
     ) -> Result<Value, Error> {
-        let Some(m) = &self.shared.modern else {
-            return self.request_once(method, params, &opts).await;
-        };
-        // The params with the input the server asked for, once it asked (multi round-trip).
-        let mut with_input: Option<Value> = None;
-        let mut reissued = 0;
-        let mut rounds = 0;
-        let mut version_retried = false;
-        let mut relisted = false;
-        // Over HTTP, a call mirrors arguments its tool annotates with `x-mcp-header`, so
-        // the tool definitions must be known before the first call.
-        if method == "tools/call"
-            && self.shared.transport.mirrors_headers()
-            && !m.listed.load(Ordering::Relaxed)
-        {
-            let _ = Box::pin(self.list_tools()).await;
-        }
-        loop {
-            let base = with_input.clone().or_else(|| params.clone());
-            let with_meta = Some(modern::with_meta(base, &m.meta));
-            match self.request_once(method, with_meta, &opts).await {
-                // The server refused the revision but lists it as supported (a server
-                // that was switching versions, say): the spec's answer is to ask again
-                // with a listed one, which is ours. Once.
-                Err(e)
-                    if !version_retried
-                        && e.context().rpc_code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
-                        && e.context()
-                            .supported_versions
-                            .as_ref()
-                            .is_some_and(|l| l.iter().any(|v| v == modern::VERSION)) =>
-                {
-                    version_retried = true;
-                    tracing::info!(
-                        method,
-                        "the server refused the revision it lists as supported; asking once more"
-                    );
-                }
-                // The server says the mirrored headers do not match the body: the tool's
-                // definition may have changed. The spec's answer: list the tools again
-                // (which updates the headers), then ask once more.
-                Err(e)
-                    if method == "tools/call"
-                        && !relisted
-                        && e.context().rpc_code == Some(modern::HEADER_MISMATCH) =>
-                {
-                    relisted = true;
-                    tracing::info!(
-                        "header mismatch on tools/call; listing the tools again before asking once more"
-                    );
-                    Box::pin(self.list_tools()).await?;
-                }
-                Err(e) if e.kind() == ErrorKind::StreamLost && self.closed().is_none() => {
-                    // A call to a tool whose annotations were never listed: learn them first
-                    // (listing only reads), so that the decision rests on what it declares.
-                    if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
-                        let _ = Box::pin(self.list_tools()).await;
-                    }
-                    let name = params.as_ref().and_then(|p| p["name"].as_str());
-                    let name = name.unwrap_or("");
-                    let tool_repeatable = m.repeatable.lock().expect("lock").contains(name);
-                    let why = match reissue::after_lost_stream(method, tool_repeatable, reissued) {
-                        Reissue::Again => {
-                            reissued += 1;
-                            tracing::info!(
-                                method,
-                                reissued,
-                                "a response stream broke before the answer; asking again with a new id"
-                            );
-                            continue;
-                        }
-                        Reissue::Exhausted => {
-                            return Err(e.restated(format!(
-                                "{method}: the response stream broke before the answer again, \
-                                 after asking {reissued} more times with a new id; gave up"
-                            )));
-                        }
-                        Reissue::NotARead => format!("{method} is not a request that only reads"),
-                        Reissue::ToolNotRepeatable => {
-                            let shown = cap(&self.shared.redactor.scrub(name), 100);
-                            format!(
-                                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
-                            )
-                        }
-                    };
-                    return Err(e.restated(format!(
-                        "{method}: the response stream broke before the answer; it was \
-                         not asked again because {why}, so it may have run on the server"
-                    )));
-                }
-                Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
-                    rounds += 1;
-                    if rounds > MAX_INPUT_ROUNDS {
-                        return Err(Error::protocol(format!(
-                            "{method}: the server asked for input {MAX_INPUT_ROUNDS} times without \
-                             finishing; stopped instead of looping"
-                        ))
-                        .with(|c| c.method = Some(method.to_owned())));
-                    }
-                    with_input = Some(self.with_input(method, params.clone(), &v).await?);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// The original request's params with the answers to what the server asked for
-    /// (`inputResponses`) and its `requestState`, if it gave one.
-    async fn with_input(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        asked: &Value,
-    ) -> Result<Value, Error> {
-        let mut responses = serde_json::Map::new();
-        if let Some(requests) = asked.get("inputRequests").and_then(Value::as_object) {
-            for (key, req) in requests {
-                let what = req["method"].as_str().unwrap_or("");
-                let answer = server_requests::answer(&self.shared.options, what, req.get("params").cloned())
-                    .await
-                    .map_err(|e| {
-                        Error::protocol(format!(
-                            "{method}: the server asked for {} input, which this client cannot give ({})",
-                            cap(what, 60),
-                            cap(&self.shared.redactor.scrub(&e.message), 200)
-                        ))
-                        .with(|c| c.method = Some(method.to_owned()))
-                    })?;
-                responses.insert(key.clone(), answer);
-            }
-        }
-        let mut params = match params {
-            Some(Value::Object(o)) => o,
-            _ => serde_json::Map::new(),
-        };
-        params.insert("inputResponses".into(), Value::Object(responses));
-        if let Some(state) = asked.get("requestState").filter(|s| s.is_string()) {
-            params.insert("requestState".into(), state.clone());
-        }
-        Ok(Value::Object(params))
-    }
-
-    /// One request with one id: sent, then waited for (see `request`).
-    async fn request_once(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        opts: &RequestOptions,
-    ) -> Result<Value, Error> {
-        self.check_open()?;
-        let shared = &self.shared;
-        let id = RequestId::Number(shared.next_id.fetch_add(1, Ordering::Relaxed));
-        let params = with_progress_token(method, params, &id);
-        let (answer_tx, mut answer) = oneshot::channel();
-        let (progress_tx, mut progress) = mpsc::unbounded_channel();
-        shared.pending.lock().expect("lock").insert(
-            id.clone(),
-            Pending {
-                method: method.to_owned(),
-                answer: answer_tx,
-                progress: progress_tx,
-            },
-        );
-        let mut guard = CancelOnDrop {
-            shared: shared.clone(),
-            id: Some(id.clone()),
-            initialize: method == "initialize",
-        };
-
-        let timeout = opts.timeout.unwrap_or(shared.options.request_timeout);
-        let hard = Instant::now() + shared.options.max_request_timeout.max(timeout);
-        let mut deadline = (Instant::now() + timeout).min(hard);
-        let msg = Message::request(id.clone(), method, params);
-        let send = shared.transport.send(&msg);
-        tokio::pin!(send);
-        let mut sent = false;
-        loop {
-            tokio::select! {
-                r = &mut send, if !sent => {
-                    sent = true;
-                    if let Err(e) = r {
-                        shared.pending.lock().expect("lock").remove(&id);
-                        guard.id = None;
-                        return Err(e);
-                    }
-                }
-                r = &mut answer => {
-                    guard.id = None;
-                    // Progress that arrived before the answer reaches the caller first.
-                    while let Ok(p) = progress.try_recv() {
-                        if let Some(user) = &opts.progress {
-                            let _ = user.send(p);
-                        }
-                    }
-                    return r.unwrap_or_else(|_| Err(Error::cancelled("the session ended before the answer")));
-                }
-                Some(p) = progress.recv() => {
-                    deadline = (Instant::now() + timeout).min(hard);
-                    if let Some(user) = &opts.progress {
-                        let _ = user.send(p);
-                    }
-                }
-                _ = tokio::time::sleep_until(deadline) => {
-                    let capped = deadline >= hard;
-                    // Sent before returning, so that a caller who closes the session next
-                    // cannot overtake the notification.
-                    let cancelled = match guard.take_cancellation("timed out") {
-                        Some(msg) => {
-                            let limit = shared.options.request_timeout.min(CANCEL_SEND_TIMEOUT);
-                            let sent = tokio::time::timeout(limit, shared.transport.send(&msg)).await;
-                            matches!(sent, Ok(Ok(())))
-                        }
-                        None => false,
-                    };
-                    let limit = if capped { shared.options.max_request_timeout.max(timeout) } else { timeout };
-                    return Err(Error::timeout(format!(
-                        "{method} got no answer within {}{}{}",
-                        crate::fmt_duration(limit),
-                        if capped { " (the hard cap, even with progress)" } else { " (the request timeout; progress restarts it)" },
-                        if cancelled { "; sent notifications/cancelled" } else { "" },
-                    )).with(|c| c.method = Some(method.to_owned())));
-                }
-            }
-        }
-    }
-
-    fn check_open(&self) -> Result<(), Error> {
-        match self.shared.closed.lock().expect("lock").as_ref() {
-            Some(cause) => Err(Error::closed_because(cause)),
-            None => Ok(()),
+        match &self.shared.modern {
+            Some(m) => self.request_stateless(m, method, params, opts).await,
+            None => self.request_once(method, params, &opts).await,
         }
     }
 
@@ -670,7 +297,7 @@ impl Session {
             l.abort();
         }
         let cause = Error::cancelled("the connection was closed by Lifeline");
-        close_with(&self.shared, cause);
+        engine::close_with(&self.shared, cause);
         self.shared.transport.close().await;
     }
 }
@@ -696,201 +323,15 @@ fn in_handshake(e: Error, stage: Stage) -> Error {
     e.in_stage(Phase::Connect, Some(s))
 }
 
-/// Requests a server may answer with "input required" (multi round-trip requests).
-fn takes_input(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
-
-/// Removes a request that its caller stopped waiting for, and tells the server.
-struct CancelOnDrop {
-    shared: Arc<Shared>,
-    id: Option<RequestId>,
-    initialize: bool,
-}
-
-impl CancelOnDrop {
-    /// Stops waiting for the request and returns the `notifications/cancelled` to send, if
-    /// one should be (never for `initialize`, which the spec forbids cancelling, and not on
-    /// a closed connection). Where closing the response stream is the cancellation
-    /// (stateless revision over HTTP), that is done instead.
-    fn take_cancellation(&mut self, reason: &str) -> Option<Message> {
-        let id = self.id.take()?;
-        self.shared.pending.lock().expect("lock").remove(&id);
-        if self.shared.transport.cancels_by_closing() {
-            self.shared.transport.cancel(&id);
-            return None;
-        }
-        if self.initialize || self.shared.closed.lock().expect("lock").is_some() {
-            return None;
-        }
-        Some(Message::notification(
-            "notifications/cancelled",
-            Some(json!({ "requestId": id, "reason": reason })),
-        ))
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if self.id.is_none() || tokio::runtime::Handle::try_current().is_err() {
-            return;
-        }
-        if let Some(msg) = self.take_cancellation("cancelled by the caller") {
-            let shared = self.shared.clone();
-            tokio::spawn(async move {
-                let _ = shared.transport.send(&msg).await;
-            });
-        }
-    }
-}
-
-/// The longest a timed-out request waits to deliver its `notifications/cancelled`.
-const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
-
-fn with_progress_token(method: &str, params: Option<Value>, id: &RequestId) -> Option<Value> {
-    if method != "tools/call" {
-        return params;
-    }
-    let mut params = params.unwrap_or_else(|| json!({}));
-    if let Some(obj) = params.as_object_mut() {
-        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(
-                "progressToken".into(),
-                serde_json::to_value(id).unwrap_or(Value::Null),
-            );
-        }
-    }
-    Some(params)
-}
-
-fn close_with(shared: &Shared, cause: Error) {
-    let first = shared
-        .closed
-        .lock()
-        .expect("lock")
-        .get_or_insert(cause.clone())
-        .clone();
-    shared.ended.send_if_modified(|e| {
-        let changed = e.is_none();
-        e.get_or_insert(first);
-        changed
-    });
-    let pending: Vec<Pending> = shared
-        .pending
-        .lock()
-        .expect("lock")
-        .drain()
-        .map(|(_, p)| p)
-        .collect();
-    for p in pending {
-        let _ = p.answer.send(Err(cause.clone().with(|c| {
-            c.method.get_or_insert(p.method.clone());
-        })));
-    }
-}
-
-async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Receiver<Incoming>) {
-    let server_requests = server_requests::ServerRequests::new(&shared);
-    while let Some(item) = incoming.recv().await {
-        if let Incoming::Message(m) = &item {
-            tracing::trace!(method = m.method(), "received a message");
-        }
-        match item {
-            Incoming::Message(Message::Response(r)) => answer(&shared, r),
-            Incoming::Message(Message::Notification(n)) => {
-                notification(&shared, &n.method, n.params)
-            }
-            Incoming::Message(Message::Request(r)) => server_requests.handle(&shared, r),
-            Incoming::RequestFailed { id, error } => {
-                if let Some(p) = shared.pending.lock().expect("lock").remove(&id) {
-                    let _ = p.answer.send(Err(error));
-                }
-            }
-            Incoming::Closed(cause) => {
-                close_with(&shared, cause);
-                return;
-            }
-        }
-    }
-    close_with(&shared, Error::transport("the connection ended"));
-}
-
-fn answer(shared: &Shared, r: Response) {
-    let Some(p) = shared.pending.lock().expect("lock").remove(&r.id) else {
-        // A late answer to a request that timed out or was cancelled: ignored, as the
-        // spec asks.
-        tracing::debug!(id = %r.id, "ignored a response to a request no longer waiting");
-        return;
-    };
-    let outcome = r
-        .outcome
-        .map_err(|e| rpc_error(&shared.redactor, &p.method, &e));
-    let _ = p.answer.send(outcome);
-}
-
-/// A JSON-RPC error answer as a typed error. Codes in the JSON-RPC reserved range say the
-/// request was wrong (protocol); anything else is the server's own failure.
-fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
-    let kind = match e.code {
-        -32700..=-32600 => ErrorKind::Protocol,
-        c if modern::is_modern_error_code(c) => ErrorKind::Protocol,
-        _ => ErrorKind::Server,
-    };
-    Error::new(
-        kind,
-        format!(
-            "the server answered {method} with error {}: {}",
-            e.code,
-            cap(&redactor.scrub(&e.message), 500)
-        ),
-    )
-    .with(|c| {
-        c.rpc_code = Some(e.code);
-        c.method = Some(method.to_owned());
-        c.supported_versions = crate::transport::http::errors::supported_versions(e);
-    })
-}
-
-fn notification(shared: &Shared, method: &str, params: Option<Value>) {
-    let event = match method {
-        "notifications/progress" => {
-            let Some(p) = params.as_ref() else { return };
-            let Ok(token) = serde_json::from_value::<RequestId>(p["progressToken"].clone()) else {
-                return;
-            };
-            let Ok(progress) = serde_json::from_value::<Progress>(p.clone()) else {
-                return;
-            };
-            if let Some(pending) = shared.pending.lock().expect("lock").get(&token) {
-                let _ = pending.progress.send(progress.clone());
-            }
-            ServerNotification::Progress {
-                request: token,
-                progress,
-            }
-        }
-        "notifications/tools/list_changed" => ServerNotification::ToolsListChanged,
-        "notifications/message" => {
-            let p = params.unwrap_or_default();
-            ServerNotification::Log {
-                level: p["level"].as_str().unwrap_or("info").to_owned(),
-                logger: p["logger"].as_str().map(str::to_owned),
-                data: p["data"].clone(),
-            }
-        }
-        _ => ServerNotification::Other {
-            method: method.to_owned(),
-            params,
-        },
-    };
-    let _ = shared.notifications.send(event);
-}
-
+mod engine;
 mod listen;
 pub mod negotiate;
+mod reader;
 mod server_requests;
+mod stateless;
 mod tools;
+
+pub use stateless::Refusal;
 
 #[cfg(test)]
 mod modern_tests;

@@ -3,6 +3,8 @@
 //! response stream, multi round-trip input, and `ping` without `ping`.
 
 use super::*;
+use crate::protocol::{Message, Response};
+use crate::transport::Incoming;
 use crate::transport::memory::{self, ServerEnd};
 
 fn modern_session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {

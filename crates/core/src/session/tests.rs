@@ -3,6 +3,8 @@
 //! and what happens to waiting requests when the connection ends.
 
 use super::*;
+use crate::protocol::{Message, Response};
+use crate::transport::Incoming;
 use crate::transport::memory::{self, ServerEnd};
 use tokio::time::{Instant, advance};
 
