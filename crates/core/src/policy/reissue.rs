@@ -1,10 +1,71 @@
-//! Whether a request whose response stream broke before its answer may be asked again with a
-//! new id (the stateless revision cannot resume a stream): only when asking twice cannot do
-//! twice what asking once did — the method only reads (`modern::is_idempotent`), or the
-//! called tool declares `readOnlyHint` or `idempotentHint` — and at most `MAX_REISSUES`
-//! times. The session asks again or fails `stream_lost` with the reason this gives.
+//! Whether a stateless-revision request that failed is asked again (`after_failure`): once
+//! when the server refused the revision it lists as supported, once after listing the tools
+//! again when the mirrored headers did not match, and — the stateless revision cannot
+//! resume a stream — after a lost response stream only when asking twice cannot do twice
+//! what asking once did (`after_lost_stream`): the method only reads
+//! (`modern::is_idempotent`), or the called tool declares `readOnlyHint` or
+//! `idempotentHint`, and at most `MAX_REISSUES` times. The session performs what this
+//! decides, or fails `stream_lost` with the reason it gives; it decides nothing itself.
 
+use crate::error::ErrorKind;
 use crate::protocol::modern;
+
+/// What the session knows of one failed attempt of a stateless-revision request.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    pub method: &'a str,
+    pub kind: ErrorKind,
+    /// The JSON-RPC error code of the server's answer, if it answered with one.
+    pub rpc_code: Option<i64>,
+    /// The server's refusal lists the revision we sent among those it supports.
+    pub lists_ours: bool,
+    /// The session has not ended (a lost stream of an ended session is not asked again).
+    pub session_open: bool,
+}
+
+/// What was already done for one request.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tried {
+    /// Asked again after the server refused the revision it lists.
+    pub version_retried: bool,
+    /// Listed the tools again after a header mismatch.
+    pub relisted: bool,
+}
+
+/// What follows a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// The server refused the revision it lists as supported (a server switching versions,
+    /// say): the spec's answer is to ask again with a listed one, which is ours. Once.
+    AskAgain,
+    /// The server says the mirrored headers do not match the body: the tool's definition
+    /// may have changed. The spec's answer: list the tools (which updates the headers),
+    /// then ask once more.
+    RelistThenAskAgain,
+    /// The response stream broke before the answer: `after_lost_stream` decides, once the
+    /// session knows whether the tool declared itself repeatable.
+    StreamLost,
+    /// Nothing to ask again: the failure is the answer.
+    Fail,
+}
+
+/// The decision after `failure`, given what was `tried` for this request already.
+pub fn after_failure(failure: Failure<'_>, tried: Tried) -> AfterFailure {
+    let code = failure.rpc_code;
+    if !tried.version_retried
+        && code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
+        && failure.lists_ours
+    {
+        return AfterFailure::AskAgain;
+    }
+    if failure.method == "tools/call" && !tried.relisted && code == Some(modern::HEADER_MISMATCH) {
+        return AfterFailure::RelistThenAskAgain;
+    }
+    if failure.kind == ErrorKind::StreamLost && failure.session_open {
+        return AfterFailure::StreamLost;
+    }
+    AfterFailure::Fail
+}
 
 /// How many times a request whose response stream broke is asked again: enough for a blip,
 /// bounded so that a stream that keeps breaking fails instead of looping.
@@ -46,6 +107,140 @@ pub fn after_lost_stream(method: &str, tool_repeatable: bool, reissued: u32) -> 
 mod tests {
     use super::*;
     use Reissue::*;
+
+    #[test]
+    fn a_refusal_the_spec_answers_is_asked_again_once() {
+        use AfterFailure::*;
+        let check = |method: &str,
+                     kind: ErrorKind,
+                     rpc_code: Option<i64>,
+                     lists_ours: bool,
+                     session_open: bool,
+                     tried: Tried,
+                     expect: AfterFailure| {
+            let failure = Failure {
+                method,
+                kind,
+                rpc_code,
+                lists_ours,
+                session_open,
+            };
+            assert_eq!(
+                after_failure(failure, tried),
+                expect,
+                "{failure:?} {tried:?}"
+            );
+        };
+        let fresh = Tried::default();
+        let version_retried = Tried {
+            version_retried: true,
+            ..fresh
+        };
+        let relisted = Tried {
+            relisted: true,
+            ..fresh
+        };
+        let unsupported = Some(modern::UNSUPPORTED_PROTOCOL_VERSION);
+        let mismatch = Some(modern::HEADER_MISMATCH);
+        let (protocol, lost) = (ErrorKind::Protocol, ErrorKind::StreamLost);
+        // Refused the revision it lists: once, for any method.
+        check(
+            "tools/list",
+            protocol,
+            unsupported,
+            true,
+            true,
+            fresh,
+            AskAgain,
+        );
+        check(
+            "tools/call",
+            protocol,
+            unsupported,
+            true,
+            true,
+            relisted,
+            AskAgain,
+        );
+        check(
+            "tools/list",
+            protocol,
+            unsupported,
+            true,
+            true,
+            version_retried,
+            Fail,
+        );
+        check(
+            "tools/list",
+            protocol,
+            unsupported,
+            false,
+            true,
+            fresh,
+            Fail,
+        );
+        // Header mismatch: only a tool call, once.
+        check(
+            "tools/call",
+            protocol,
+            mismatch,
+            false,
+            true,
+            fresh,
+            RelistThenAskAgain,
+        );
+        check(
+            "tools/call",
+            protocol,
+            mismatch,
+            false,
+            true,
+            version_retried,
+            RelistThenAskAgain,
+        );
+        check(
+            "tools/call",
+            protocol,
+            mismatch,
+            false,
+            true,
+            relisted,
+            Fail,
+        );
+        check("prompts/get", protocol, mismatch, false, true, fresh, Fail);
+        // A lost stream goes on to `after_lost_stream`, unless the session ended.
+        check("tools/call", lost, None, false, true, fresh, StreamLost);
+        check(
+            "tools/list",
+            lost,
+            None,
+            false,
+            true,
+            version_retried,
+            StreamLost,
+        );
+        check("tools/list", lost, None, false, false, fresh, Fail);
+        // Anything else is the answer.
+        check(
+            "tools/list",
+            ErrorKind::Timeout,
+            None,
+            false,
+            true,
+            fresh,
+            Fail,
+        );
+        check(
+            "tools/call",
+            ErrorKind::Server,
+            Some(-1),
+            true,
+            true,
+            fresh,
+            Fail,
+        );
+    }
 
     #[test]
     fn only_reads_and_declared_tools_are_asked_again_at_most_twice() {

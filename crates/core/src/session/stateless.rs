@@ -7,8 +7,8 @@
 
 use super::{RequestOptions, Session, SessionOptions, in_handshake, listen, server_requests};
 use crate::diagnostics::redact::cap;
-use crate::error::{Error, ErrorKind, Stage};
-use crate::policy::reissue::{self, Reissue};
+use crate::error::{Error, Stage};
+use crate::policy::reissue::{self, AfterFailure, Failure, Reissue, Tried};
 use crate::protocol::mcp::{self, InitializeResult};
 use crate::protocol::modern::{self, DiscoverResult};
 use crate::transport::Connection;
@@ -175,8 +175,7 @@ impl Session {
         let mut with_input: Option<Value> = None;
         let mut reissued = 0;
         let mut rounds = 0;
-        let mut version_retried = false;
-        let mut relisted = false;
+        let mut tried = Tried::default();
         // Over HTTP, a call mirrors arguments its tool annotates with `x-mcp-header`, so
         // the tool definitions must be known before the first call.
         if method == "tools/call"
@@ -188,76 +187,7 @@ impl Session {
         loop {
             let base = with_input.clone().or_else(|| params.clone());
             let with_meta = Some(modern::with_meta(base, &m.meta));
-            match self.request_once(method, with_meta, &opts).await {
-                // The server refused the revision but lists it as supported (a server
-                // that was switching versions, say): the spec's answer is to ask again
-                // with a listed one, which is ours. Once.
-                Err(e)
-                    if !version_retried
-                        && e.context().rpc_code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
-                        && e.context()
-                            .supported_versions
-                            .as_ref()
-                            .is_some_and(|l| l.iter().any(|v| v == modern::VERSION)) =>
-                {
-                    version_retried = true;
-                    tracing::info!(
-                        method,
-                        "the server refused the revision it lists as supported; asking once more"
-                    );
-                }
-                // The server says the mirrored headers do not match the body: the tool's
-                // definition may have changed. The spec's answer: list the tools again
-                // (which updates the headers), then ask once more.
-                Err(e)
-                    if method == "tools/call"
-                        && !relisted
-                        && e.context().rpc_code == Some(modern::HEADER_MISMATCH) =>
-                {
-                    relisted = true;
-                    tracing::info!(
-                        "header mismatch on tools/call; listing the tools again before asking once more"
-                    );
-                    Box::pin(self.list_tools()).await?;
-                }
-                Err(e) if e.kind() == ErrorKind::StreamLost && self.closed().is_none() => {
-                    // A call to a tool whose annotations were never listed: learn them first
-                    // (listing only reads), so that the decision rests on what it declares.
-                    if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
-                        let _ = Box::pin(self.list_tools()).await;
-                    }
-                    let name = params.as_ref().and_then(|p| p["name"].as_str());
-                    let name = name.unwrap_or("");
-                    let tool_repeatable = m.repeatable.lock().expect("lock").contains(name);
-                    let why = match reissue::after_lost_stream(method, tool_repeatable, reissued) {
-                        Reissue::Again => {
-                            reissued += 1;
-                            tracing::info!(
-                                method,
-                                reissued,
-                                "a response stream broke before the answer; asking again with a new id"
-                            );
-                            continue;
-                        }
-                        Reissue::Exhausted => {
-                            return Err(e.restated(format!(
-                                "{method}: the response stream broke before the answer again, \
-                                 after asking {reissued} more times with a new id; gave up"
-                            )));
-                        }
-                        Reissue::NotARead => format!("{method} is not a request that only reads"),
-                        Reissue::ToolNotRepeatable => {
-                            let shown = cap(&self.shared.redactor.scrub(name), 100);
-                            format!(
-                                "the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)"
-                            )
-                        }
-                    };
-                    return Err(e.restated(format!(
-                        "{method}: the response stream broke before the answer; it was \
-                         not asked again because {why}, so it may have run on the server"
-                    )));
-                }
+            let e = match self.request_once(method, with_meta, &opts).await {
                 Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
                     rounds += 1;
                     if rounds > MAX_INPUT_ROUNDS {
@@ -268,10 +198,89 @@ impl Session {
                         .with(|c| c.method = Some(method.to_owned())));
                     }
                     with_input = Some(self.with_input(method, params.clone(), &v).await?);
+                    continue;
                 }
-                other => return other,
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            let failure = Failure {
+                method,
+                kind: e.kind(),
+                rpc_code: e.context().rpc_code,
+                lists_ours: e
+                    .context()
+                    .supported_versions
+                    .as_ref()
+                    .is_some_and(|l| l.iter().any(|v| v == modern::VERSION)),
+                session_open: self.closed().is_none(),
+            };
+            match reissue::after_failure(failure, tried) {
+                AfterFailure::AskAgain => {
+                    tried.version_retried = true;
+                    tracing::info!(
+                        method,
+                        "the server refused the revision it lists as supported; asking once more"
+                    );
+                }
+                AfterFailure::RelistThenAskAgain => {
+                    tried.relisted = true;
+                    tracing::info!(
+                        "header mismatch on tools/call; listing the tools again before asking once more"
+                    );
+                    Box::pin(self.list_tools()).await?;
+                }
+                AfterFailure::StreamLost => {
+                    self.after_lost_stream(m, method, params.as_ref(), e, &mut reissued)
+                        .await?;
+                }
+                AfterFailure::Fail => return Err(e),
             }
         }
+    }
+
+    /// After `method`'s response stream broke (`e`): `Ok` to ask again with a new id (counted
+    /// in `reissued`), or the error saying why it was not, as `policy::reissue` decides.
+    async fn after_lost_stream(
+        &self,
+        m: &Modern,
+        method: &str,
+        params: Option<&Value>,
+        e: Error,
+        reissued: &mut u32,
+    ) -> Result<(), Error> {
+        // A call to a tool whose annotations were never listed: learn them first (listing
+        // only reads), so that the decision rests on what it declares.
+        if method == "tools/call" && !m.listed.load(Ordering::Relaxed) {
+            let _ = Box::pin(self.list_tools()).await;
+        }
+        let name = params.and_then(|p| p["name"].as_str()).unwrap_or("");
+        let tool_repeatable = m.repeatable.lock().expect("lock").contains(name);
+        let why = match reissue::after_lost_stream(method, tool_repeatable, *reissued) {
+            Reissue::Again => {
+                *reissued += 1;
+                tracing::info!(
+                    method,
+                    reissued = *reissued,
+                    "a response stream broke before the answer; asking again with a new id"
+                );
+                return Ok(());
+            }
+            Reissue::Exhausted => {
+                return Err(e.restated(format!(
+                    "{method}: the response stream broke before the answer again, after asking \
+                     {reissued} more times with a new id; gave up"
+                )));
+            }
+            Reissue::NotARead => format!("{method} is not a request that only reads"),
+            Reissue::ToolNotRepeatable => {
+                let shown = cap(&self.shared.redactor.scrub(name), 100);
+                format!("the tool {shown:?} does not declare readOnlyHint or idempotentHint (true)")
+            }
+        };
+        Err(e.restated(format!(
+            "{method}: the response stream broke before the answer; it was not asked again \
+             because {why}, so it may have run on the server"
+        )))
     }
 
     /// The original request's params with the answers to what the server asked for
