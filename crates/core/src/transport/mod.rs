@@ -3,11 +3,11 @@
 //! the ones a peer or the spec imposes (SSE `retry:`, the stdio shutdown sequence).
 
 pub mod child_env;
-mod children;
 pub mod http;
 pub mod memory;
 pub mod resolve;
 pub mod runs;
+mod spawn;
 pub mod sse;
 pub mod stdio;
 

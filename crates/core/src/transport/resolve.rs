@@ -3,7 +3,7 @@
 //! other is looked up in the child's PATH — the config's `PATH` if it sets one, else the
 //! app's), and what a person may be shown about it. Env values are secrets: only names.
 
-use super::stdio::StdioConfig;
+use super::spawn::StdioConfig;
 use crate::diagnostics::redact::{Redactor, scrub_args};
 use std::path::{Path, PathBuf};
 

@@ -2,64 +2,23 @@
 //!
 //! The child leads its own process group so that shutdown reaches everything it started:
 //! close stdin → wait → SIGTERM to the group → wait → SIGKILL to the group. A dropped
-//! transport kills the group at once. The process is always reaped by the task that owns
-//! the `Child`, so no zombie outlives it. Lines longer than the cap are a protocol error,
-//! not unbounded memory; stderr is kept as a bounded tail. The child starts with the
-//! environment the MCP SDKs give (`child_env`), dies with Lifeline (`children`) and is
-//! recorded in the runs file while it runs (`runs`).
+//! transport kills the group at once. Lines longer than the cap are a protocol error, not
+//! unbounded memory; stderr is kept as a bounded tail. Starting the process — its
+//! environment, its group, its death with Lifeline, its reaping — is `spawn`'s.
 
-use super::{Connection, INCOMING_CAPACITY, Incoming, Transport, child_env, children, runs};
+pub use super::spawn::StdioConfig;
+use super::spawn::{self, Started, io_reason, kill_stragglers, signal_group};
+use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::diagnostics::redact::{Redactor, cap};
-use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::error::{Error, ErrorKind, ExitStatus};
 use crate::gloss::exit_gloss;
 use crate::protocol::Message;
 use std::collections::VecDeque;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
+use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, watch};
-
-#[derive(Debug, Clone)]
-pub struct StdioConfig {
-    pub command: String,
-    pub args: Vec<String>,
-    /// Added to the environment the server starts with. Values are secrets: never shown.
-    pub env: Vec<(String, String)>,
-    /// Start from Lifeline's whole environment instead of the variables the MCP SDKs pass
-    /// on (`child_env`): the config's `inheritEnv`.
-    pub inherit_env: bool,
-    pub cwd: Option<PathBuf>,
-    /// A line on stdout longer than this is a protocol error.
-    pub max_line_bytes: usize,
-    /// How much of stderr to keep, from the end.
-    pub stderr_tail_bytes: usize,
-    /// Each of the two waits in the shutdown sequence.
-    pub shutdown_grace: Duration,
-}
-
-impl StdioConfig {
-    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
-        StdioConfig {
-            command: command.into(),
-            args,
-            env: Vec::new(),
-            inherit_env: false,
-            cwd: None,
-            max_line_bytes: 16 * 1024 * 1024,
-            stderr_tail_bytes: 64 * 1024,
-            shutdown_grace: Duration::from_secs(2),
-        }
-    }
-
-    fn redactor(&self) -> Redactor {
-        Redactor::new(crate::diagnostics::redact::env_secrets(
-            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        ))
-    }
-}
 
 pub struct StdioTransport {
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
@@ -74,47 +33,13 @@ pub struct StdioTransport {
 /// Starts the server process. Failing to start is a `spawn` error naming the command,
 /// what went wrong and the PATH that was searched.
 pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
-    if let Some(cwd) = &config.cwd
-        && !cwd.is_dir()
-    {
-        return Err(spawn_error(format!(
-            "could not start `{}`: its working directory {} does not exist; fix `cwd` in the config",
-            config.command,
-            cwd.display()
-        )));
-    }
-    let mut cmd = Command::new(&config.command);
-    if !config.inherit_env {
-        cmd.env_clear()
-            .envs(child_env::passed(std::env::vars_os(), cfg!(windows)));
-    }
-    cmd.args(&config.args)
-        .envs(config.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(cwd) = &config.cwd {
-        cmd.current_dir(cwd);
-    }
-    let mut child = children::spawn(cmd).map_err(|e| spawn_failure(config, &e))?;
-    let pid = child.id().map(|p| p as i32).unwrap_or(0);
-    runs::started(pid);
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr_pipe = child.stderr.take().expect("stderr is piped");
-
-    let (exit_tx, exit_rx) = watch::channel(None);
-    tokio::spawn(async move {
-        // This task owns the child, so it is always reaped.
-        let status = match child.wait().await {
-            Ok(s) => exit_status(s),
-            Err(_) => ExitStatus::Signal(libc::SIGKILL),
-        };
-        runs::exited(pid);
-        let _ = exit_tx.send(Some(status));
-    });
+    let Started {
+        pid,
+        stdin,
+        stdout,
+        stderr: stderr_pipe,
+        exit: exit_rx,
+    } = spawn::start(config)?;
 
     let stderr = Arc::new(Mutex::new(Tail::new(config.stderr_tail_bytes)));
     let (grown_tx, grown) = watch::channel(0);
@@ -238,29 +163,6 @@ impl Drop for StdioTransport {
     }
 }
 
-/// Once the server has exited, whatever it started in its group (a worker, a `sleep`) is
-/// an orphan holding our pipes: kill it. A process group id is not reused while the group
-/// has members (POSIX), so the group is signalled only when `killpg(…, 0)` says it still
-/// has some.
-fn kill_stragglers(pid: i32) {
-    // SAFETY: killpg has no memory-safety preconditions; signal 0 only checks existence.
-    let alive = pid > 0 && unsafe { libc::killpg(pid, 0) } == 0;
-    if alive {
-        signal_group(pid, libc::SIGKILL);
-    }
-}
-
-/// Sends a signal to the child's process group. Only called while the leader has not been
-/// reaped (its pid, and so the group id, cannot have been reused).
-fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
-        unsafe {
-            libc::killpg(pid, signal);
-        }
-    }
-}
-
 /// Waits for the exit status, up to `limit`. True when the process has exited.
 async fn wait_exit(
     exit: &mut watch::Receiver<Option<ExitStatus>>,
@@ -270,52 +172,6 @@ async fn wait_exit(
     match limit {
         Some(limit) => matches!(tokio::time::timeout(limit, wait).await, Ok(Ok(_))),
         None => wait.await.is_ok(),
-    }
-}
-
-fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => ExitStatus::Code(c),
-        (None, Some(sig)) => ExitStatus::Signal(sig),
-        (None, None) => ExitStatus::Code(-1),
-    }
-}
-
-fn spawn_error(message: String) -> Error {
-    Error::new(ErrorKind::Spawn, message).in_stage(Phase::Connect, Some(Stage::Spawn))
-}
-
-fn spawn_failure(config: &StdioConfig, e: &std::io::Error) -> Error {
-    let path = config
-        .env
-        .iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
-        .unwrap_or_default();
-    let what = match e.kind() {
-        // A command with a slash is not looked up in PATH: naming PATH would mislead.
-        std::io::ErrorKind::NotFound if config.command.contains('/') => {
-            "command not found: no such file; check the path in the config".to_owned()
-        }
-        std::io::ErrorKind::NotFound => format!(
-            "command not found (searched PATH={path}); install it or give an absolute path in the config"
-        ),
-        std::io::ErrorKind::PermissionDenied => {
-            "permission denied: the file is not executable (chmod +x it) or a directory on the way is not readable".into()
-        }
-        _ => io_reason(e),
-    };
-    // A PATH from the config is an env value like any other: never shown.
-    let message = format!("could not start `{}`: {what}", config.command);
-    spawn_error(config.redactor().scrub(&message))
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => format!("{} (os error {code})", e.kind()),
-        None => e.kind().to_string(),
     }
 }
 

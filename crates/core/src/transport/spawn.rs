@@ -1,0 +1,284 @@
+//! Starting a stdio server's process: the command with the environment it gets (the MCP
+//! SDKs' few variables from `child_env`, or everything with `inheritEnv`, plus its own
+//! `env`), its working directory, and a process group of its own, so that shutdown reaches
+//! everything it started (`signal_group`, `kill_stragglers`). The process is recorded in the
+//! runs file while it runs (`runs`) and reaped by a task that owns it. Failing to start is a
+//! `spawn` error naming the command, what went wrong and the PATH that was searched.
+//!
+//! No server outlives Lifeline. On Linux each server asks the kernel for SIGKILL when its
+//! parent dies (`PR_SET_PDEATHSIG`), so a Lifeline that is killed (SIGKILL included) takes its
+//! servers with it; what a server started in turn sees its stdin close, and `runs` reaps
+//! whatever is left on the next start. The kernel sends that signal when the *thread* that
+//! forked the child exits, not the process. Tokio's worker threads live as long as their
+//! runtime, but the blocking pool retires idle threads after 10 s and `block_in_place` hands
+//! a worker's role to another thread, so a spawn made from an arbitrary thread could kill its
+//! server long before Lifeline ends. Every server is therefore forked from one dedicated
+//! thread that never exits while the process lives.
+
+use super::{child_env, runs};
+use crate::diagnostics::redact::Redactor;
+use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use std::io;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Added to the environment the server starts with. Values are secrets: never shown.
+    pub env: Vec<(String, String)>,
+    /// Start from Lifeline's whole environment instead of the variables the MCP SDKs pass
+    /// on (`child_env`): the config's `inheritEnv`.
+    pub inherit_env: bool,
+    pub cwd: Option<PathBuf>,
+    /// A line on stdout longer than this is a protocol error.
+    pub max_line_bytes: usize,
+    /// How much of stderr to keep, from the end.
+    pub stderr_tail_bytes: usize,
+    /// Each of the two waits in the shutdown sequence.
+    pub shutdown_grace: Duration,
+}
+
+impl StdioConfig {
+    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
+        StdioConfig {
+            command: command.into(),
+            args,
+            env: Vec::new(),
+            inherit_env: false,
+            cwd: None,
+            max_line_bytes: 16 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(2),
+        }
+    }
+
+    /// Scrubs the values of the server's `env` (secrets) from what it writes.
+    pub(super) fn redactor(&self) -> Redactor {
+        Redactor::new(crate::diagnostics::redact::env_secrets(
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ))
+    }
+}
+
+/// A started server process: its pid (which is also its process group's id), its pipes,
+/// and its exit status once it has exited and was reaped.
+pub(super) struct Started {
+    pub(super) pid: i32,
+    pub(super) stdin: Option<ChildStdin>,
+    pub(super) stdout: ChildStdout,
+    pub(super) stderr: ChildStderr,
+    /// `None` while the process runs; its exit status once it was reaped.
+    pub(super) exit: watch::Receiver<Option<ExitStatus>>,
+}
+
+/// Starts the server process (see the module doc).
+pub(super) fn start(config: &StdioConfig) -> Result<Started, Error> {
+    if let Some(cwd) = &config.cwd
+        && !cwd.is_dir()
+    {
+        return Err(spawn_error(format!(
+            "could not start `{}`: its working directory {} does not exist; fix `cwd` in the config",
+            config.command,
+            cwd.display()
+        )));
+    }
+    let mut cmd = Command::new(&config.command);
+    if !config.inherit_env {
+        cmd.env_clear()
+            .envs(child_env::passed(std::env::vars_os(), cfg!(windows)));
+    }
+    cmd.args(&config.args)
+        .envs(config.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(cwd) = &config.cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = spawn_from_thread(cmd).map_err(|e| spawn_failure(config, &e))?;
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    runs::started(pid);
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+
+    let (exit_tx, exit) = watch::channel(None);
+    tokio::spawn(async move {
+        // This task owns the child, so it is always reaped.
+        let status = match child.wait().await {
+            Ok(s) => exit_status(s),
+            Err(_) => ExitStatus::Signal(libc::SIGKILL),
+        };
+        runs::exited(pid);
+        let _ = exit_tx.send(Some(status));
+    });
+    Ok(Started {
+        pid,
+        stdin,
+        stdout,
+        stderr,
+        exit,
+    })
+}
+
+/// Once the server has exited, whatever it started in its group (a worker, a `sleep`) is
+/// an orphan holding our pipes: kill it. A process group id is not reused while the group
+/// has members (POSIX), so the group is signalled only when `killpg(…, 0)` says it still
+/// has some.
+pub(super) fn kill_stragglers(pid: i32) {
+    // SAFETY: killpg has no memory-safety preconditions; signal 0 only checks existence.
+    let alive = pid > 0 && unsafe { libc::killpg(pid, 0) } == 0;
+    if alive {
+        signal_group(pid, libc::SIGKILL);
+    }
+}
+
+/// Sends a signal to the child's process group. Only called while the leader has not been
+/// reaped (its pid, and so the group id, cannot have been reused).
+pub(super) fn signal_group(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
+        unsafe {
+            libc::killpg(pid, signal);
+        }
+    }
+}
+
+/// How a reaped process ended, in the core's terms.
+fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (s.code(), s.signal()) {
+        (Some(c), _) => ExitStatus::Code(c),
+        (None, Some(sig)) => ExitStatus::Signal(sig),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}
+
+fn spawn_error(message: String) -> Error {
+    Error::new(ErrorKind::Spawn, message).in_stage(Phase::Connect, Some(Stage::Spawn))
+}
+
+fn spawn_failure(config: &StdioConfig, e: &io::Error) -> Error {
+    let path = config
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let what = match e.kind() {
+        // A command with a slash is not looked up in PATH: naming PATH would mislead.
+        io::ErrorKind::NotFound if config.command.contains('/') => {
+            "command not found: no such file; check the path in the config".to_owned()
+        }
+        io::ErrorKind::NotFound => format!(
+            "command not found (searched PATH={path}); install it or give an absolute path in the config"
+        ),
+        io::ErrorKind::PermissionDenied => {
+            "permission denied: the file is not executable (chmod +x it) or a directory on the way is not readable".into()
+        }
+        _ => io_reason(e),
+    };
+    // A PATH from the config is an env value like any other: never shown.
+    let message = format!("could not start `{}`: {what}", config.command);
+    spawn_error(config.redactor().scrub(&message))
+}
+
+/// An I/O error as its kind and OS error code: never a path or other detail.
+pub(super) fn io_reason(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => format!("{} (os error {code})", e.kind()),
+        None => e.kind().to_string(),
+    }
+}
+
+// ## The spawning thread
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The spawning thread's mailbox; `None` when the thread could not be started (then spawns
+/// happen on the caller's thread, which still has a parent-death signal, tied to it).
+static SPAWNER: OnceLock<Option<Mutex<Sender<Job>>>> = OnceLock::new();
+
+fn spawner() -> Option<&'static Mutex<Sender<Job>>> {
+    SPAWNER
+        .get_or_init(|| {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let started = std::thread::Builder::new()
+                .name("lifeline-spawn".into())
+                .spawn(move || {
+                    // The sender lives in a static, so this loop never ends: the thread
+                    // lives, and holds its children's parent-death signal, until the
+                    // process exits.
+                    while let Ok(job) = rx.recv() {
+                        job();
+                    }
+                });
+            match started {
+                Ok(_) => Some(Mutex::new(tx)),
+                Err(e) => {
+                    tracing::warn!("no spawning thread ({e}); servers start from the caller's");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// Spawns `cmd` from the spawning thread (see the module doc), inside the caller's tokio runtime (the child is
+/// registered with it). Blocks the caller for as long as a fork and exec take, as
+/// `Command::spawn` itself does.
+fn spawn_from_thread(mut cmd: Command) -> io::Result<Child> {
+    die_with_parent(&mut cmd);
+    let Some(spawner) = spawner() else {
+        return cmd.spawn();
+    };
+    let runtime = tokio::runtime::Handle::current();
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job: Job = Box::new(move || {
+        let _entered = runtime.enter();
+        let _ = tx.send(cmd.spawn());
+    });
+    let sent = spawner.lock().map(|s| s.send(job));
+    match sent {
+        Ok(Ok(())) => rx
+            .recv()
+            .unwrap_or_else(|_| Err(io::Error::other("the spawning thread is gone"))),
+        // The thread is gone or the lock poisoned: nothing was spawned.
+        _ => Err(io::Error::other("the spawning thread is gone")),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    let parent = i32::try_from(std::process::id()).unwrap_or(0);
+    // SAFETY: runs in the forked child before exec; prctl and getppid are async-signal-safe
+    // and the closure allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // Lifeline may have died between the fork and the prctl: then no signal comes,
+            // so the child must not start at all.
+            if libc::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Elsewhere there is no parent-death signal: a server sees its stdin close when Lifeline
+/// dies, which ends every MCP server that reads it.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
