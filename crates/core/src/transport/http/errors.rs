@@ -83,7 +83,7 @@ pub fn status_error(
     })
 }
 
-/// The error for a redirect the client did not follow (`super::redirects`), or `None`
+/// The error for a redirect the client did not follow (`client::redirects`), or `None`
 /// when `resp` is not one. The target is shown allow-list first (`Redactor::url`).
 pub fn redirect_error(
     target: &Target,

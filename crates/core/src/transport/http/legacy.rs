@@ -57,7 +57,7 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         authority,
         redactor,
         ..
-    } = prepare(config)?;
+    } = prepare(&config.url, &config.headers)?;
     let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
     let inner = Arc::new(Inner {
         client,
