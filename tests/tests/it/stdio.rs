@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::cli::{lifeline, lifeline_with_env};
 use crate::support::{
-    self, PATIENCE, StdioFixture, TempDirGuard, is_running, process_ended as died,
+    self, PATIENCE, StdioFixture, TempDirGuard, assert_subset, is_running, process_ended as died,
 };
 
 /// Every tool of the fixture, in its order.
@@ -661,26 +661,6 @@ fn stdio_target(fixture: &StdioFixture) -> String {
         .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
         .collect();
     format!("stdio:{}", words.join(" "))
-}
-
-/// Every field of `expect` is in `actual` with that value (objects may have more fields).
-fn assert_subset(expect: &Value, actual: &Value, at: &str) {
-    match (expect, actual) {
-        (Value::Object(want), Value::Object(got)) => {
-            for (key, value) in want {
-                let found = got
-                    .get(key)
-                    .unwrap_or_else(|| panic!("{at}.{key} missing: {actual}"));
-                assert_subset(value, found, &format!("{at}.{key}"));
-            }
-        }
-        (Value::Array(want), Value::Array(got)) if want.len() == got.len() => {
-            for (i, (w, g)) in want.iter().zip(got).enumerate() {
-                assert_subset(w, g, &format!("{at}[{i}]"));
-            }
-        }
-        _ => assert_eq!(expect, actual, "at {at}"),
-    }
 }
 
 #[tokio::test]
