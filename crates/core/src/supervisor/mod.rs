@@ -10,8 +10,6 @@ mod relist;
 pub mod state;
 
 #[cfg(test)]
-mod actor_tests;
-#[cfg(test)]
 mod state_props;
 #[cfg(test)]
 mod tests;

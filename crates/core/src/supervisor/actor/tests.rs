@@ -1,7 +1,7 @@
 //! The actor under paused tokio time, against in-process servers: each generation gets a
 //! fresh memory transport whose server end a test script drives. Exact times, no sleeps.
 
-use super::{Snapshot, Supervisor, SupervisorConfig};
+use crate::supervisor::{Snapshot, Supervisor, SupervisorConfig};
 use crate::error::{Error, ErrorKind, Stage};
 use crate::events::{EventBus, StateName};
 use crate::protocol::{Message, Response};
