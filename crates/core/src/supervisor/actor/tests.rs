@@ -1,10 +1,10 @@
 //! The actor under paused tokio time, against in-process servers: each generation gets a
 //! fresh memory transport whose server end a test script drives. Exact times, no sleeps.
 
-use crate::supervisor::{Snapshot, Supervisor, SupervisorConfig};
 use crate::error::{Error, ErrorKind, Stage};
 use crate::events::{EventBus, StateName};
 use crate::protocol::{Message, Response};
+use crate::supervisor::{Snapshot, Supervisor, SupervisorConfig};
 use crate::transport::Incoming;
 use crate::transport::memory::{self, ServerEnd};
 use serde_json::{Value, json};
