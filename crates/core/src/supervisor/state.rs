@@ -89,7 +89,10 @@ pub struct State {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    Start,
+    /// The supervisor starts; `disabled`: the config says `disabled`, so it does not connect.
+    Start {
+        disabled: bool,
+    },
     Stage {
         generation: u64,
         stage: Stage,
@@ -278,10 +281,15 @@ pub fn step(
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
     match input {
-        // ## Start | Enable => Connecting
-        Input::Start => {
+        // ## Start => (Connecting | Disabled) ; Enable => Connecting
+        Input::Start { disabled } => {
             if matches!(state.status, Status::Idle) {
-                state.attempt(false, &mut fx);
+                if disabled {
+                    state.status = Status::Disabled;
+                    fx.push(Effect::EmitState);
+                } else {
+                    state.attempt(false, &mut fx);
+                }
             }
         }
         Input::Enable => {

@@ -47,7 +47,7 @@ impl Run {
             now: Duration::ZERO,
             fx: vec![],
         };
-        run.feed(Input::Start);
+        run.feed(Input::Start { disabled: false });
         run
     }
 
@@ -246,7 +246,7 @@ fn lose_stable(seed: u64, lost_at: Duration) -> (State, Duration) {
     let mut rng = SeededRng::new(seed);
     let mut state = State::starting_with(Stage::Connect);
     let mut feed = |state: &mut State, input, now| step(state, input, now, &policy, &mut rng);
-    feed(&mut state, Input::Start, Duration::ZERO);
+    feed(&mut state, Input::Start { disabled: false }, Duration::ZERO);
     let fx = feed(
         &mut state,
         Input::Established { generation: 1 },
@@ -530,6 +530,35 @@ fn manual_actions() {
     );
     run.feed(Input::Enable);
     assert!(run.fx.contains(&Effect::Attempt { generation: 2 }));
+}
+
+#[test]
+fn start_connects_unless_the_config_says_disabled() {
+    // (disabled, the state after the start, its effects)
+    let cases = [
+        (
+            false,
+            StateName::Connecting,
+            vec![Effect::Attempt { generation: 1 }, Effect::EmitState],
+        ),
+        (true, StateName::Disabled, vec![Effect::EmitState]),
+    ];
+    for (disabled, name, effects) in cases {
+        let mut state = State::new();
+        let policy = Policy::default();
+        let feed = |state: &mut State, input| step(state, input, S, &policy, &mut NoJitter);
+        let fx = feed(&mut state, Input::Start { disabled });
+        assert_eq!((state.name(), fx), (name, effects), "disabled: {disabled}");
+        // Only the first start counts; a server that started disabled connects on enable.
+        assert_eq!(feed(&mut state, Input::Start { disabled }), []);
+        assert_eq!(state.name(), name);
+        let fx = feed(&mut state, Input::Enable);
+        assert_eq!(
+            fx.contains(&Effect::Attempt { generation: 1 }),
+            disabled,
+            "enable after disabled: {disabled}: {fx:?}"
+        );
+    }
 }
 
 #[test]

@@ -206,13 +206,9 @@ impl Actor {
     }
 
     async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
-        if self.cfg.disabled {
-            self.state.status = Status::Disabled;
-            self.emit_state();
-            self.publish_snapshot();
-        } else {
-            self.feed(Input::Start);
-        }
+        self.feed(Input::Start {
+            disabled: self.cfg.disabled,
+        });
         loop {
             let timer_at = self.timer.map(|(_, at)| at);
             let ping_at = self.next_ping();
