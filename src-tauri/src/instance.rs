@@ -114,7 +114,8 @@ impl Guard {
                 let on_show = on_show.clone();
                 tauri::async_runtime::spawn(async move {
                     let mut line = String::new();
-                    let read = BufReader::new(stream).read_line(&mut line);
+                    let mut reader = BufReader::new(stream);
+                    let read = reader.read_line(&mut line);
                     if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), read).await
                         && line.trim() == "show"
                     {
