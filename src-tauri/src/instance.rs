@@ -3,15 +3,15 @@
 //! find the history locked; instead it asks the running one to show its window and exits.
 //!
 //! The first instance holds an exclusive lock on `app.lock` for its whole life (the OS
-//! drops it when the process ends, however it ends) and listens on `app.sock` beside it. A
+//! drops it when the process ends, however it ends) and listens on the directory's local
+//! endpoint (`lifeline_core::local_socket`: `app.sock` on Unix, a named pipe on Windows). A
 //! later one finds the lock taken, connects, writes `show`, and exits 0.
 
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{BufRead, BufReader};
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::net::UnixListener;
+use lifeline_core::local_socket::{self, Listener};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// How long a second instance keeps trying to reach a first one that holds the lock but
 /// is not listening yet (it is starting up).
@@ -29,7 +29,7 @@ pub enum Claim {
 pub struct Guard {
     /// Held, never read: the lock lives as long as this handle.
     _lock: Option<File>,
-    listener: Option<UnixListener>,
+    listener: Option<Listener>,
 }
 
 /// The directory that makes instances the same: where the history lives.
@@ -49,24 +49,13 @@ pub fn claim(dir: &Path) -> Claim {
     if lifeline_core::private::create_dir(dir).is_err() {
         return unguarded();
     }
-    let Ok(lock) = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(dir.join("app.lock"))
-    else {
+    let Ok(lock) = lifeline_core::private::open_lock(&dir.join("app.lock")) else {
         return unguarded();
     };
-    let socket = dir.join("app.sock");
     match lock.try_lock() {
         Ok(()) => {
-            // Whatever is at the path is left from an instance that is gone (it held the
-            // lock while it ran).
-            let _ = std::fs::remove_file(&socket);
-            let listener = UnixListener::bind(&socket)
-                .and_then(|l| private_socket(&socket).map(|()| l))
-                .inspect_err(|e| tracing::warn!("instance: cannot listen on {} ({e}); a second instance will not be able to show this window", socket.display()))
+            let listener = tauri::async_runtime::block_on(async { Listener::bind(dir) })
+                .inspect_err(|e| tracing::warn!("instance: cannot listen on {} ({e}); a second instance will not be able to show this window", local_socket::address(dir)))
                 .ok();
             Claim::First(Guard {
                 _lock: Some(lock),
@@ -74,7 +63,7 @@ pub fn claim(dir: &Path) -> Claim {
             })
         }
         Err(TryLockError::WouldBlock) => {
-            let shown = ask_to_show(&socket);
+            let shown = ask_to_show(dir);
             Claim::Running {
                 shown,
                 dir: dir.to_owned(),
@@ -90,18 +79,11 @@ pub fn claim(dir: &Path) -> Claim {
     }
 }
 
-/// Only this user may connect: connecting to a Unix socket needs write permission on it.
-fn private_socket(socket: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
-}
-
-fn ask_to_show(socket: &Path) -> bool {
+fn ask_to_show(dir: &Path) -> bool {
     tauri::async_runtime::block_on(async {
         let tries = REACH_FOR.as_millis() / REACH_EVERY.as_millis();
         for _ in 0..=tries {
-            if let Ok(mut s) = tokio::net::UnixStream::connect(socket).await {
-                use tokio::io::AsyncWriteExt;
+            if let Ok(mut s) = local_socket::connect(dir).await {
                 return s.write_all(b"show\n").await.is_ok();
             }
             tokio::time::sleep(REACH_EVERY).await;
@@ -111,30 +93,38 @@ fn ask_to_show(socket: &Path) -> bool {
 }
 
 impl Guard {
-    /// Answers later instances on a thread of its own: `show` calls `on_show`.
-    pub fn serve(mut self, on_show: impl Fn() + Send + 'static) {
-        let Some(listener) = self.listener.take() else {
+    /// Answers later instances on a task of its own: `show` calls `on_show`.
+    pub fn serve(mut self, on_show: impl Fn() + Send + Sync + 'static) {
+        let Some(mut listener) = self.listener.take() else {
             // Nothing to serve, but the lock must still be held for the app's life.
             std::mem::forget(self);
             return;
         };
-        let spawned = std::thread::Builder::new()
-            .name("lifeline-instance".into())
-            .spawn(move || {
-                let _held = self;
-                for stream in listener.incoming().flatten() {
+        let on_show = std::sync::Arc::new(on_show);
+        tauri::async_runtime::spawn(async move {
+            let _held = self;
+            loop {
+                let stream = match listener.accept().await {
+                    Ok(stream) => stream,
+                    Err(e) => {
+                        tracing::warn!("instance: a later instance could not connect ({e})");
+                        continue;
+                    }
+                };
+                let on_show = on_show.clone();
+                tauri::async_runtime::spawn(async move {
                     let mut line = String::new();
-                    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-                    if BufReader::new(stream).read_line(&mut line).is_ok() && line.trim() == "show"
+                    let mut reader = BufReader::new(stream);
+                    let read = reader.read_line(&mut line);
+                    if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), read).await
+                        && line.trim() == "show"
                     {
                         tracing::info!("another instance was started; showing this window instead");
                         on_show();
                     }
-                }
-            });
-        if let Err(e) = spawned {
-            tracing::warn!("instance: no thread to answer later instances ({e})");
-        }
+                });
+            }
+        });
     }
 }
 
@@ -163,6 +153,7 @@ mod tests {
             .expect("the first instance was asked to show");
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_directory_lock_and_socket_are_private() {
         use std::os::unix::fs::PermissionsExt;
@@ -177,11 +168,12 @@ mod tests {
         assert_eq!(mode(&dir.join("app.sock")), 0o600);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_socket_left_by_a_crashed_instance_does_not_stop_the_next() {
         let dir = tempfile::tempdir().unwrap();
         // A crash leaves the socket file; the lock went with the process.
-        drop(UnixListener::bind(dir.path().join("app.sock")).unwrap());
+        drop(std::os::unix::net::UnixListener::bind(dir.path().join("app.sock")).unwrap());
         assert!(dir.path().join("app.sock").exists());
         let Claim::First(guard) = claim(dir.path()) else {
             panic!("a stale socket is not a running instance");

@@ -12,6 +12,7 @@
 //! - [`diagnostics`]: redaction and the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
+//! - [`local_socket`]: the app's endpoint for its own processes (Unix socket, named pipe).
 //! - [`private`]: files and directories only their owner may read (0600, 0700).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
@@ -22,6 +23,7 @@ pub mod error;
 pub mod events;
 pub mod gloss;
 pub mod history;
+pub mod local_socket;
 pub mod policy;
 pub mod private;
 pub mod protocol;

@@ -33,6 +33,15 @@ pub fn create_new(path: &Path) -> io::Result<File> {
     options().write(true).create_new(true).open(path)
 }
 
+/// Opens (creating 0600, never truncating) a file to hold a lock on with `File::try_lock`.
+pub fn open_lock(path: &Path) -> io::Result<File> {
+    options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+}
+
 /// Writes `bytes` to a temporary file beside `path`, 0600, and renames it over `path`.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path

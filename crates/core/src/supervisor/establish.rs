@@ -2,8 +2,12 @@
 //! establishment deadline. Each stage gets `min(its limit, what remains)`; a stage that
 //! cannot fit fails at once with an error naming the deadline. Whatever the attempt
 //! opened is closed before it reports a failure, so two processes never overlap.
+//! It starts on the ladder where the era cache says; what the cache remembers for the
+//! next attempt, and when to doubt a stateless server's discovery, is `state::era_step`'s
+//! decision.
 
 use super::SupervisorConfig;
+use super::state::{EraStep, Walk, era_step};
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
 use crate::policy::fallback::is_legacy_answer_to_modern;
@@ -55,60 +59,66 @@ pub async fn establish(
         })
     };
     let cut = |e: Error, s: Stage| cut_by_deadline(e, *limit.lock().expect("lock"), cfg, s);
+    // Start where the last attempt succeeded (`None`: the top of the ladder).
     let mut start = *cfg.era.lock().expect("lock");
-    // Set when a server that discovery showed stateless then answered tools/list the way
-    // an older server does (it lied, or sits behind something that does not speak the
-    // revision): `initialize` is tried once, in what is left of the deadline.
+    // The tools/list failure that made this attempt doubt a stateless server's discovery.
     let mut doubted: Option<Error> = None;
     loop {
-        let (session, rung) = match negotiate::connect(&ladder, start, &mut options, &cut).await {
-            Ok(found) => found,
-            Err(e) => {
-                // The remembered way failed: find the way again next time.
-                *cfg.era.lock().expect("lock") = None;
-                return Err(match &doubted {
-                    Some(first) => after_doubt(first, e),
-                    None => e,
-                });
-            }
-        };
-        let session = Arc::new(session);
-        let _ = stage.send(Stage::ListTools);
-        let listed = match stage_limit(&deadline, cfg.request_timeout, now(), Stage::ListTools) {
-            Ok(limit) => session
-                .list_tools_with(RequestOptions {
-                    timeout: Some(limit),
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools)),
-            Err(e) => Err(e),
-        };
-        match listed {
-            Ok(tools) => {
-                *cfg.era.lock().expect("lock") = Some(rung);
-                return Ok((session, tools));
-            }
-            Err(e) => {
-                session.close().await;
-                let retry_older = rung == Rung::Stateless
-                    && doubted.is_none()
-                    && ladder.rungs().contains(&Rung::Initialize)
-                    && is_legacy_answer_to_modern(&e);
-                if retry_older {
-                    tracing::info!(server = %cfg.name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
-                    doubted = Some(e);
-                    start = Some(Rung::Initialize);
-                    continue;
+        let (walk, outcome) = match negotiate::connect(&ladder, start, &mut options, &cut).await {
+            Err(e) => (Walk::NotConnected, Err(e)),
+            Ok((session, rung)) => {
+                let session = Arc::new(session);
+                let _ = stage.send(Stage::ListTools);
+                let listed = list_tools(&session, &deadline, cfg, now()).await;
+                match listed {
+                    Ok(tools) => (Walk::Listed(rung), Ok((session, tools))),
+                    Err(e) => {
+                        session.close().await;
+                        let walk = Walk::ListFailed {
+                            rung,
+                            legacy_answer: is_legacy_answer_to_modern(&e),
+                            doubted: doubted.is_some(),
+                            initialize_allowed: ladder.rungs().contains(&Rung::Initialize),
+                        };
+                        (walk, Err(e))
+                    }
                 }
-                *cfg.era.lock().expect("lock") = None;
-                return Err(match &doubted {
+            }
+        };
+        match (era_step(walk), outcome) {
+            (EraStep::TryInitialize, Err(e)) => {
+                tracing::info!(server = %cfg.name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
+                doubted = Some(e);
+                start = Some(Rung::Initialize);
+            }
+            (step, outcome) => {
+                if let EraStep::Remember(era) = step {
+                    *cfg.era.lock().expect("lock") = era;
+                }
+                return outcome.map_err(|e| match &doubted {
                     Some(first) => after_doubt(first, e),
                     None => e,
                 });
             }
         }
     }
+}
+
+/// The new session's tools/list, in what is left of the deadline.
+async fn list_tools(
+    session: &Session,
+    deadline: &Deadline,
+    cfg: &SupervisorConfig,
+    now: Duration,
+) -> Result<Vec<Tool>, Error> {
+    let limit = stage_limit(deadline, cfg.request_timeout, now, Stage::ListTools)?;
+    session
+        .list_tools_with(RequestOptions {
+            timeout: Some(limit),
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| cut_by_deadline(e, limit, cfg, Stage::ListTools))
 }
 
 /// The error of the `initialize` attempt that followed a stateless server's old-style

@@ -10,8 +10,6 @@ mod relist;
 pub mod state;
 
 #[cfg(test)]
-mod actor_tests;
-#[cfg(test)]
 mod state_props;
 #[cfg(test)]
 mod tests;
@@ -61,7 +59,8 @@ pub struct SupervisorConfig {
     /// Under `auto`, ask in the stateless revision (2026-07-28) first: Streamable HTTP.
     pub stateless_first: bool,
     /// The step of the protocol ladder that worked last, tried first next time (the spec:
-    /// cache the era per server, probe again when the assumption fails).
+    /// cache the era per server, probe again when the assumption fails). What it holds
+    /// after an attempt is `state::era_step`'s decision.
     pub era: Arc<std::sync::Mutex<Option<Rung>>>,
 }
 

@@ -1,6 +1,8 @@
 //! The supervisor's decisions as a pure function: `step(state, input, now) -> effects`.
 //! No tokio, no I/O: the actor feeds inputs (attempt outcomes, timers, user actions) and
 //! performs the effects (start an attempt, close a generation, arm the one timer, emit).
+//! Beside it, `era_step`: what the era cache remembers after an attempt's walk of the
+//! protocol ladder.
 //!
 //! Architecture invariant: a generation is fenced. Inputs that name another generation
 //! than the current one change nothing (a late success is only disposed), and a timer
@@ -13,6 +15,7 @@ use crate::policy::backoff::Backoff;
 use crate::policy::classify::{Action, RetireReason, Verdict};
 use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
 use crate::policy::rng::Jitter;
+use crate::session::negotiate::Rung;
 use std::time::Duration;
 
 /// The numbers a supervisor runs by (validated by the policy types).
@@ -89,7 +92,10 @@ pub struct State {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    Start,
+    /// The supervisor starts; `disabled`: the config says `disabled`, so it does not connect.
+    Start {
+        disabled: bool,
+    },
     Stage {
         generation: u64,
         stage: Stage,
@@ -278,10 +284,15 @@ pub fn step(
 ) -> Vec<Effect> {
     let mut fx = Vec::new();
     match input {
-        // ## Start | Enable => Connecting
-        Input::Start => {
+        // ## Start => (Connecting | Disabled) ; Enable => Connecting
+        Input::Start { disabled } => {
             if matches!(state.status, Status::Idle) {
-                state.attempt(false, &mut fx);
+                if disabled {
+                    state.status = Status::Disabled;
+                    fx.push(Effect::EmitState);
+                } else {
+                    state.attempt(false, &mut fx);
+                }
             }
         }
         Input::Enable => {
@@ -524,4 +535,50 @@ fn fail(
     state.status = Status::Waiting { outage, until };
     state.arm(until, fx);
     fx.push(Effect::EmitState);
+}
+
+/// How one attempt's walk of the protocol ladder went, as far as the era cache
+/// (`SupervisorConfig::era`, the step that worked last time) is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// No step of the ladder connected.
+    NotConnected,
+    /// Connected on `Rung` and listed the tools.
+    Listed(Rung),
+    /// Connected on `rung`, but tools/list failed. `legacy_answer`: the way an older server
+    /// answers a stateless request (`policy::fallback`); `doubted`: this attempt already
+    /// tried `initialize` after such an answer; `initialize_allowed`: the ladder has it.
+    ListFailed {
+        rung: Rung,
+        legacy_answer: bool,
+        doubted: bool,
+        initialize_allowed: bool,
+    },
+}
+
+/// What an attempt does after `Walk`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EraStep {
+    /// The attempt ends, and the cache holds this: the step that connected and listed, or
+    /// nothing after a failure, so the next attempt walks the ladder from its top (the
+    /// spec: cache the era per server, probe again when the assumption fails).
+    Remember(Option<Rung>),
+    /// A server whose discovery listed the stateless revision answered tools/list the way
+    /// older servers answer (it lied, or sits behind something that does not speak the
+    /// revision): try `initialize` once, in what is left of the same deadline.
+    TryInitialize,
+}
+
+/// The era cache's decision after an attempt's walk (`establish` holds the cache).
+pub fn era_step(walk: Walk) -> EraStep {
+    match walk {
+        Walk::Listed(rung) => EraStep::Remember(Some(rung)),
+        Walk::ListFailed {
+            rung: Rung::Stateless,
+            legacy_answer: true,
+            doubted: false,
+            initialize_allowed: true,
+        } => EraStep::TryInitialize,
+        Walk::NotConnected | Walk::ListFailed { .. } => EraStep::Remember(None),
+    }
 }

@@ -23,7 +23,7 @@ enum Gen {
 /// An input before its generation or timer token is resolved against the state.
 #[derive(Debug, Clone)]
 enum Op {
-    Start,
+    Start(bool),
     Stage(Gen, Stage),
     Established(Gen),
     AttemptFailed(Gen, Action),
@@ -82,7 +82,7 @@ fn stage() -> impl Strategy<Value = Stage> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        1 => Just(Op::Start),
+        1 => any::<bool>().prop_map(Op::Start),
         2 => (generation(), stage()).prop_map(|(g, s)| Op::Stage(g, s)),
         3 => generation().prop_map(Op::Established),
         4 => (generation(), action()).prop_map(|(g, a)| Op::AttemptFailed(g, a)),
@@ -156,7 +156,7 @@ proptest! {
             now = now.saturating_add(advance);
             let failure = FailureInfo::default();
             let input = match op {
-                Op::Start => Input::Start,
+                Op::Start(disabled) => Input::Start { disabled },
                 Op::Stage(g, stage) => Input::Stage { generation: resolve(&g, &state), stage },
                 Op::Established(g) => Input::Established { generation: resolve(&g, &state) },
                 Op::AttemptFailed(g, a) => Input::AttemptFailed {

@@ -2,7 +2,7 @@
 //! jitter turned off, so every delay, budget, window and ladder step is checked to the
 //! millisecond.
 
-use super::state::{Effect, Input, Outage, Policy, State, Status, step};
+use super::state::{Effect, EraStep, Input, Outage, Policy, State, Status, Walk, era_step, step};
 use crate::error::{ErrorKind, Stage};
 use crate::events::millis;
 use crate::events::{FailureInfo, StateName};
@@ -47,7 +47,7 @@ impl Run {
             now: Duration::ZERO,
             fx: vec![],
         };
-        run.feed(Input::Start);
+        run.feed(Input::Start { disabled: false });
         run
     }
 
@@ -246,7 +246,7 @@ fn lose_stable(seed: u64, lost_at: Duration) -> (State, Duration) {
     let mut rng = SeededRng::new(seed);
     let mut state = State::starting_with(Stage::Connect);
     let mut feed = |state: &mut State, input, now| step(state, input, now, &policy, &mut rng);
-    feed(&mut state, Input::Start, Duration::ZERO);
+    feed(&mut state, Input::Start { disabled: false }, Duration::ZERO);
     let fx = feed(
         &mut state,
         Input::Established { generation: 1 },
@@ -533,6 +533,35 @@ fn manual_actions() {
 }
 
 #[test]
+fn start_connects_unless_the_config_says_disabled() {
+    // (disabled, the state after the start, its effects)
+    let cases = [
+        (
+            false,
+            StateName::Connecting,
+            vec![Effect::Attempt { generation: 1 }, Effect::EmitState],
+        ),
+        (true, StateName::Disabled, vec![Effect::EmitState]),
+    ];
+    for (disabled, name, effects) in cases {
+        let mut state = State::new();
+        let policy = Policy::default();
+        let feed = |state: &mut State, input| step(state, input, S, &policy, &mut NoJitter);
+        let fx = feed(&mut state, Input::Start { disabled });
+        assert_eq!((state.name(), fx), (name, effects), "disabled: {disabled}");
+        // Only the first start counts; a server that started disabled connects on enable.
+        assert_eq!(feed(&mut state, Input::Start { disabled }), []);
+        assert_eq!(state.name(), name);
+        let fx = feed(&mut state, Input::Enable);
+        assert_eq!(
+            fx.contains(&Effect::Attempt { generation: 1 }),
+            disabled,
+            "enable after disabled: {disabled}: {fx:?}"
+        );
+    }
+}
+
+#[test]
 fn losing_a_connection_keeps_the_tools_but_marks_them_stale() {
     let mut run = Run::new();
     run.establish();
@@ -563,4 +592,37 @@ fn the_state_info_carries_attempt_budget_and_countdown() {
         info.cause.as_ref().map(|c| c.message.as_str()),
         Some("connection refused")
     );
+}
+
+#[test]
+fn the_era_cache_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
+    use crate::session::negotiate::Rung::{Initialize, LegacySse, Stateless};
+    use EraStep::{Remember, TryInitialize};
+    let failed = |rung, legacy_answer, doubted, initialize_allowed| Walk::ListFailed {
+        rung,
+        legacy_answer,
+        doubted,
+        initialize_allowed,
+    };
+    let cases = [
+        // What connected and listed is where the next attempt starts.
+        (Walk::Listed(Stateless), Remember(Some(Stateless))),
+        (Walk::Listed(Initialize), Remember(Some(Initialize))),
+        (Walk::Listed(LegacySse), Remember(Some(LegacySse))),
+        // Any failure forgets: the next attempt walks the ladder from its top.
+        (Walk::NotConnected, Remember(None)),
+        (failed(Initialize, false, false, true), Remember(None)),
+        // A stateless discovery answered the old way is doubted, once.
+        (failed(Stateless, true, false, true), TryInitialize),
+        (failed(Stateless, true, true, true), Remember(None)),
+        // ... only on the old servers' answer, only when the ladder has `initialize`,
+        // only after a stateless discovery.
+        (failed(Stateless, false, false, true), Remember(None)),
+        (failed(Stateless, true, false, false), Remember(None)),
+        (failed(Initialize, true, false, true), Remember(None)),
+        (failed(LegacySse, true, false, true), Remember(None)),
+    ];
+    for (walk, expect) in cases {
+        assert_eq!(era_step(walk), expect, "{walk:?}");
+    }
 }

@@ -1,0 +1,272 @@
+//! The handle: `Supervisor`, what other crates hold of a running supervisor. It sends
+//! inputs and calls to the actor's mailbox, runs a call on the live session itself while the
+//! server is ready (the call lane), and reads what the actor shares (snapshot, tools,
+//! stderr) without a round trip.
+
+use super::calls::CallLane;
+use super::stderr::GenerationStderr;
+use super::{Actor, Details};
+use crate::error::Error;
+use crate::events::{EventBus, StateInfo};
+use crate::protocol::mcp::{Progress, Tool};
+use crate::supervisor::SupervisorConfig;
+use crate::supervisor::state::Input;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// What a consumer (CLI, UI) needs to draw one server right now.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Snapshot {
+    pub server: String,
+    pub generation: u64,
+    #[serde(flatten)]
+    pub state: StateInfo,
+    pub tools: Vec<String>,
+    pub tools_stale: bool,
+    pub last_round_trip_ms: Option<u64>,
+    pub last_round_trip_at: Option<String>,
+}
+
+/// Per-call choices for `Supervisor::call_with`.
+#[derive(Default)]
+pub struct CallOptions {
+    /// Receives the call's `notifications/progress`, in order.
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Sending `()` cancels the call: a call in flight is abandoned and the server is sent
+    /// `notifications/cancelled`; a queued one is never sent. Dropping the sender does not
+    /// cancel.
+    pub cancel: Option<oneshot::Receiver<()>>,
+}
+
+/// What the handle asks of the actor through its mailbox.
+pub(super) enum Command {
+    Input(Input),
+    Call {
+        tool: String,
+        args: Value,
+        opts: CallOptions,
+        reply: oneshot::Sender<Result<Value, Error>>,
+    },
+    Ping {
+        reply: oneshot::Sender<Result<Duration, Error>>,
+    },
+    Stop {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// A running supervisor. Dropping it without `stop` aborts the actor; prefer `stop`.
+pub struct Supervisor {
+    name: String,
+    tx: mpsc::UnboundedSender<Command>,
+    snapshot: watch::Receiver<Snapshot>,
+    details: Arc<Mutex<Details>>,
+    lane: CallLane,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Supervisor {
+    pub fn spawn(cfg: SupervisorConfig, bus: Arc<EventBus>) -> Supervisor {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (snapshot_tx, snapshot) = watch::channel(Snapshot {
+            server: cfg.name.clone(),
+            generation: 0,
+            state: StateInfo::default(),
+            tools: Vec::new(),
+            tools_stale: false,
+            last_round_trip_ms: None,
+            last_round_trip_at: None,
+        });
+        let name = cfg.name.clone();
+        let details = Arc::new(Mutex::new(Details::default()));
+        let actor = Actor::new(cfg, bus, snapshot_tx, details.clone());
+        let lane = actor.lane();
+        let task = tokio::spawn(actor.run(rx));
+        Supervisor {
+            name,
+            tx,
+            snapshot,
+            details,
+            lane,
+            task,
+        }
+    }
+
+    /// `stderr()` as text per generation, oldest first (the diagnostic bundle's files).
+    pub fn stderr_tails(&self) -> Vec<(u64, String)> {
+        self.stderr()
+            .into_iter()
+            .map(|g| (g.generation, g.lines.join("\n")))
+            .collect()
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot.borrow().clone()
+    }
+
+    pub fn watch(&self) -> watch::Receiver<Snapshot> {
+        self.snapshot.clone()
+    }
+
+    fn input(&self, input: Input) {
+        let _ = self.tx.send(Command::Input(input));
+    }
+
+    /// Skip the wait; from gave_up or retired, start a fresh round.
+    pub fn reconnect(&self) {
+        self.input(Input::ReconnectNow);
+    }
+
+    /// Clear the budget and the quarantine ladder (history is kept), then connect.
+    pub fn reset(&self) {
+        self.input(Input::Reset);
+    }
+
+    pub fn disable(&self) {
+        self.input(Input::Disable);
+    }
+
+    pub fn enable(&self) {
+        self.input(Input::Enable);
+    }
+
+    /// The full definitions of the tools in the snapshot (name, description, input
+    /// schema, annotations), in the server's order; stale while the snapshot says so.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.details.lock().expect("details lock").tools.clone()
+    }
+
+    /// The stderr of the current and the previous generation that started a process
+    /// (stdio only), oldest first, scrubbed with the server's secrets. Empty for HTTP.
+    pub fn stderr(&self) -> Vec<GenerationStderr> {
+        self.details.lock().expect("details lock").stderr_shown()
+    }
+
+    /// A receiver that changes whenever the newest process's stderr grows
+    /// (`StderrTail::grown`), to wait for a line in `stderr()` instead of polling it.
+    /// `None` until a process has started (and always for HTTP).
+    pub fn stderr_grown(&self) -> Option<watch::Receiver<u64>> {
+        self.details.lock().expect("details lock").stderr_grown()
+    }
+
+    /// Calls a tool on the current generation. Fails at once, saying the state and when
+    /// the next attempt is, unless the server is ready. Never replayed.
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Value, Error> {
+        self.call_with(tool, args, CallOptions::default()).await
+    }
+
+    /// `call` with progress and cancellation (see `CallOptions`).
+    pub async fn call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> Result<Value, Error> {
+        // Ready: the call runs here, in the caller's task (no hop through the actor).
+        match self.lane.direct(tool, args, opts) {
+            Ok(run) => run.await,
+            Err((args, opts)) => self.via_actor(tool, args, opts).await,
+        }
+    }
+
+    /// `call`, with the request handed to the supervisor before this returns: the future
+    /// does not borrow the supervisor, so whoever holds it (the app's lock on its fleet) can
+    /// let go while the call runs. A supervisor stopped meanwhile ends the call `cancelled`.
+    pub fn send_call(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        self.send_call_with(tool, args, CallOptions::default())
+    }
+
+    /// `send_call` with progress and cancellation (see `CallOptions`).
+    pub fn send_call_with(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        use futures_util::future::Either;
+        // Ready: the call starts now on a task of its own (no hop through the actor).
+        match self.lane.direct(tool, args, opts) {
+            Ok(run) => {
+                let task = tokio::spawn(run);
+                Either::Left(async move {
+                    task.await.unwrap_or_else(|_| {
+                        Err(Error::cancelled("the supervisor stopped during the call"))
+                    })
+                })
+            }
+            Err((args, opts)) => Either::Right(self.via_actor(tool, args, opts)),
+        }
+    }
+
+    /// A call handed to the actor, which answers it (not ready: the state and when the
+    /// next attempt is) or runs it.
+    fn via_actor(
+        &self,
+        tool: &str,
+        args: Value,
+        opts: CallOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let (reply, rx) = oneshot::channel();
+        let cmd = Command::Call {
+            tool: tool.to_owned(),
+            args,
+            opts,
+            reply,
+        };
+        let refused =
+            self.tx.send(cmd).is_err().then(|| {
+                Error::cancelled(format!("the supervisor of `{}` has stopped", self.name))
+            });
+        async move {
+            if let Some(e) = refused {
+                return Err(e);
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the call")))
+        }
+    }
+
+    /// Measures a round trip now (a `ping` on the current generation).
+    pub async fn ping(&self) -> Result<Duration, Error> {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Command::Ping { reply }).is_err() {
+            return Err(Error::cancelled(format!(
+                "the supervisor of `{}` has stopped",
+                self.name
+            )));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err(Error::cancelled("the supervisor stopped during the ping")))
+    }
+
+    /// Resolves once the state satisfies `done` (checked at once, then on every change).
+    pub async fn wait_for(&self, mut done: impl FnMut(&Snapshot) -> bool) -> Snapshot {
+        let mut rx = self.snapshot.clone();
+        match rx.wait_for(|s| done(s)).await {
+            Ok(s) => s.clone(),
+            Err(_) => self.snapshot(),
+        }
+    }
+
+    /// Disposes everything: cancels timers, closes the live generation (the stdio
+    /// shutdown sequence), waits for in-flight work, bounded.
+    pub async fn stop(self) {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Command::Stop { reply }).is_ok() {
+            let _ = rx.await;
+        }
+        let _ = self.task.await;
+    }
+}
