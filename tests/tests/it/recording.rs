@@ -18,7 +18,7 @@
 //! - generated archetypes (the mock's `?mock&servers=N` rows and servers added in the
 //!   editor): a healthy stdio server, an http server nobody listens for, a disabled one.
 //!
-//! What each command does is recorded too: every story server has a copy per command
+//! What each command does is recorded too: every server has a copy per command
 //! (`sqlite.reset`, …) with the same jitter seed and the same fixtures, so its past is the
 //! same; at "now" the copy gets the command (`.disable` is enabled again 10 s later), and
 //! its events from then on are that command's branch.
@@ -229,7 +229,7 @@ async fn record() -> Value {
     d.run_to(at(-12 * 60)).await;
     start(&mut d, &mut fixtures, &with_copies("linear")).await;
     d.run_to(at(-10 * 60)).await;
-    let generated: Vec<String> = GENERATED.iter().map(|s| (*s).to_owned()).collect();
+    let generated: Vec<String> = GENERATED.iter().flat_map(|s| with_copies(s)).collect();
     start(&mut d, &mut fixtures, &generated).await;
     d.run_to(at(-9 * 60)).await;
     start(&mut d, &mut fixtures, &with_copies("sqlite")).await;
@@ -248,14 +248,14 @@ async fn record() -> Value {
 
     d.run_to(NOW).await;
     let at_now = output::at_now(&d, &STORY);
-    for base in STORY {
+    for base in STORY.iter().chain(&GENERATED) {
         let s = |c: &str| d.supervisor(&format!("{base}.{c}"));
         s("reconnect").reconnect();
         s("reset").reset();
         s("disable").disable();
     }
     d.run_to(NOW + ENABLE_AFTER).await;
-    for base in STORY {
+    for base in STORY.iter().chain(&GENERATED) {
         d.supervisor(&format!("{base}.disable")).enable();
     }
     d.run_to(NOW + HORIZON).await;
