@@ -237,11 +237,21 @@ async fn record() -> Value {
     d.run_to(at(-179)).await;
     let corrupt = json!({"stderr": SQLITE_CORRUPT,
         "rules": [{"method": "initialize", "action": {"kind": "crash", "code": 1}}]});
+    let skip = d.events.len();
     for name in with_copies("sqlite") {
         std::fs::write(fixtures.script(&name), corrupt.to_string()).expect("writing a script");
         let crashed = d.supervisor(&name).call("crash", json!({"code": 1})).await;
         assert!(crashed.is_err(), "{name}: the crash tool answered");
     }
+
+    // The call fails when the process exits; the supervisor sees the exit a moment later
+    // (real time): wait for it before the clock moves on.
+    d.spin_until("every sqlite to see its process exit", |d| {
+        with_copies("sqlite")
+            .iter()
+            .all(|n| failed_since(d, n, skip))
+    })
+    .await;
 
     d.run_to(at(-39)).await;
     start(&mut d, &mut fixtures, &with_copies("github")).await;
