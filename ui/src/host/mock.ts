@@ -46,7 +46,6 @@ import {
   applyToView,
   branchOf,
   initialView,
-  iso,
   rows,
   stderrOf,
   storyOf,
@@ -585,4 +584,3 @@ export class MockHost implements Host {
   }
 }
 
-export { iso };
