@@ -5,8 +5,8 @@
 //! was previewed, so what a person saw is what they send. It never replaces a file unless
 //! the person chose that file in the platform's save dialog.
 
+use crate::bus::forward;
 use crate::error::ErrorView;
-use crate::state::forward;
 use lifeline_core::config::Config;
 use lifeline_core::diagnostics::bundle::{
     self, Bundle, BundleFile, BundleInput, BundleOptions, ServerInput,

@@ -3,7 +3,8 @@
 //! the previewed files or fails with `{kind, message}` naming the path.
 
 use crate::ipc_tests::{invoke, window};
-use crate::state::{AppInfo, AppState, Mode, Source};
+use crate::source::{AppInfo, Mode, Source};
+use crate::state::AppState;
 use lifeline_core::config;
 use lifeline_core::events::{EventBody, StateName};
 use serde_json::json;

@@ -5,8 +5,9 @@
 use crate::bundle_cmds::{BundlePreview, Exported};
 use crate::detail_cmds::OptionalChannel;
 use crate::error::ErrorView;
+use crate::source::AppInfo;
+use crate::state::AppState;
 use crate::state::detail::ProgressView;
-use crate::state::{AppInfo, AppState};
 use crate::view::ServerView;
 use lifeline_core::events::Event;
 use lifeline_core::supervisor::Supervisor;

@@ -94,7 +94,7 @@ pub async fn start(fixture: Option<&Path>) -> Demo {
         Ok(config) => config,
         Err(e) => {
             notices.push(ErrorView::new("config", format!("the demo config: {e}")));
-            crate::state::empty_config()
+            Config::empty()
         }
     };
     Demo {

@@ -2,7 +2,7 @@
 //! run's commands return; a file another instance holds is a notice, not a failure.
 
 use super::*;
-use crate::state::{AppInfo, Mode, Source};
+use crate::source::{AppInfo, Mode, Source};
 use lifeline_core::config;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;

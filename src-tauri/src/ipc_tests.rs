@@ -1,7 +1,8 @@
 //! The commands over real IPC, on tauri's mock runtime (no display): the same path a
 //! webview's `invoke` takes, from the local origin `tauri://localhost`.
 
-use crate::state::{AppInfo, AppState, Mode, Source};
+use crate::source::{AppInfo, Mode, Source};
+use crate::state::AppState;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
 use serde_json::{Value, json};

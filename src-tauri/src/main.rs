@@ -8,6 +8,7 @@
 
 mod autostart;
 mod bundle_cmds;
+mod bus;
 #[cfg(test)]
 mod capabilities_tests;
 mod commands;
@@ -21,6 +22,7 @@ mod history;
 mod instance;
 mod log_file;
 mod logs;
+mod source;
 mod state;
 #[cfg(test)]
 mod test_support;
@@ -117,7 +119,7 @@ fn main() {
             // before the UI's first command.
             let fixture = demo::fixture_path(app.path().resource_dir().ok().as_deref());
             let state = tauri::async_runtime::block_on(async {
-                let source = state::load(fixture.as_deref(), log_dir.as_deref()).await;
+                let source = source::load(fixture.as_deref(), log_dir.as_deref()).await;
                 AppState::start_with_history(source, |o| {
                     history::open(lifeline_core::history::resolve_path(), o)
                 })

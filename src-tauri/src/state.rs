@@ -1,25 +1,25 @@
 //! The app's one piece of state: the running `Fleet`, what the shell adds to its snapshots
 //! (transports, restart counts), the event subscriptions of the webviews, and what the UI
-//! should be told about where the servers came from (`AppInfo`). Every command is a method
-//! here, so the commands stay one line and this is tested without a window.
+//! should be told about where the servers came from (`AppInfo`, made in `source.rs`). Every
+//! command is a method here, so the commands stay one line and this is tested without a
+//! window.
 
 use crate::bundle_cmds::{BundlePreview, BundleSources, Exported};
-use crate::demo;
+use crate::bus::forward;
 use crate::error::ErrorView;
+use crate::source::{AppInfo, Source};
 use crate::view::{Restarts, ServerView};
-use lifeline_core::config::{self, Config, ConfigErrorKind};
+use lifeline_core::config::Config;
 use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::events::{CallOutcome, Event, EventBody, EventBus};
 use lifeline_core::history::{CallRecord, History};
 use lifeline_core::supervisor::{Fleet, Supervisor};
-use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 use tokio::process::Child;
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast;
 use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
@@ -27,95 +27,6 @@ pub mod detail;
 
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
 const BUS_CAPACITY: usize = 1 << 12;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// The servers of the user's config file.
-    Config,
-    /// No config file: the fixture servers of `demo/config.json`.
-    Demo,
-}
-
-/// Where the servers came from, and what the UI should say about it.
-#[derive(Debug, Clone, Serialize, ts_rs::TS)]
-pub struct AppInfo {
-    pub version: &'static str,
-    pub mode: Mode,
-    /// The config file in use, or the one that was looked for (demo mode).
-    pub config_path: Option<String>,
-    pub log_dir: Option<String>,
-    /// Things to show as a banner: `{kind, message}` (kinds `demo`, `fixture_missing`,
-    /// `fixture_failed`, `config`).
-    pub notices: Vec<ErrorView>,
-}
-
-/// What to run: the config and what the UI should know about it.
-pub struct Source {
-    pub config: Config,
-    pub info: AppInfo,
-    /// Processes the demo started; killed at shutdown.
-    pub fixtures: Vec<Child>,
-}
-
-pub fn empty_config() -> Config {
-    config::parse(r#"{"mcpServers": {}}"#, None, &|_| None).expect("an empty config is valid")
-}
-
-/// The config at `LIFELINE_CONFIG` or the platform default; the demo when there is no
-/// file there; no servers and a notice when the file is broken.
-pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
-    let mut info = AppInfo {
-        version: env!("CARGO_PKG_VERSION"),
-        mode: Mode::Config,
-        config_path: None,
-        log_dir: log_dir.map(|d| d.display().to_string()),
-        notices: Vec::new(),
-    };
-    let path = config::resolve_path(None);
-    info.config_path = path.as_ref().ok().map(|p| p.display().to_string());
-    let loaded = path.and_then(|p| config::load(&p));
-    match loaded {
-        Ok(config) => Source {
-            config,
-            info,
-            fixtures: Vec::new(),
-        },
-        Err(e) if e.kind == ConfigErrorKind::NotFound => {
-            let where_ = info
-                .config_path
-                .as_deref()
-                .unwrap_or("the default location");
-            info.mode = Mode::Demo;
-            info.notices.push(ErrorView::new(
-                demo::NOTICE_DEMO,
-                format!(
-                    "There is no config file at {where_}, so this is a demo of fixture servers. \
-                     Add a server or import another client's servers here (that creates the \
-                     file and ends the demo), or create the file yourself."
-                ),
-            ));
-            let demo = demo::start(fixture).await;
-            info.notices.extend(demo.notices);
-            Source {
-                config: demo.config,
-                info,
-                fixtures: demo.fixtures,
-            }
-        }
-        Err(e) => {
-            info.notices.push(ErrorView::new(
-                "config",
-                Redactor::default().scrub(&e.to_string()),
-            ));
-            Source {
-                config: empty_config(),
-                info,
-                fixtures: Vec::new(),
-            }
-        }
-    }
-}
 
 pub struct AppState {
     /// `None` once shut down. Held only briefly (a tool call sends its request under it and
@@ -197,7 +108,7 @@ impl AppState {
         let fleet = Fleet::start(&config, bus.clone()).unwrap_or_else(|e| {
             info.notices
                 .push(ErrorView::from_core(&e, &Redactor::default()));
-            Fleet::start(&empty_config(), bus).expect("an empty fleet starts")
+            Fleet::start(&Config::empty(), bus).expect("an empty fleet starts")
         });
         AppState {
             fleet: RwLock::new(Some(fleet)),
@@ -483,24 +394,6 @@ pub fn scrub_value(redactor: &Redactor, value: Value) -> Value {
                 .collect(),
         ),
         other => other,
-    }
-}
-
-/// Hands every event to `sink` in order. A reader that fell behind the bus skips what it
-/// lost and goes on; the consumer sees the gap in `seq` and takes a new snapshot.
-pub async fn forward(mut events: broadcast::Receiver<Event>, mut sink: impl FnMut(Event) -> bool) {
-    loop {
-        match events.recv().await {
-            Ok(event) => {
-                if !sink(event) {
-                    return;
-                }
-            }
-            Err(RecvError::Lagged(n)) => {
-                tracing::warn!("a UI subscriber fell {n} events behind; it sees the gap in seq")
-            }
-            Err(RecvError::Closed) => return,
-        }
     }
 }
 

@@ -2,6 +2,8 @@
 //! once, so every test runs without a server and without sleeping.
 
 use super::*;
+use crate::source::Mode;
+use lifeline_core::config;
 use lifeline_core::events::{StateInfo, StateName};
 use serde_json::json;
 use tokio::sync::mpsc;

@@ -62,12 +62,12 @@ fn decls() -> Vec<Decl> {
     use crate::bundle_cmds::{BundlePreview, Exported};
     use crate::config_edit::{KeyValue, ServerForm};
     use crate::error::{ErrorView, FieldError};
+    use crate::source::{AppInfo, Mode};
     use crate::state::config_live::ConfigView;
     use crate::state::config_live::config_import::{
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
     };
     use crate::state::detail::{CommandView, PolicyView, ProgressView};
-    use crate::state::{AppInfo, Mode};
     use crate::view::ServerView;
 
     let cfg = Config::new().with_large_int("number");

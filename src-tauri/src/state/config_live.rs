@@ -4,10 +4,11 @@
 //! through the file's JSON (unknown keys kept), and applied as a diff: only the servers whose
 //! entry changed restart. The first write in demo mode creates the file and leaves the demo.
 
-use super::{AppState, Mode, closing, lock};
+use super::{AppState, closing, lock};
 use crate::config_edit::{self, ServerForm, config_error, form_error};
 use crate::demo;
 use crate::error::ErrorView;
+use crate::source::Mode;
 use lifeline_core::config::{self, Config, ConfigDiff, ConfigErrorKind};
 use lifeline_core::diagnostics::redact::Redactor;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};

@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::config_edit::KeyValue;
-use crate::state::{AppInfo, Source, empty_config};
+use crate::source::{AppInfo, Source};
+use lifeline_core::config::Config;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;
 use std::fs;
@@ -398,7 +399,7 @@ async fn import_detects_client_files_and_adds_without_overwriting() {
     )
     .unwrap();
     let state = AppState::start(Source {
-        config: empty_config(),
+        config: Config::empty(),
         info: info(&path, Mode::Demo),
         fixtures: Vec::new(),
     });
@@ -495,7 +496,7 @@ async fn fixing_a_file_that_was_broken_at_start_starts_its_servers_and_clears_th
     info.notices
         .push(ErrorView::new("config", "mcpServers: expected an object"));
     let state = AppState::start(Source {
-        config: empty_config(),
+        config: Config::empty(),
         info,
         fixtures: Vec::new(),
     });

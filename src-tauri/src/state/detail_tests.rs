@@ -3,8 +3,9 @@
 //! supervisors: tool definitions, calls with progress and cancel, stderr, the resolved
 //! command and the masked config. No secret value may come out of any of them.
 
-use super::super::{AppInfo, AppState, Mode, Source};
+use super::super::AppState;
 use super::*;
+use crate::source::{AppInfo, Mode, Source};
 use crate::test_support::fixture;
 use lifeline_core::config;
 use lifeline_core::events::StateName;

@@ -246,6 +246,26 @@ pub fn events(entries: &[Value], event: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Every field of `expect` is in `actual` with that value (objects may have more fields).
+pub fn assert_subset(expect: &Value, actual: &Value, at: &str) {
+    match (expect, actual) {
+        (Value::Object(want), Value::Object(got)) => {
+            for (key, value) in want {
+                let found = got
+                    .get(key)
+                    .unwrap_or_else(|| panic!("{at}.{key} missing: {actual}"));
+                assert_subset(value, found, &format!("{at}.{key}"));
+            }
+        }
+        (Value::Array(want), Value::Array(got)) if want.len() == got.len() => {
+            for (i, (w, g)) in want.iter().zip(got).enumerate() {
+                assert_subset(w, g, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(expect, actual, "at {at}"),
+    }
+}
+
 /// A plain reqwest client for loopback fixtures; TLS is configured without touching the
 /// process-wide default crypto provider.
 pub fn http_client() -> reqwest::Client {

@@ -29,6 +29,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// A config with no servers and the built-in policy: what runs when there is no usable
+    /// file.
+    pub fn empty() -> Config {
+        super::parse(r#"{"mcpServers": {}}"#, None, &|_| None).expect("an empty config is valid")
+    }
+
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
     }
