@@ -538,7 +538,9 @@ export class MockHost implements Host {
   }
 
   /** What the core did with `command` in the recording replaces the rest of the server's
-   * story, from now. Enable only acts on a disabled server, disable only on one that is not. */
+   * story, from now. The branch was recorded from the state at the page load, whatever the
+   * state now (ui/README.md). Enable only acts on a disabled server, disable only on one
+   * that is not. */
   private async command(command: Command, server: string): Promise<void> {
     this.pump();
     this.calls.push({ command, server });
