@@ -7,9 +7,9 @@
 
 use crate::output::{EXIT_OK, EXIT_TOOL_ERROR, Out};
 use crate::target::Target;
-use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::protocol::generation::ProtocolChoice;
 use lifeline_core::protocol::mcp::elicitation_defaults;
+use lifeline_core::redact::Redactor;
 use lifeline_core::session::{Handler, RequestOptions};
 use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::{Session, SessionOptions};

@@ -12,10 +12,10 @@ mod watch;
 
 use clap::{Parser, Subcommand};
 use lifeline_core::config::TransportConfig;
-use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::policy::fallback::is_legacy_answer_to_modern;
 use lifeline_core::protocol::generation::{LEGACY_SSE, ProtocolChoice};
 use lifeline_core::protocol::mcp::Progress;
+use lifeline_core::redact::Redactor;
 use lifeline_core::session::RequestOptions;
 use lifeline_core::session::negotiate::{self, Ladder, Rung};
 use lifeline_core::{Error, Session, SessionOptions};
@@ -315,7 +315,7 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
             };
             return out.error(&Error::config(format!(
                 "ARGS_JSON must be a JSON object, like '{{\"text\":\"hi\"}}'; got {}",
-                lifeline_core::diagnostics::redact::cap(&raw_args, 80)
+                lifeline_core::redact::cap(&raw_args, 80)
             )));
         }
     };

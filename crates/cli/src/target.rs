@@ -84,7 +84,7 @@ impl Target {
             Target::Http(c) | Target::LegacySse(c) => {
                 c.headers.iter().map(|(_, v)| v.clone()).collect()
             }
-            Target::Stdio(c) => lifeline_core::diagnostics::redact::env_secrets(
+            Target::Stdio(c) => lifeline_core::redact::env_secrets(
                 c.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             ),
         }

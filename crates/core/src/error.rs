@@ -3,7 +3,7 @@
 //! sentence that says what happened and what to do. Errors never carry header values, query
 //! strings or environment values; the transports build them from allow-listed parts only.
 
-use crate::diagnostics::redact::Redactor;
+use crate::redact::Redactor;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;

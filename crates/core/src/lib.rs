@@ -9,7 +9,8 @@
 //! - [`config`]: the config file (parse, validate, expand, write) and the importers.
 //! - [`events`]: the lifecycle events supervisors publish.
 //! - [`history`]: the on-disk record of events and calls (SQLite).
-//! - [`diagnostics`]: redaction and the diagnostic bundle.
+//! - [`redact`]: secrets out of every string that leaves (by value and by shape).
+//! - [`diagnostics`]: the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
 //! - [`local_socket`]: the app's endpoint for its own processes (Unix socket, named pipe).
@@ -27,6 +28,7 @@ pub mod local_socket;
 pub mod policy;
 pub mod private;
 pub mod protocol;
+pub mod redact;
 pub mod session;
 pub mod supervisor;
 pub mod transport;

@@ -14,10 +14,10 @@
 //! revision's `subscriptions/listen` loop), `tools.rs` (`tools/list` paging) and
 //! `negotiate.rs` (which revision to speak, tried in order).
 
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
 use crate::protocol::mcp::{self, ClientCapabilities, InitializeResult, Progress, Tool};
 use crate::protocol::{Message, RequestId, RpcError};
+use crate::redact::Redactor;
 use crate::transport::{Connection, Transport};
 use engine::Pending;
 use futures_util::future::BoxFuture;

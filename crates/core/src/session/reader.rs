@@ -5,11 +5,11 @@
 
 use super::engine::close_with;
 use super::{ServerNotification, Shared, server_requests};
-use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind};
 use crate::protocol::mcp::Progress;
 use crate::protocol::modern;
 use crate::protocol::{Message, RequestId, Response, RpcError};
+use crate::redact::{Redactor, cap};
 use crate::transport::Incoming;
 use serde_json::Value;
 use std::sync::Arc;

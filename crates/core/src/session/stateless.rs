@@ -6,11 +6,11 @@
 //! `policy::reissue` says that is safe, else failed `stream_lost` saying why.
 
 use super::{RequestOptions, Session, SessionOptions, in_handshake, listen, server_requests};
-use crate::diagnostics::redact::cap;
 use crate::error::{Error, Stage};
 use crate::policy::reissue::{self, AfterFailure, Failure, Reissue, Tried};
 use crate::protocol::mcp::{self, InitializeResult};
 use crate::protocol::modern::{self, DiscoverResult};
+use crate::redact::cap;
 use crate::transport::Connection;
 use serde_json::{Value, json};
 use std::collections::HashSet;

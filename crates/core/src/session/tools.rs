@@ -3,10 +3,10 @@
 //! asked again, which arguments go into headers).
 
 use super::{RequestOptions, Session};
-use crate::diagnostics::redact::cap;
 use crate::error::Error;
 use crate::protocol::mcp::{ListToolsPage, Tool};
 use crate::protocol::modern;
+use crate::redact::cap;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;

@@ -20,7 +20,7 @@ impl SupervisorConfig {
         };
         // Values expanded into args or a URL are secrets too; the transport only knows
         // its env and header values, so every connection also scrubs the server's own.
-        let secrets = crate::diagnostics::redact::Redactor::new(server.secrets());
+        let secrets = crate::redact::Redactor::new(server.secrets());
         let scrubbing = |open: Connector| -> Connector {
             let secrets = secrets.clone();
             Arc::new(move || {

@@ -11,9 +11,9 @@ mod spawn;
 pub mod sse;
 pub mod stdio;
 
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, Result};
 use crate::protocol::{Message, RequestId};
+use crate::redact::Redactor;
 use tokio::sync::mpsc;
 
 /// What a transport hands its session.

@@ -4,7 +4,7 @@
 //! app's), and what a person may be shown about it. Env values are secrets: only names.
 
 use super::spawn::StdioConfig;
-use crate::diagnostics::redact::{Redactor, scrub_args};
+use crate::redact::{Redactor, scrub_args};
 use std::path::{Path, PathBuf};
 
 /// What a stdio server's command resolves to, safe to show.

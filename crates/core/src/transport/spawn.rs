@@ -16,8 +16,8 @@
 //! thread that never exits while the process lives.
 
 use super::{child_env, runs};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::redact::Redactor;
 use std::io;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -61,7 +61,7 @@ impl StdioConfig {
 
     /// Scrubs the values of the server's `env` (secrets) from what it writes.
     pub(super) fn redactor(&self) -> Redactor {
-        Redactor::new(crate::diagnostics::redact::env_secrets(
+        Redactor::new(crate::redact::env_secrets(
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         ))
     }

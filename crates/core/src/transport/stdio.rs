@@ -9,10 +9,10 @@
 pub use super::spawn::StdioConfig;
 use super::spawn::{self, Started, io_reason, kill_stragglers, signal_group};
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, ExitStatus};
 use crate::gloss::exit_gloss;
 use crate::protocol::Message;
+use crate::redact::{Redactor, cap};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,9 +3,9 @@
 //! Only allow-listed parts reach an error: status, reason phrase, Retry-After, method and
 //! URL path. Server bodies contribute only a JSON-RPC error message, scrubbed and capped.
 
-use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, io_kind_of};
 use crate::protocol::Message;
+use crate::redact::{Redactor, cap};
 use std::time::{Duration, SystemTime};
 
 /// Parses a Retry-After value: delay-seconds or an HTTP-date; a date in the past means now.

@@ -24,10 +24,10 @@ use errors::{
 };
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind};
 use crate::protocol::modern::{self, ParamHeader};
 use crate::protocol::{Message, RequestId};
+use crate::redact::Redactor;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
