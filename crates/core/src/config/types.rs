@@ -6,7 +6,7 @@
 use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
 use crate::diagnostics::redact::Redactor;
-use crate::protocol::generation::ProtocolChoice;
+use crate::protocol::revision::ProtocolChoice;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
