@@ -23,6 +23,7 @@
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
+#   make recording    re-record ui/src/host/recorded/scenario.json (the mock host's story) from the real core
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -56,6 +57,13 @@ lint: fmt-check clippy
 .PHONY: types
 types:
 	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-app wire_types_are_fresh
+
+# The UI mock host's story, recorded from real supervisors against lifeline-fixture
+# (tests/tests/it/recording.rs). The same test, without the variable, fails in `make check`
+# and `make test` while the checked-in file is stale.
+.PHONY: recording
+recording:
+	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-it --test it ui_recording_is_fresh
 
 # The integration tests run target/debug/lifeline and lifeline-fixture, so build every binary first.
 build:

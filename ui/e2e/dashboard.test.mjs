@@ -1,6 +1,6 @@
 // End-to-end: the built dashboard (ui/dist) in headless Debian Chromium against the mock host,
 // served from 127.0.0.1. Time is Playwright's fake clock (from a fixed instant, in UTC), so the
-// scripted story, the countdowns and the screenshots are the same on every run: the two PNGs in
+// recorded story (src/host/recorded/scenario.json, what the real core did), the countdowns and the screenshots are the same on every run: the two PNGs in
 // docs/screenshots are rewritten byte for byte unless the look changed. SCREENSHOTS_DIR (relative
 // to ui/) sends them elsewhere.
 
@@ -31,7 +31,7 @@ describe("the dashboard against the mock host", () => {
     assert.deepEqual(await names(page), ["filesystem", "github", "linear", "sqlite"]);
     const expected = {
       filesystem: ["ready", "ready"],
-      github: ["reconnecting", "reconnecting — attempt 3/10"],
+      github: ["retrying", "retrying — attempt 2/10"],
       linear: ["retired", "retired — auth"],
       sqlite: ["quarantined", "quarantined — level 2"],
     };
@@ -40,7 +40,7 @@ describe("the dashboard against the mock host", () => {
       assert.equal((await badge(page, name).innerText()).trim(), text, name);
     }
     assert.equal((await row(page, "filesystem").getByTestId("restarts").innerText()).trim(), "1 (2 h ago)");
-    assert.match(await row(page, "sqlite").getByTestId("tools").innerText(), /6\s*stale/);
+    assert.match(await row(page, "sqlite").getByTestId("tools").innerText(), /10\s*stale/);
     assert.equal(await row(page, "sqlite").getByTestId("quarantine").getAttribute("data-level"), "2");
     await close();
   });
@@ -52,7 +52,7 @@ describe("the dashboard against the mock host", () => {
     const textBefore = await countdown.innerText();
     await page.clock.runFor(3_000);
     const after = Number(await countdown.getAttribute("data-ms"));
-    assert.ok(before > 20_000 && before <= 30_000, `starts near 27 s, was ${before} ms`);
+    assert.ok(before > 20_000 && before <= 30_000, `starts at 26 s, was ${before} ms`);
     assert.ok(before - after >= 2_000 && before - after <= 4_000, `3 s later: ${before} → ${after}`);
     assert.notEqual(await countdown.innerText(), textBefore);
     assert.match(await countdown.innerText(), /^retry in \d+ s$/);
@@ -68,7 +68,7 @@ describe("the dashboard against the mock host", () => {
     await detail.waitFor();
     assert.equal(await detail.getAttribute("data-server"), "sqlite");
     const summaries = await detail.getByTestId("failure-summary").allInnerTexts();
-    assert.deepEqual(summaries, ["exited with code 1 ×10 over 2 min", "exited with code 1"]);
+    assert.deepEqual(summaries, ["exited with code 1 ×11 over 2 min", "exited with code 1"]);
     await detail.getByTestId("failure-group").first().locator("summary").click();
     const fields = detail.getByTestId("failure-group").first().getByTestId("failure-details");
     assert.match(await fields.innerText(), /process_exit/);

@@ -1,6 +1,6 @@
 // End-to-end: the detail panel's tool tester and server internals in headless Chromium against
-// the mock host, on Playwright's fake clock: a form from a tool's inputSchema refuses a missing
-// required field, a long call shows its progress and is cancelled, and the stderr of two
+// the mock host, on Playwright's fake clock: a form from a recorded tool's inputSchema refuses
+// a bad field, a long call shows its progress and is cancelled, and the stderr of two
 // generations, the resolved command and the masked config are shown.
 
 import assert from "node:assert/strict";
@@ -19,18 +19,20 @@ async function openFilesystem() {
 }
 
 describe("the detail panel against the mock host", () => {
-  test("the tester: a schema form refuses a missing field, then a call shows progress and is cancelled", async () => {
+  test("the tester: a schema form refuses a bad field, then a call shows progress and is cancelled", async () => {
     const { page, detail, close } = await openFilesystem();
-    await detail.getByTestId("tool-search_files").click();
+    // The recorded server is lifeline-fixture: its `progress` tool takes two integers.
+    await detail.getByTestId("tool-progress").click();
     const tester = detail.getByTestId("tool-tester");
     await tester.waitFor();
-    assert.match(await detail.getByTestId("tool-def").innerText(), /Recursively search/);
+    assert.match(await detail.getByTestId("tool-def").innerText(), /Sends `steps` progress notifications/);
 
-    await tester.getByTestId("field-path").locator("input").fill("/home/ada/projects");
+    await tester.getByTestId("field-steps").locator("input").fill("2.5");
+    await tester.getByTestId("field-interval_ms").locator("input").fill("400");
     await tester.getByTestId("tester-run").click();
-    assert.equal(await tester.getByTestId("field-pattern").getByTestId("field-error").innerText(), "Required");
+    assert.equal(await tester.getByTestId("field-steps").getByTestId("field-error").innerText(), "Must be a whole number");
 
-    await tester.getByTestId("field-pattern").locator("input").fill("*.rs");
+    await tester.getByTestId("field-steps").locator("input").fill("5");
     await tester.getByTestId("tester-run").click();
     const progress = tester.getByTestId("tester-progress");
     await progress.waitFor();
@@ -49,7 +51,7 @@ describe("the detail panel against the mock host", () => {
     await page.clock.runFor(2_500);
     await tester.getByTestId("tester-result").waitFor();
     assert.match(await tester.getByTestId("tester-result").innerText(), /OK/);
-    assert.match(await tester.getByTestId("tester-outcome").innerText(), /src\/main\.rs/);
+    assert.match(await tester.getByTestId("tester-outcome").innerText(), /done after 5 steps/);
     await close();
   });
 

@@ -12,6 +12,7 @@ mod legacy;
 mod modern;
 mod peers;
 mod processes;
+mod recording;
 mod stdio;
 mod supervise;
 mod support;

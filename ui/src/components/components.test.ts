@@ -268,7 +268,7 @@ describe("App against the mock host", () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  test("the four scripted servers with their badges; Escape closes the detail", async () => {
+  test("the four recorded servers with their badges; Escape closes the detail", async () => {
     const host = new MockHost({ clock: new ManualClock(T0) });
     const store = new DashboardStore(host);
     await store.start();
@@ -278,7 +278,7 @@ describe("App against the mock host", () => {
     );
     expect(badges).toEqual({
       filesystem: "ready",
-      github: "reconnecting — attempt 3/10",
+      github: "retrying — attempt 2/10",
       linear: "retired — auth",
       sqlite: "quarantined — level 2",
     });
@@ -286,7 +286,7 @@ describe("App against the mock host", () => {
 
     await fireEvent.click(rows()[3]!);
     expect(screen.getByTestId("detail").dataset.server).toBe("sqlite");
-    expect(screen.getAllByTestId("failure-summary")[0]!.textContent).toMatch(/^exited with code 1 ×10 over 2 min$/);
+    expect(screen.getAllByTestId("failure-summary")[0]!.textContent).toMatch(/^exited with code 1 ×11 over 2 min$/);
     await fireEvent.keyDown(window, { key: "Escape" });
     expect(screen.queryByTestId("detail")).toBeNull();
   });

@@ -1,6 +1,7 @@
 // The host seam: everything the dashboard asks of the backend goes through `Host`. Two
 // implementations: the Tauri shell (tauri.ts, the only module that imports @tauri-apps/*)
-// and an in-browser simulation (mock.ts) for development, tests and screenshots.
+// and an in-browser replay of events recorded from the real core (mock.ts) for development,
+// tests and screenshots.
 
 import type {
   AppInfo,

@@ -6,7 +6,6 @@
 //   run 7 (yesterday)     sqlite exits with code 1 once and comes back; github is rate limited
 //                         once; a few tool calls (ok, tool_error, a timeout); then the app quits
 
-import { exitMessage } from "./mock-scenario";
 import type {
   CommandError,
   Event,
@@ -126,7 +125,7 @@ export function mockHistory(t0: number): MockHistory {
   last.call(60 * S, "filesystem", "read_file", 12, "ok");
   last.call(90 * S, "github", "search_issues", 340, "tool_error");
   last.call(5 * 60 * S, "sqlite", "query", 60_000, "error", "timeout");
-  const exited = failureOf("process_exit", exitMessage({ code: 1 }), 1, {
+  const exited = failureOf("process_exit", "the server process exited with exit code 1", 1, {
     phase: "call",
     exit_code: 1,
     attempt: null,

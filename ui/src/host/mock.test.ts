@@ -1,36 +1,64 @@
 import { describe, expect, test } from "vitest";
 import { ManualClock, T0 } from "../test/fixtures";
-import type { Event } from "./types";
+import type { Event, ServerView } from "./types";
 import { MockHost, mockOptionsFromUrl } from "./mock";
-import { exitMessage } from "./mock-scenario";
+import { snapshotOf } from "./mock-replay";
 
 const byName = async (m: MockHost) => Object.fromEntries((await m.snapshot()).map((v) => [v.server, v]));
 const secondsUntil = (at: string | null, now: number) => (at === null ? null : (Date.parse(at) - now) / 1000);
 
-describe("the scripted scenario", () => {
+describe("the recorded story (recorded/scenario.json, from the real core)", () => {
   test("at load: one healthy, one rate-limited, one retired (auth), one crash-looping in quarantine", async () => {
     const clock = new ManualClock(T0);
     const s = await byName(new MockHost({ clock }));
     expect(Object.keys(s)).toEqual(["filesystem", "github", "linear", "sqlite"]);
 
     expect(s.filesystem).toMatchObject({ state: "ready", generation: 2, restarts: 1, tools_stale: false });
-    expect(s.filesystem!.tools).toHaveLength(11);
+    expect(s.filesystem!.tools).toContain("echo");
 
-    expect(s.github).toMatchObject({ state: "reconnecting", attempt: 3, max_attempts: 10, tools_stale: true });
+    // Never connected yet: retrying, not reconnecting; the second 429 asked for 45 s.
+    expect(s.github).toMatchObject({ state: "retrying", attempt: 2, max_attempts: 10, tools: [] });
     expect(s.github!.cause).toMatchObject({ kind: "rate_limited", status: 429, retry_after_ms: 45_000 });
-    expect(secondsUntil(s.github!.next_attempt_at, T0)).toBeCloseTo(27, 0);
+    expect(secondsUntil(s.github!.next_attempt_at, T0)).toBe(26);
 
     expect(s.linear).toMatchObject({ state: "retired", reason: "auth", tools: [] });
     expect(s.linear!.cause).toMatchObject({ kind: "auth", status: 401 });
 
     expect(s.sqlite).toMatchObject({ state: "quarantined", quarantine_level: 2, tools_stale: true });
-    expect(s.sqlite!.cause).toMatchObject({ kind: "process_exit", exit_code: 1 });
+    expect(s.sqlite!.cause).toMatchObject({
+      kind: "process_exit",
+      exit_code: 1,
+      message: "the server process exited with exit code 1; its last stderr line: Error: SQLITE_CORRUPT: database disk image is malformed",
+    });
     const probeIn = secondsUntil(s.sqlite!.next_attempt_at, T0)!;
     expect(probeIn).toBeGreaterThan(20);
     expect(probeIn).toBeLessThan(60);
   });
 
-  test("the same seed tells the same story", async () => {
+  test("replaying the past gives exactly the snapshots the core had at that moment", async () => {
+    const views = await new MockHost({ clock: new ManualClock(T0) }).snapshot();
+    for (const v of views) {
+      const recorded = snapshotOf(v.server)!;
+      const next = recorded.next_attempt_at === null ? null : new Date(T0 + recorded.next_attempt_at).toISOString();
+      const { transport: _t, restarts: _r, last_restart_at: _l, ...snapshot } = v;
+      expect(snapshot, v.server).toEqual({ ...recorded, next_attempt_at: next });
+    }
+  });
+
+  test("the first reconnect after a crash is spread, then the backoff grows", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
+    const waits = m
+      .events()
+      .filter((e): e is Extract<Event, { type: "state" }> => e.server === "sqlite" && e.type === "state")
+      .filter((e) => e.state === "reconnecting")
+      .map((e) => [e.attempt, e.delay_ms]);
+    // The crash of an established connection: no attempt counted yet, a spread first wait.
+    expect(waits[0]![0]).toBeNull();
+    expect(waits[0]![1]).toBeGreaterThan(0);
+    expect(waits.slice(1).map(([a]) => a)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  test("the same page load tells the same story", async () => {
     const a = await new MockHost({ clock: new ManualClock(T0) }).snapshot();
     const b = await new MockHost({ clock: new ManualClock(T0) }).snapshot();
     expect(a).toEqual(b);
@@ -41,8 +69,8 @@ describe("the scripted scenario", () => {
     const m = new MockHost({ clock });
     clock.advance(30_000);
     let s = await byName(m);
-    expect(s.github).toMatchObject({ state: "ready", tools_stale: false });
-    expect(s.github!.tools).toHaveLength(24);
+    expect(s.github).toMatchObject({ state: "ready", tools_stale: false, generation: 3 });
+    expect(s.github!.tools).toHaveLength(10);
 
     clock.advance(30_000);
     s = await byName(m);
@@ -64,19 +92,18 @@ describe("the scripted scenario", () => {
     expect(seen.length).toBeGreaterThan(replayed);
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
     expect(new Set(seen.map((e) => e.v))).toEqual(new Set([1]));
+    const times = seen.map((e) => Date.parse(e.at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
   });
 });
 
-describe("commands", () => {
-  test("reconnect on a quarantined server probes at once, and is recorded", async () => {
-    const clock = new ManualClock(T0);
-    const m = new MockHost({ clock });
+describe("commands replay what the core did with them", () => {
+  test("reconnect on a quarantined server probes at once, fails, and climbs a level", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
     await m.reconnect("sqlite");
-    let s = await byName(m);
-    expect(s.sqlite).toMatchObject({ state: "connecting", reason: "probe", generation: 12 });
-    clock.advance(1_000);
-    s = await byName(m);
-    expect(s.sqlite).toMatchObject({ state: "quarantined", quarantine_level: 3 });
+    const probe = m.events().find((e) => e.server === "sqlite" && e.type === "state" && e.generation === 13);
+    expect(probe).toMatchObject({ state: "connecting", reason: "probe" });
+    expect((await byName(m)).sqlite).toMatchObject({ state: "quarantined", quarantine_level: 3, generation: 13 });
     expect(m.calls).toEqual([{ command: "reconnect", server: "sqlite" }]);
   });
 
@@ -84,11 +111,9 @@ describe("commands", () => {
     const clock = new ManualClock(T0);
     const m = new MockHost({ clock });
     await m.reset("sqlite");
-    clock.advance(400); // the attempt fails at 350 ms: a fresh budget, off the ladder
-    expect((await byName(m)).sqlite).toMatchObject({ state: "reconnecting", attempt: 1, quarantine_level: 0 });
+    expect((await byName(m)).sqlite).toMatchObject({ state: "retrying", attempt: 1, quarantine_level: 0 });
 
     await m.disable("filesystem");
-    clock.advance(1_000);
     expect((await byName(m)).filesystem).toMatchObject({ state: "disabled", tools: [] });
     await m.enable("filesystem");
     clock.advance(1_000);
@@ -97,7 +122,7 @@ describe("commands", () => {
 
   test("reconnect all failed names the servers that stopped trying, as the core does", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
-    // github is reconnecting on its own: not one of them.
+    // github is retrying on its own: not one of them.
     expect(await m.reconnectAllFailed()).toEqual(["linear", "sqlite"]);
   });
 
@@ -109,8 +134,11 @@ describe("commands", () => {
 
   test("a call on a server that is not ready fails at once", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
-    await expect(m.callTool("linear", "list_issues", {})).rejects.toMatchObject({ kind: "not_ready" });
-    await expect(m.callTool("filesystem", "read_file", { path: "/" })).resolves.toMatchObject({ isError: false });
+    await expect(m.callTool("linear", "echo", {})).rejects.toMatchObject({ kind: "not_ready" });
+    await expect(m.callTool("filesystem", "echo", { text: "hi" })).resolves.toMatchObject({
+      isError: false,
+      content: [{ type: "text", text: "hi" }],
+    });
   });
 });
 
@@ -128,52 +156,59 @@ test("appInfo: a plain config-mode app by default; ?mock&notice=demo adds the de
   expect(info.notices[1]!.message).toContain("lifeline-fixture");
 });
 
-test("?mock&servers=100 adds generated servers", async () => {
+test("?mock&servers=100 adds generated servers, replaying the recorded archetypes", async () => {
   const opts = mockOptionsFromUrl(new URL("http://x/?mock&servers=100"));
   const views = await new MockHost({ clock: new ManualClock(T0), ...opts }).snapshot();
   expect(views).toHaveLength(100);
   expect(new Set(views.map((v) => v.server)).size).toBe(100);
+  // Every seventh replays the server nobody listens for; the others the healthy one.
+  views.slice(4).forEach((v: ServerView, k) => expect(v.state === "ready", v.server).toBe((k + 4) % 7 !== 3));
 });
 
 describe("the detail panel's commands", () => {
-  test("tool definitions follow the tool names, with schemas a form or raw JSON can fill", async () => {
+  test("tool definitions are the recorded ones of the tools the server has now", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
     const defs = await m.toolList("filesystem");
     expect(defs.map((d) => d.name)).toEqual((await byName(m)).filesystem!.tools);
-    const read = defs.find((d) => d.name === "read_file")!;
-    expect(read.inputSchema).toMatchObject({ type: "object", required: ["path"] });
+    const echo = defs.find((d) => d.name === "echo")!;
+    expect(echo.inputSchema).toMatchObject({ type: "object", properties: { text: { type: "string" } } });
     expect(await m.toolList("linear")).toEqual([]);
   });
 
-  test("search_files reports progress on the clock; cancel_call ends it as cancelled", async () => {
+  test("progress reports on the clock; cancel_call ends it as cancelled", async () => {
     const clock = new ManualClock(T0);
     const m = new MockHost({ clock });
     const seen: string[] = [];
     const onProgress = (p: { progress: number; total: number | null }) => seen.push(`${p.progress}/${p.total}`);
-    const done = m.callTool("filesystem", "search_files", { path: "/p", pattern: "*.rs" }, { callId: "c1", onProgress });
+    const args = { steps: 5, interval_ms: 400 };
+    const done = m.callTool("filesystem", "progress", args, { callId: "c1", onProgress });
     clock.advance(2_000);
     await expect(done).resolves.toMatchObject({ isError: false });
     expect(seen).toEqual(["1/5", "2/5", "3/5", "4/5", "5/5"]);
 
-    const slow = m.callTool("filesystem", "search_files", { path: "/p", pattern: "*" }, { callId: "c2", onProgress });
+    const slow = m.callTool("filesystem", "progress", args, { callId: "c2", onProgress });
     clock.advance(400);
     await expect(m.callTool("filesystem", "echo", {}, { callId: "c2" })).rejects.toMatchObject({ kind: "call_id_in_use" });
     expect(await m.cancelCall("c2")).toBe(true);
     await expect(slow).rejects.toMatchObject({ kind: "cancelled" });
     expect(await m.cancelCall("c2")).toBe(false);
     const last = m.events().at(-1)!;
-    expect(last).toMatchObject({ type: "call", tool: "search_files", outcome: "error", error: { kind: "cancelled" } });
+    expect(last).toMatchObject({ type: "call", tool: "progress", outcome: "error", error: { kind: "cancelled" } });
   });
 
   test("a tool error is a result, not a rejection", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
-    await expect(m.callTool("filesystem", "read_file", { path: "/etc/shadow" })).resolves.toMatchObject({ isError: true });
+    await expect(m.callTool("filesystem", "fail", {})).resolves.toMatchObject({ isError: true });
   });
 
-  test("stderr, command and config: two generations for a restarted stdio server, nothing for http", async () => {
+  test("stderr (recorded), command and config: two generations for a restarted stdio server, nothing for http", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
     const stderr = await m.serverStderr("filesystem");
     expect(stderr.map((g) => g.generation)).toEqual([1, 2]);
+    expect(stderr[1]!.lines).toEqual(["Secure MCP Filesystem Server running on stdio"]);
+    expect((await m.serverStderr("sqlite")).at(-1)!.lines).toEqual([
+      "Error: SQLITE_CORRUPT: database disk image is malformed",
+    ]);
     expect(await m.serverStderr("github")).toEqual([]);
     expect((await m.serverCommand("filesystem"))!.program).toMatch(/^\//);
     expect((await m.serverCommand("sqlite"))!.problem).toContain("not found in PATH");
@@ -182,12 +217,4 @@ describe("the detail panel's commands", () => {
     expect(config).toMatchObject({ type: "http", headers: { Authorization: "***" } });
     expect(JSON.stringify(await m.serverConfig("filesystem"))).not.toMatch(/"env":\{[^}]*"[^*]+"\}/);
   });
-});
-
-describe("the mock words an exit as the core does (crates/core/src/transport/stdio.rs)", () => {
-  test.each([
-    [{ code: 127 }, undefined, "the server process exited with exit code 127 — command not found"],
-    [{ signal: 9 }, undefined, "the server process exited with signal 9 — killed (often: out of memory)"],
-    [{ code: 1 }, "Error: boom", "the server process exited with exit code 1; its last stderr line: Error: boom"],
-  ] as const)("%o → %s", (exit, last, text) => expect(exitMessage(exit, last)).toBe(text));
 });

@@ -1,9 +1,13 @@
-// An in-browser host: a small discrete-event simulation of the supervisor's state machine
-// (docs/policy.md: backoff 500 ms ×2 to 30 s with ±20 % seeded jitter, 10 attempts a round,
-// quarantine 30 s → 60 s → 120 s → gave_up, Retry-After honoured exactly, retire on 401).
-// What each server meets is scripted in mock-scenario.ts relative to the moment the host is
-// made, so the same page load always shows the same story: its past is played instantly (and
-// replayed to every subscriber), its future runs on the clock. Tests inject a manual clock.
+// An in-browser host that replays what the real core did: the events lifeline-core's
+// supervisors published against lifeline-fixture processes, recorded in
+// recorded/scenario.json (mock-replay.ts reads it; `make recording` re-records it). The page
+// load is the recording's "now": the past is played at once (and replayed to every
+// subscriber), the future on the clock. A command replays what that command did to the same
+// server in the recording, from the moment it is given; a server added in the editor replays
+// a recorded healthy (or disabled) one. Nothing here decides a state: there is no policy, no
+// backoff, no state machine. Tool calls, the config file, history and the bundle are thin
+// stand-ins (mock-detail.ts, mock-config.ts, mock-history.ts, mock-bundle.ts). Tests inject a
+// manual clock.
 
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
@@ -11,7 +15,6 @@ import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
   CallOptions,
-  CallResult,
   BundleExported,
   BundlePreview,
   CommandError,
@@ -28,20 +31,30 @@ import type {
   PastFailure,
   ServerPolicy,
   ServerView,
-  Stage,
-  StateInfo,
   StateName,
   ToolDef,
-  Transport,
   ImportChoice,
   ImportOutcome,
   ServerForm,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockPolicy, mockStderr, mockToolDefs } from "./mock-detail";
-import { type FailAction, type FailureSeed, type ServerDef, scenario } from "./mock-scenario";
+import { mockBehaviour, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import {
+  type Command,
+  type RecordedEvent,
+  type Row,
+  addedRow,
+  applyToView,
+  branchOf,
+  initialView,
+  rows,
+  stderrOf,
+  storyOf,
+  toWire,
+  toolsOf,
+} from "./mock-replay";
 import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
 
-/** The simulation's time source; `systemClock` in the browser, a manual one in tests. */
+/** The replay's time source; `systemClock` in the browser, a manual one in tests. */
 export interface MockClock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
@@ -56,19 +69,17 @@ export const systemClock: MockClock = {
 
 export interface MockOptions {
   clock?: MockClock;
-  /** How many servers: the four scripted ones, then generated ones up to this count. */
+  /** How many servers: the four of the story, then generated ones up to this count. */
   servers?: number;
   /** Commands that reject with a CommandError, to exercise the error banner. */
   fail?: string[];
-  /** Jitter seed. */
-  seed?: number;
   /** Notice kinds `appInfo` reports (`demo`, `fixture_missing`, `fixture_failed`, `config`); none by default. */
   notices?: string[];
   /** Earlier runs in the history (mock-history.ts); none by default, as on a first start. */
   history?: boolean;
 }
 
-/** `?mock&servers=100&fail=reset,disable&seed=7&notice=demo,fixture_missing` */
+/** `?mock&servers=100&fail=reset,disable&notice=demo,fixture_missing` */
 export function mockOptionsFromUrl(url: URL): MockOptions {
   const q = url.searchParams;
   const opts: MockOptions = {};
@@ -76,8 +87,6 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
   if (Number.isFinite(n) && n > 0) opts.servers = Math.min(Math.floor(n), 1000);
   const fail = q.get("fail");
   if (fail) opts.fail = fail.split(",").filter(Boolean);
-  const seed = Number(q.get("seed"));
-  if (q.has("seed") && Number.isFinite(seed)) opts.seed = seed;
   const notice = q.get("notice");
   if (notice) opts.notices = notice.split(",").filter(Boolean);
   if (q.has("history")) opts.history = true;
@@ -109,58 +118,6 @@ export function mockAppInfo(notices: readonly string[] = []): AppInfo {
   };
 }
 
-export const POLICY = {
-  initialDelayMs: 500,
-  maxDelayMs: 30_000,
-  maxAttempts: 10,
-  jitter: 0.2,
-  stabilityMs: 30_000,
-  quarantineMs: [30_000, 60_000, 120_000],
-} as const;
-
-type Phase =
-  | "connecting"
-  | "ready"
-  | "waiting"
-  | "quarantined"
-  | "gave_up"
-  | "retired"
-  | "disabled"
-  | "stopping";
-
-/** The supervisor's inner state for one server (state.rs `State`, in miniature). */
-interface Sim {
-  def: ServerDef;
-  view: ServerView;
-  phase: Phase;
-  stage: Stage | null;
-  probe: boolean;
-  /** Failed attempts in this outage. */
-  failures: number;
-  level: number;
-  established: boolean;
-  readySince: number | null;
-  cause: Failure | null;
-  retireReason: string | null;
-  until: number | null;
-}
-
-type Tag = "timer" | "attempt" | "world";
-
-interface Pending {
-  at: number;
-  id: number;
-  server: string;
-  tag: Tag;
-  fn: () => void;
-}
-
-type Body = Event extends infer E
-  ? E extends Event
-    ? Omit<E, "v" | "seq" | "at" | "server" | "generation">
-    : never
-  : never;
-
 /** A recorded command, for tests: `{command: "reconnect", server: "sqlite"}`. */
 export interface MockCall {
   command: string;
@@ -168,36 +125,38 @@ export interface MockCall {
   tool?: string;
 }
 
-const FAILED: ReadonlySet<StateName> = new Set([
-  "quarantined",
-  "gave_up",
-  "retired",
-]);
+const FAILED: ReadonlySet<StateName> = new Set(["quarantined", "gave_up", "retired"]);
 
 const CANCELLED = "the call was cancelled; the server was sent notifications/cancelled";
+
+/** A mock call's round trip: the calls are stand-ins, not recorded. */
+const CALL_RTT_MS = 2;
+
+/** One row: the recorded server it replays, what the dashboard sees, what is still to play. */
+interface Replay {
+  row: Row;
+  view: ServerView;
+  /** Recorded events not yet played, in order, `at` relative to `t0`. */
+  pending: RecordedEvent[];
+}
 
 export class MockHost implements Host {
   readonly kind = "mock" as const;
   /** Every command received, in order. */
   readonly calls: MockCall[] = [];
-  /** The moment the scenario is relative to. */
+  /** The page load: the recording's "now". */
   readonly t0: number;
 
   private readonly clock: MockClock;
-  private readonly sims = new Map<string, Sim>();
+  private readonly replays = new Map<string, Replay>();
   private readonly log: Event[] = [];
   private readonly listeners = new Set<(e: Event) => void>();
   private readonly failing: Set<string>;
   private notices: readonly string[];
   private readonly history: MockHistory;
-  private pending: Pending[] = [];
   private previewed: BundlePreview | null = null;
-  private nextId = 1;
   private seq = 0;
-  private simNow: number | null = null;
-  private pumping = false;
   private armed: { at: number; handle: unknown } | null = null;
-  private rng: () => number;
   /** Calls in flight that a `callId` named, by that name: their cancel. */
   private readonly running = new Map<string, () => void>();
 
@@ -206,29 +165,8 @@ export class MockHost implements Host {
     this.failing = new Set(opts.fail ?? []);
     this.notices = opts.notices ?? [];
     this.history = opts.history ? mockHistory(this.clock.now()) : { events: [], failures: [], calls: [] };
-    this.rng = mulberry32(opts.seed ?? 20261129);
     this.t0 = this.clock.now();
-    for (const def of scenario(opts.servers ?? 4)) {
-      const sim: Sim = {
-        def,
-        view: initialView(def.name, def.transport),
-        phase: "connecting",
-        stage: null,
-        probe: false,
-        failures: 0,
-        level: 0,
-        established: false,
-        readySince: null,
-        cause: null,
-        retireReason: null,
-        until: null,
-      };
-      this.sims.set(def.name, sim);
-      this.schedule(def.name, this.t0 + def.startAt, "attempt", () => this.startAttempt(sim, false));
-      for (const w of def.world ?? []) {
-        this.schedule(def.name, this.t0 + w.at, "world", () => this.lose(sim, w.failure));
-      }
-    }
+    for (const row of rows(opts.servers ?? 4)) this.add(row);
     this.pump();
   }
 
@@ -236,7 +174,7 @@ export class MockHost implements Host {
 
   async snapshot(): Promise<ServerView[]> {
     this.pump();
-    return [...this.sims.values()].map((s) => structuredClone(s.view));
+    return [...this.replays.values()].map((r) => structuredClone(r.view));
   }
 
   async subscribe(onEvent: (e: Event) => void): Promise<() => void> {
@@ -249,63 +187,28 @@ export class MockHost implements Host {
   }
 
   reconnect(server: string): Promise<void> {
-    return this.command("reconnect", server, (sim) => {
-      switch (sim.phase) {
-        case "waiting":
-        case "ready":
-          return this.startAttempt(sim, false);
-        case "quarantined":
-          return this.startAttempt(sim, true);
-        case "gave_up":
-        case "retired":
-          sim.failures = 0;
-          return this.startAttempt(sim, false);
-        default:
-          return; // connecting, stopping, disabled: nothing to skip
-      }
-    });
+    return this.command("reconnect", server);
   }
 
   reset(server: string): Promise<void> {
-    return this.command("reset", server, (sim) => {
-      if (sim.phase === "disabled" || sim.phase === "stopping") return;
-      sim.failures = 0;
-      sim.level = 0;
-      this.startAttempt(sim, false);
-    });
+    return this.command("reset", server);
   }
 
   disable(server: string): Promise<void> {
-    return this.command("disable", server, (sim) => {
-      if (sim.phase === "disabled" || sim.phase === "stopping") return;
-      sim.phase = "stopping";
-      this.emitState(sim);
-      this.schedule(sim.def.name, this.now() + 150, "timer", () => {
-        sim.phase = "disabled";
-        sim.cause = null;
-        sim.failures = 0;
-        sim.level = 0;
-        this.emitState(sim);
-        this.dropTools(sim);
-      });
-    });
+    return this.command("disable", server);
   }
 
   enable(server: string): Promise<void> {
-    return this.command("enable", server, (sim) => {
-      if (sim.phase !== "disabled") return;
-      sim.established = false;
-      this.startAttempt(sim, false);
-    });
+    return this.command("enable", server);
   }
 
   async reconnectAllFailed(): Promise<string[]> {
     this.pump();
     this.calls.push({ command: "reconnect_all_failed" });
     this.maybeFail("reconnect_all_failed");
-    const failed = [...this.sims.values()]
-      .filter((s) => s.view.state !== null && FAILED.has(s.view.state))
-      .map((s) => s.def.name);
+    const failed = [...this.replays.values()]
+      .filter((r) => r.view.state !== null && FAILED.has(r.view.state))
+      .map((r) => r.row.name);
     for (const name of failed) await this.reconnect(name);
     return failed;
   }
@@ -314,11 +217,11 @@ export class MockHost implements Host {
     this.pump();
     this.calls.push({ command: "call_tool", server, tool });
     this.maybeFail("call_tool");
-    const sim = this.sim(server);
-    if (sim.phase !== "ready") {
+    const r = this.replay(server);
+    if (r.view.state !== "ready") {
       throw {
         kind: "not_ready",
-        message: `\`${server}\` is ${sim.view.state ?? "starting"}; the call was not sent`,
+        message: `\`${server}\` is ${r.view.state ?? "starting"}; the call was not sent`,
       } satisfies CommandError;
     }
     const argsObj = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
@@ -329,16 +232,16 @@ export class MockHost implements Host {
         message: `a call named \`${opts.callId}\` is already in flight; give each call its own call_id`,
       } satisfies CommandError;
     }
-    const ms = sim.def.rtt(this.seq) + plan.steps * plan.stepMs;
-    if (plan.steps > 0) await this.playProgress(sim, tool, plan.steps, plan.stepMs, opts);
+    const ms = CALL_RTT_MS + plan.steps * plan.stepMs;
+    if (plan.steps > 0) await this.playProgress(r, tool, plan.steps, plan.stepMs, opts);
     const outcome = plan.result.isError ? "tool_error" : "ok";
-    this.emit(sim, { type: "call", tool, outcome, duration_ms: ms, error: null });
-    this.emit(sim, { type: "round_trip", round_trip_ms: ms });
+    this.emitNow(r, { type: "call", tool, outcome, duration_ms: ms, error: null });
+    this.emitNow(r, { type: "round_trip", round_trip_ms: ms });
     return structuredClone(plan.result);
   }
 
   /** `steps` progress notifications `stepMs` apart on the mock's clock; cancellable by `callId`. */
-  private playProgress(sim: Sim, tool: string, steps: number, stepMs: number, opts: CallOptions): Promise<void> {
+  private playProgress(r: Replay, tool: string, steps: number, stepMs: number, opts: CallOptions): Promise<void> {
     return new Promise((resolve, reject) => {
       let step = 0;
       let handle: unknown = null;
@@ -347,7 +250,7 @@ export class MockHost implements Host {
       };
       const next = () => {
         step += 1;
-        opts.onProgress?.({ call_id: opts.callId ?? null, progress: step, total: steps, message: `searched ${step} of ${steps} directories` });
+        opts.onProgress?.({ call_id: opts.callId ?? null, progress: step, total: steps, message: `step ${step} of ${steps}` });
         if (step >= steps) {
           done();
           resolve();
@@ -361,21 +264,34 @@ export class MockHost implements Host {
           this.clock.clearTimeout(handle);
           done();
           const failure: Failure = {
-            ...this.failure(sim, { kind: "cancelled", message: CANCELLED }),
+            kind: "cancelled",
             phase: "call",
+            stage: null,
+            status: null,
+            reason: null,
+            retry_after_ms: null,
             method: "tools/call",
+            url_path: null,
+            exit_code: null,
+            signal: null,
+            attempt: null,
+            generation: r.view.generation,
+            message: CANCELLED,
           };
-          this.emit(sim, { type: "call", tool, outcome: "error", duration_ms: step * stepMs, error: failure });
+          this.emitNow(r, { type: "call", tool, outcome: "error", duration_ms: step * stepMs, error: failure });
           reject({ kind: "cancelled", message: CANCELLED } satisfies CommandError);
         });
       }
     });
   }
 
+  /** The recorded definitions of the tools the server has now. */
   async toolList(server: string): Promise<ToolDef[]> {
     this.pump();
     this.calls.push({ command: "tool_list", server });
-    return mockToolDefs(this.sim(server).view.tools);
+    const r = this.replay(server);
+    const names = new Set(r.view.tools);
+    return toolsOf(r.row).filter((t) => names.has(t.name));
   }
 
   async cancelCall(callId: string): Promise<boolean> {
@@ -385,24 +301,25 @@ export class MockHost implements Host {
     return cancel !== undefined;
   }
 
+  /** The recorded stderr of the server's last two generations (none before its first). */
   async serverStderr(server: string): Promise<GenerationStderr[]> {
     this.pump();
-    const sim = this.sim(server);
-    return mockStderr(server, sim.def.transport, sim.view.generation);
+    const r = this.replay(server);
+    return r.view.generation === 0 || r.row.transport !== "stdio" ? [] : stderrOf(r.row);
   }
 
   async serverCommand(server: string): Promise<ResolvedCommand | null> {
-    return mockCommand(server, this.sim(server).def.transport);
+    return mockCommand(server, this.replay(server).row.transport);
   }
 
   async serverPolicy(server: string): Promise<ServerPolicy> {
-    this.sim(server);
+    this.replay(server);
     return mockPolicy();
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {
-    const sim = this.sim(server);
-    return mockConfig(server, sim.def.transport, sim.view.state === "disabled");
+    const r = this.replay(server);
+    return mockConfig(server, r.row.transport, r.view.state === "disabled");
   }
 
   /** Not recorded in `calls`: it is not a command on a server. */
@@ -431,8 +348,8 @@ export class MockHost implements Host {
     this.pump();
     this.calls.push({ command: "bundle_preview" });
     this.maybeFail("bundle_preview");
-    const views = [...this.sims.values()].map((s) => s.view);
-    this.previewed = await mockBundle(views, this.log, this.now());
+    const views = [...this.replays.values()].map((r) => r.view);
+    this.previewed = await mockBundle(views, this.log, this.clock.now());
     return structuredClone(this.previewed);
   }
 
@@ -454,7 +371,7 @@ export class MockHost implements Host {
     return { path, bytes: Math.ceil(preview.total_bytes / 5) + 22 * preview.files.length };
   }
 
-  // ## The config (mock-config.ts): edits start, replace and stop simulated servers
+  // ## The config (mock-config.ts): edits start, replace and stop replayed servers
 
   /** The file's servers with their secrets; `null` until first read (built from the scenario). */
   private forms: ServerForm[] | null = null;
@@ -465,7 +382,7 @@ export class MockHost implements Host {
   }
 
   private configForms(): ServerForm[] {
-    this.forms ??= this.demo ? [] : scenarioForms([...this.sims.values()].map((s) => s.def));
+    this.forms ??= this.demo ? [] : scenarioForms([...this.replays.values()].map((r) => r.row));
     return this.forms;
   }
 
@@ -549,40 +466,25 @@ export class MockHost implements Host {
   /** The first write in demo mode creates the file: the demo's servers stop, its notices go. */
   private leaveDemo(): void {
     if (!this.demo) return;
-    for (const name of [...this.sims.keys()]) this.stopServer(name);
+    for (const name of [...this.replays.keys()]) this.stopServer(name);
     this.notices = this.notices.filter((k) => k === "config");
     this.forms = [];
   }
 
-  /** A new supervisor for `f`: healthy in the simulation, or disabled; in the file's order. */
+  /** A new server for `f`: a recorded healthy (or disabled) one from now, in the file's order. */
   private startServer(f: ServerForm): void {
-    const stages: Stage[] = f.transport === "stdio" ? ["spawn", "initialize", "list_tools"] : ["connect", "initialize", "list_tools"];
-    const def: ServerDef = {
-      name: f.name,
-      transport: f.transport,
-      tools: ["echo", "add"],
-      startAt: this.now() - this.t0,
-      attempt: () => ({ ok: true, stages, ms: 300 }),
-      rtt: () => 3,
-    };
-    const sim = newSim(def);
-    this.sims.set(f.name, sim);
+    const row = addedRow(f.name, f.transport, f.disabled, this.clock.now() - this.t0);
+    this.add(row);
     const order = this.configForms().map((c) => c.name);
-    const sorted = [...this.sims.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
-    this.sims.clear();
-    for (const [name, s] of sorted) this.sims.set(name, s);
-    if (f.disabled) {
-      sim.phase = "disabled";
-      this.emitState(sim, 1);
-    } else {
-      this.schedule(f.name, this.now(), "attempt", () => this.startAttempt(sim, false));
-    }
+    const sorted = [...this.replays.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
+    this.replays.clear();
+    for (const [name, r] of sorted) this.replays.set(name, r);
+    this.pump();
   }
 
-  /** Stops and forgets a server: its timers, its world events, its row. */
+  /** Stops and forgets a server: what it had still to play, its row. */
   private stopServer(name: string): void {
-    this.pending = this.pending.filter((p) => p.server !== name);
-    this.sims.delete(name);
+    this.replays.delete(name);
     this.arm();
   }
 
@@ -593,21 +495,18 @@ export class MockHost implements Host {
 
   // ## Test hooks
 
-  /** Runs everything that is due by the clock's now (the manual clock's `advance` calls this through its timers). */
+  /** Plays every recorded event that is due by the clock's now (the manual clock's
+   * `advance` calls this through its timers), in time order across the servers. */
   pump(): void {
-    if (this.pumping) return;
-    this.pumping = true;
-    try {
-      for (;;) {
-        const due = this.pending[0];
-        if (!due || due.at > this.clock.now()) break;
-        this.pending.shift();
-        this.simNow = due.at;
-        due.fn();
+    const now = this.clock.now() - this.t0;
+    for (;;) {
+      let next: Replay | null = null;
+      for (const r of this.replays.values()) {
+        const e = r.pending[0];
+        if (e && e.at <= now && (!next || e.at < next.pending[0]!.at)) next = r;
       }
-    } finally {
-      this.simNow = null;
-      this.pumping = false;
+      if (!next) break;
+      this.emit(next, next.pending.shift()!);
     }
     this.arm();
   }
@@ -617,198 +516,16 @@ export class MockHost implements Host {
     return this.log;
   }
 
-  // ## The supervisor, in miniature
-
-  private startAttempt(sim: Sim, probe: boolean): void {
-    this.cancel(sim.def.name);
-    const gen = sim.view.generation + 1;
-    const outcome = sim.def.attempt(this.now() - this.t0, {
-      generation: gen,
-      attempt: sim.failures + 1,
-      probe,
-    });
-    sim.phase = "connecting";
-    sim.probe = probe;
-    sim.until = null;
-    const stages = outcome.stages;
-    const step = outcome.ms / Math.max(stages.length, 1);
-    sim.stage = stages[0] ?? null;
-    this.emitState(sim, gen);
-    stages.slice(1).forEach((stage, i) => {
-      this.schedule(sim.def.name, this.now() + step * (i + 1), "attempt", () => {
-        sim.stage = stage;
-        this.emitState(sim);
-      });
-    });
-    this.schedule(sim.def.name, this.now() + outcome.ms, "attempt", () => {
-      if (outcome.ok) this.ready(sim);
-      else this.fail(sim, outcome.failure, outcome.action, probe);
-    });
-  }
-
-  private ready(sim: Sim): void {
-    sim.phase = "ready";
-    sim.stage = null;
-    sim.probe = false;
-    sim.established = true;
-    sim.readySince = this.now();
-    sim.cause = null;
-    sim.until = null;
-    this.emitState(sim);
-    const names = sim.def.tools;
-    this.emit(sim, { type: "tools", count: names.length, stale: false, names: [...names] });
-    this.emit(sim, { type: "round_trip", round_trip_ms: sim.def.rtt(this.seq) });
-    this.schedulePing(sim, sim.view.generation);
-  }
-
-  private schedulePing(sim: Sim, gen: number): void {
-    const every = sim.def.pingEveryMs;
-    if (!every) return;
-    this.schedule(sim.def.name, this.now() + every, "world", () => {
-      if (sim.phase !== "ready" || sim.view.generation !== gen) return;
-      // Keep the replayed log short: pings older than two minutes are not recorded.
-      if (this.now() >= this.t0 - 120_000) {
-        this.emit(sim, { type: "round_trip", round_trip_ms: sim.def.rtt(this.seq) });
-      }
-      this.schedulePing(sim, gen);
-    });
-  }
-
-  /** An established connection ended ("connection lost"). */
-  private lose(sim: Sim, seed: FailureSeed): void {
-    if (sim.phase !== "ready") return;
-    const upFor = this.now() - (sim.readySince ?? this.now());
-    if (upFor >= POLICY.stabilityMs) {
-      // The stability window passed: the budget resets and the ladder drops a level.
-      sim.failures = 0;
-      sim.level = Math.max(0, sim.level - 1);
-    }
-    this.emit(sim, { type: "tools", count: sim.def.tools.length, stale: true, names: [...sim.def.tools] });
-    this.fail(sim, seed, "backoff", false);
-  }
-
-  private fail(sim: Sim, seed: FailureSeed, action: FailAction, probe: boolean): void {
-    const failure = this.failure(sim, seed);
-    sim.cause = failure;
-    this.emit(sim, { type: "failure", failure });
-    if (typeof action === "object" && "retire" in action) {
-      sim.phase = "retired";
-      sim.retireReason = action.retire;
-      sim.until = null;
-      this.emitState(sim);
-      this.dropTools(sim);
-      return;
-    }
-    const serverDelay = typeof action === "object" ? action.retryAfterMs : null;
-    sim.failures += 1;
-    if (probe || sim.failures >= POLICY.maxAttempts) {
-      if (sim.level >= POLICY.quarantineMs.length) {
-        sim.phase = "gave_up";
-        sim.until = null;
-        this.emitState(sim);
-        this.dropTools(sim);
-        return;
-      }
-      sim.level += 1;
-      sim.failures = 0;
-      const cooldown = POLICY.quarantineMs[sim.level - 1] ?? 120_000;
-      sim.phase = "quarantined";
-      this.wait(sim, Math.max(cooldown, serverDelay ?? 0), true);
-      return;
-    }
-    sim.phase = "waiting";
-    this.wait(sim, serverDelay ?? this.backoff(sim.failures), false);
-  }
-
-  private wait(sim: Sim, delay: number, probeNext: boolean): void {
-    sim.stage = null;
-    sim.until = this.now() + delay;
-    this.emitState(sim);
-    this.schedule(sim.def.name, sim.until, "timer", () => this.startAttempt(sim, probeNext));
-  }
-
-  private backoff(failures: number): number {
-    const base = Math.min(POLICY.initialDelayMs * 2 ** (failures - 1), POLICY.maxDelayMs);
-    const jitter = 1 + POLICY.jitter * (2 * this.rng() - 1);
-    return Math.round(base * jitter);
-  }
-
-  private failure(sim: Sim, seed: FailureSeed): Failure {
-    return {
-      kind: seed.kind,
-      phase: seed.phase === undefined ? (sim.phase === "connecting" ? "connect" : null) : seed.phase,
-      stage: seed.stage === undefined ? (sim.phase === "connecting" ? sim.stage : null) : seed.stage,
-      status: seed.status ?? null,
-      reason: seed.reason ?? null,
-      retry_after_ms: seed.retry_after_ms ?? null,
-      method: seed.method ?? null,
-      url_path: seed.url_path ?? null,
-      exit_code: seed.exit_code ?? null,
-      signal: seed.signal ?? null,
-      attempt: sim.phase === "connecting" ? sim.failures + 1 : null,
-      generation: sim.view.generation,
-      message: seed.message,
-    };
-  }
-
-  private dropTools(sim: Sim): void {
-    if (sim.view.tools.length === 0 && !sim.view.tools_stale) return;
-    this.emit(sim, { type: "tools", count: 0, stale: false, names: [] });
-  }
-
-  private info(sim: Sim): StateInfo {
-    const waiting = sim.phase === "waiting" || sim.phase === "quarantined";
-    const state: StateName =
-      sim.phase === "waiting" ? (sim.established ? "reconnecting" : "retrying") : sim.phase;
-    const attempt =
-      sim.phase === "connecting" ? sim.failures + 1 : sim.phase === "waiting" ? sim.failures : null;
-    return {
-      state,
-      stage: sim.phase === "connecting" ? sim.stage : null,
-      attempt,
-      max_attempts: attempt === null ? null : POLICY.maxAttempts,
-      delay_ms: waiting && sim.until !== null ? Math.max(0, sim.until - this.now()) : null,
-      next_attempt_at: waiting && sim.until !== null ? iso(sim.until) : null,
-      quarantine_level: sim.level,
-      reason:
-        sim.phase === "retired"
-          ? sim.retireReason
-          : sim.phase === "connecting" && sim.probe
-            ? "probe"
-            : null,
-      cause: sim.phase === "ready" || sim.phase === "disabled" ? null : sim.cause,
-      protocol_version: state === "ready" ? "2025-06-18" : null,
-    };
-  }
-
-  private emitState(sim: Sim, generation = sim.view.generation): void {
-    this.emit(sim, { type: "state", ...this.info(sim) }, generation);
-  }
-
-  private emit(sim: Sim, body: Body, generation = sim.view.generation): void {
-    const e = {
-      v: 1,
-      seq: ++this.seq,
-      at: iso(this.now()),
-      server: sim.def.name,
-      generation,
-      ...body,
-    } as Event;
-    applyToView(sim.view, e);
-    this.log.push(e);
-    for (const l of this.listeners) l(structuredClone(e));
-  }
-
   // ## Plumbing
 
-  private now(): number {
-    return this.simNow ?? this.clock.now();
+  private add(row: Row): void {
+    this.replays.set(row.name, { row, view: initialView(row.name, row.transport), pending: storyOf(row) });
   }
 
-  private sim(server: string): Sim {
-    const sim = this.sims.get(server);
-    if (!sim) throw { kind: "unknown_server", message: `no server named \`${server}\`` } satisfies CommandError;
-    return sim;
+  private replay(server: string): Replay {
+    const r = this.replays.get(server);
+    if (!r) throw { kind: "unknown_server", message: `no server named \`${server}\`` } satisfies CommandError;
+    return r;
   }
 
   private maybeFail(command: string): void {
@@ -820,124 +537,52 @@ export class MockHost implements Host {
     }
   }
 
-  private async command(command: string, server: string, act: (sim: Sim) => void): Promise<void> {
+  /** What the core did with `command` in the recording replaces the rest of the server's
+   * story, from now. The branch was recorded from the state at the page load, whatever the
+   * state now (ui/README.md). Enable only acts on a disabled server, disable only on one
+   * that is not. */
+  private async command(command: Command, server: string): Promise<void> {
     this.pump();
     this.calls.push({ command, server });
     this.maybeFail(command);
-    act(this.sim(server));
-    this.arm();
+    const r = this.replay(server);
+    const disabled = r.view.state === "disabled";
+    if ((command === "enable") !== disabled) return;
+    r.pending = branchOf(r.row, command, this.clock.now() - this.t0);
+    this.pump();
   }
 
-  private schedule(server: string, at: number, tag: Tag, fn: () => void): void {
-    const p: Pending = { at, id: this.nextId++, server, tag, fn };
-    let i = this.pending.length;
-    while (i > 0 && this.pending[i - 1]!.at > at) i--;
-    this.pending.splice(i, 0, p);
-    if (!this.pumping) this.arm();
+  private emit(r: Replay, recorded: RecordedEvent): void {
+    const e = toWire(recorded, ++this.seq, this.t0);
+    applyToView(r.view, e);
+    this.log.push(e);
+    for (const l of this.listeners) l(structuredClone(e));
   }
 
-  /** Drops the server's timer and in-flight attempt (as `step` disarms and fences a generation). */
-  private cancel(server: string): void {
-    this.pending = this.pending.filter((p) => p.server !== server || p.tag === "world");
+  /** An event of a mock tool call, now. */
+  private emitNow(r: Replay, body: Record<string, unknown> & { type: string }): void {
+    const at = this.clock.now() - this.t0;
+    this.emit(r, { ...body, v: 1, at, server: r.row.name, generation: r.view.generation });
   }
 
+  /** One timer, at the next recorded event still to play. */
   private arm(): void {
-    const next = this.pending[0];
-    if (this.armed && (!next || this.armed.at !== next.at)) {
+    let at = Infinity;
+    for (const r of this.replays.values()) at = Math.min(at, r.pending[0]?.at ?? Infinity);
+    const due = this.t0 + at;
+    if (this.armed && this.armed.at !== due) {
       this.clock.clearTimeout(this.armed.handle);
       this.armed = null;
     }
-    if (!next || this.armed) return;
+    if (at === Infinity || this.armed) return;
     const handle = this.clock.setTimeout(
       () => {
         this.armed = null;
         this.pump();
       },
-      Math.max(0, next.at - this.clock.now()),
+      Math.max(0, due - this.clock.now()),
     );
-    this.armed = { at: next.at, handle };
+    this.armed = { at: due, handle };
   }
 }
 
-function newSim(def: ServerDef): Sim {
-  return {
-    def,
-    view: initialView(def.name, def.transport),
-    phase: "connecting",
-    stage: null,
-    probe: false,
-    failures: 0,
-    level: 0,
-    established: false,
-    readySince: null,
-    cause: null,
-    retireReason: null,
-    until: null,
-  };
-}
-
-function initialView(server: string, transport: Transport): ServerView {
-  return {
-    server,
-    generation: 0,
-    state: null,
-    stage: null,
-    attempt: null,
-    max_attempts: null,
-    delay_ms: null,
-    next_attempt_at: null,
-    quarantine_level: 0,
-    reason: null,
-    cause: null,
-    tools: [],
-    tools_stale: false,
-    last_round_trip_ms: null,
-    last_round_trip_at: null,
-    protocol_version: null,
-    transport,
-    restarts: 0,
-    last_restart_at: null,
-  };
-}
-
-/** What the shell keeps per server, updated by one event. */
-function applyToView(view: ServerView, e: Event): void {
-  switch (e.type) {
-    case "state": {
-      if (e.state === "connecting" && e.generation > view.generation && view.generation >= 1) {
-        view.restarts += 1;
-        view.last_restart_at = e.at;
-      }
-      const { v: _v, seq: _s, at: _a, server: _n, type: _t, ...info } = e;
-      Object.assign(view, info);
-      if (e.state === "ready") view.protocol_version = "2025-06-18";
-      break;
-    }
-    case "tools":
-      view.tools = [...e.names];
-      view.tools_stale = e.stale;
-      break;
-    case "round_trip":
-      view.last_round_trip_ms = e.round_trip_ms;
-      view.last_round_trip_at = e.at;
-      break;
-    default:
-      break;
-  }
-}
-
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** A small seeded PRNG: the same seed, the same jitter, the same story. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
