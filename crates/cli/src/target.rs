@@ -2,7 +2,7 @@
 //! argument, split like a shell would, quotes included).
 
 use lifeline_core::Error;
-use lifeline_core::protocol::generation::ProtocolChoice;
+use lifeline_core::protocol::revision::ProtocolChoice;
 use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::transport::stdio::StdioConfig;
 use lifeline_core::transport::{self, Connection};

@@ -5,7 +5,7 @@
 
 use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
-use crate::protocol::generation::ProtocolChoice;
+use crate::protocol::revision::ProtocolChoice;
 use crate::redact::Redactor;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;

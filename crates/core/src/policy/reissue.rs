@@ -3,12 +3,12 @@
 //! again when the mirrored headers did not match, and — the stateless revision cannot
 //! resume a stream — after a lost response stream only when asking twice cannot do twice
 //! what asking once did (`after_lost_stream`): the method only reads
-//! (`modern::is_idempotent`), or the called tool declares `readOnlyHint` or
+//! (`stateless::is_idempotent`), or the called tool declares `readOnlyHint` or
 //! `idempotentHint`, and at most `MAX_REISSUES` times. The session performs what this
 //! decides, or fails `stream_lost` with the reason it gives; it decides nothing itself.
 
 use crate::error::ErrorKind;
-use crate::protocol::modern;
+use crate::protocol::stateless;
 
 /// What the session knows of one failed attempt of a stateless-revision request.
 #[derive(Debug, Clone, Copy)]
@@ -53,12 +53,13 @@ pub enum AfterFailure {
 pub fn after_failure(failure: Failure<'_>, tried: Tried) -> AfterFailure {
     let code = failure.rpc_code;
     if !tried.version_retried
-        && code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
+        && code == Some(stateless::UNSUPPORTED_PROTOCOL_VERSION)
         && failure.lists_ours
     {
         return AfterFailure::AskAgain;
     }
-    if failure.method == "tools/call" && !tried.relisted && code == Some(modern::HEADER_MISMATCH) {
+    if failure.method == "tools/call" && !tried.relisted && code == Some(stateless::HEADER_MISMATCH)
+    {
         return AfterFailure::RelistThenAskAgain;
     }
     if failure.kind == ErrorKind::StreamLost && failure.session_open {
@@ -89,7 +90,7 @@ pub enum Reissue {
 /// `readOnlyHint` or `idempotentHint` (true); other methods ignore it. Safety is decided
 /// before the count, so an unsafe request says why it was not repeated even the first time.
 pub fn after_lost_stream(method: &str, tool_repeatable: bool, reissued: u32) -> Reissue {
-    let safe = if modern::is_idempotent(method) {
+    let safe = if stateless::is_idempotent(method) {
         true
     } else if method == "tools/call" {
         tool_repeatable
@@ -140,8 +141,8 @@ mod tests {
             relisted: true,
             ..fresh
         };
-        let unsupported = Some(modern::UNSUPPORTED_PROTOCOL_VERSION);
-        let mismatch = Some(modern::HEADER_MISMATCH);
+        let unsupported = Some(stateless::UNSUPPORTED_PROTOCOL_VERSION);
+        let mismatch = Some(stateless::HEADER_MISMATCH);
         let (protocol, lost) = (ErrorKind::Protocol, ErrorKind::StreamLost);
         // Refused the revision it lists: once, for any method.
         check(

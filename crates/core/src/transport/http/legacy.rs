@@ -25,9 +25,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 
-/// The protocol revision this transport speaks.
-pub const LEGACY_PROTOCOL_VERSION: &str = "2024-11-05";
-
 pub struct LegacySseTransport {
     inner: Arc<Inner>,
 }
