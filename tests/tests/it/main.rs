@@ -4,6 +4,7 @@
 mod bundle;
 mod cli;
 mod detail;
+mod docs;
 mod fixture_selftest;
 mod history;
 mod http;
