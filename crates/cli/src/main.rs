@@ -2,6 +2,7 @@
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
 mod bundle;
+mod clients;
 mod conformance;
 mod fleet;
 mod import;
@@ -134,6 +135,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Route an AI client's servers through Lifeline, and undo it (docs/clients.md)
+    Clients {
+        #[command(subcommand)]
+        command: clients::ClientsCommand,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -192,6 +198,7 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
+        Command::Clients { command } => clients::run(command),
         Command::Bundle {
             config,
             out,

@@ -3,6 +3,7 @@
 
 mod bundle;
 mod cli;
+mod clients;
 mod detail;
 mod docs;
 mod fixture_selftest;

@@ -4,8 +4,8 @@
 //! into `clients.json` in Lifeline's data dir. `restore` puts the latest backup back, but
 //! not over a file changed since Lifeline wrote it unless forced; it says what changed.
 
-use super::{Client, Plan, spans};
-use crate::config::error::{ConfigError, ConfigErrorKind, Problem};
+use super::{Client, ClientError, Plan, spans};
+use crate::config::error::Problem;
 use crate::config::validate::join;
 use crate::private;
 use serde::{Deserialize, Serialize};
@@ -53,18 +53,9 @@ pub fn write(
     plan: &Plan,
     state: &Path,
     now: SystemTime,
-) -> Result<Connection, ConfigError> {
+) -> Result<Connection, ClientError> {
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let fail = |at: &Path, what: &str, e: std::io::Error| {
-        ConfigError::new(
-            ConfigErrorKind::Write,
-            Some(path.to_owned()),
-            vec![Problem::new(
-                at.display().to_string(),
-                format!("{what}: {e}"),
-            )],
-        )
-    };
+    let fail = |at: &Path, what: &str, e: std::io::Error| io_error(at, what, e);
     let at = humantime::format_rfc3339_seconds(now).to_string();
     let stamp: String = at.chars().filter(|c| !matches!(c, '-' | ':')).collect();
     let backup = backup_path(&target, &stamp, |p| p.exists());
@@ -109,7 +100,7 @@ pub fn latest(
     client: Client,
     path: Option<&Path>,
     state: &Path,
-) -> Result<Option<Connection>, ConfigError> {
+) -> Result<Option<Connection>, ClientError> {
     let path = path.map(|p| fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()));
     Ok(load(state)?
         .connections
@@ -126,29 +117,18 @@ pub fn restore(
     path: Option<&Path>,
     force: bool,
     state: &Path,
-) -> Result<Connection, ConfigError> {
+) -> Result<Connection, ClientError> {
     let Some(record) = latest(client, path, state)? else {
-        let problem = Problem::new(
-            "",
+        return Err(ClientError::new(
             format!(
-                "Lifeline has not connected {} (no record in {}); nothing to restore",
-                client.id(),
-                state.display()
+                "nothing to restore: Lifeline has not connected {}",
+                client.id()
             ),
-        );
-        return Err(ConfigError::new(
-            ConfigErrorKind::NotFound,
-            None,
-            vec![problem],
+            Vec::new(),
+            format!("Connections are recorded in {}.", state.display()),
         ));
     };
-    let fail = |kind, problems| ConfigError::new(kind, Some(record.path.clone()), problems);
-    let read_fail = |p: &Path, e: std::io::Error| {
-        fail(
-            ConfigErrorKind::Read,
-            vec![Problem::new(p.display().to_string(), e.to_string())],
-        )
-    };
+    let read_fail = |p: &Path, e: std::io::Error| io_error(p, "could not read", e);
     let backup = fs::read(&record.backup).map_err(|e| read_fail(&record.backup, e))?;
     let now = match fs::read_to_string(&record.path) {
         Ok(t) => Some(t),
@@ -157,33 +137,28 @@ pub fn restore(
     };
     let unchanged = now.as_deref().is_some_and(|t| sha256(t) == record.sha256);
     if !unchanged && !force {
-        let mut problems = match &now {
+        let problems = match &now {
             Some(t) => changes(&record.written, &fingerprint(client, t)),
             None => vec![Problem::new("", "the file was deleted")],
         };
-        problems.push(Problem::new(
-            "",
+        return Err(ClientError::new(
             format!(
-                "the file changed since Lifeline wrote it at {}; restoring would undo those \
-                 changes. Run `lifeline clients restore {} --force` to put the backup ({}) \
-                 back anyway",
-                record.at,
-                client.id(),
-                record.backup.display()
+                "{} changed since Lifeline wrote it at {}; restoring would undo:",
+                record.path.display(),
+                record.at
+            ),
+            problems,
+            format!(
+                "Nothing was restored. To put the backup ({}) back anyway, run `lifeline \
+                 clients restore {} --force`.",
+                record.backup.display(),
+                client.id()
             ),
         ));
-        return Err(fail(ConfigErrorKind::Invalid, problems));
     }
     let mode = fs::metadata(&record.path).ok().map(|m| m.permissions());
-    private::write_atomic(&record.path, &backup).map_err(|e| {
-        fail(
-            ConfigErrorKind::Write,
-            vec![Problem::new(
-                record.path.display().to_string(),
-                e.to_string(),
-            )],
-        )
-    })?;
+    private::write_atomic(&record.path, &backup)
+        .map_err(|e| io_error(&record.path, "could not write", e))?;
     if let Some(mode) = mode {
         let _ = fs::set_permissions(&record.path, mode);
     }
@@ -241,37 +216,35 @@ pub(crate) fn sha256(text: &str) -> String {
         .collect()
 }
 
-fn load(state: &Path) -> Result<State, ConfigError> {
+fn io_error(at: &Path, what: &str, e: std::io::Error) -> ClientError {
+    ClientError::new(
+        format!("{what} {}", at.display()),
+        vec![Problem::new("", e.to_string())],
+        "",
+    )
+}
+
+fn load(state: &Path) -> Result<State, ClientError> {
     match fs::read_to_string(state) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            ConfigError::new(
-                ConfigErrorKind::Syntax,
-                Some(state.to_owned()),
-                vec![Problem::new(state.display().to_string(), e.to_string())],
+            ClientError::new(
+                format!("{} is not a record Lifeline can read", state.display()),
+                vec![Problem::new("", e.to_string())],
+                "",
             )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-        Err(e) => Err(ConfigError::new(
-            ConfigErrorKind::Read,
-            Some(state.to_owned()),
-            vec![Problem::new(state.display().to_string(), e.to_string())],
-        )),
+        Err(e) => Err(io_error(state, "could not read", e)),
     }
 }
 
-fn save(state: &Path, records: &State) -> Result<(), ConfigError> {
+fn save(state: &Path, records: &State) -> Result<(), ClientError> {
     let text = serde_json::to_string_pretty(records).expect("the records serialize");
     state
         .parent()
         .map_or(Ok(()), private::create_dir)
         .and_then(|()| private::write_atomic(state, text.as_bytes()))
-        .map_err(|e| {
-            ConfigError::new(
-                ConfigErrorKind::Write,
-                Some(state.to_owned()),
-                vec![Problem::new(state.display().to_string(), e.to_string())],
-            )
-        })
+        .map_err(|e| io_error(state, "could not write", e))
 }
 
 #[cfg(test)]

@@ -9,12 +9,73 @@ pub mod backup;
 mod spans;
 mod text;
 
-use super::error::{ConfigError, ConfigErrorKind, Problem};
+use super::error::{ConfigError, Problem};
 use super::import::{self, ImportReport, Source};
 use super::validate::join;
 use crate::redact::{Redactor, secret_argument_values};
 use serde_json::{Map, Value, json};
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+/// Why a client's file cannot be connected or restored: what went wrong, each problem
+/// (fields and names, never values), and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    pub message: String,
+    pub problems: Vec<Problem>,
+    pub hint: String,
+}
+
+impl ClientError {
+    pub fn new(
+        message: impl Into<String>,
+        problems: Vec<Problem>,
+        hint: impl Into<String>,
+    ) -> Self {
+        ClientError {
+            message: message.into(),
+            problems,
+            hint: hint.into(),
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        for p in &self.problems {
+            write!(f, "\n  {p}")?;
+        }
+        if !self.hint.is_empty() {
+            write!(f, "\n{}", self.hint)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<ConfigError> for ClientError {
+    fn from(e: ConfigError) -> Self {
+        ClientError::new(e.to_string(), Vec::new(), "")
+    }
+}
+
+impl From<ClientError> for crate::Error {
+    fn from(e: ClientError) -> Self {
+        crate::Error::config(e.to_string())
+    }
+}
+
+/// A file that is not JSON(C), with the line where it stops being so.
+fn not_json(path: &Path, text: &str, at: usize) -> ClientError {
+    let line = text[..at].matches('\n').count() + 1;
+    ClientError::new(
+        format!("{} is not valid JSON", path.display()),
+        vec![Problem::new(format!("line {line}"), "the JSON breaks here")],
+        "Fix the file first: Lifeline never rewrites a file it cannot read.",
+    )
+}
 
 /// A client whose file Lifeline can rewrite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,19 +205,13 @@ const TRANSPORT_KEYS: [&str; 11] = [
 
 /// Plans routing `req.choice` through Lifeline. An unknown name, or a chosen server
 /// Lifeline cannot run, is an error naming each.
-pub fn plan(req: &Request) -> Result<Plan, ConfigError> {
-    let fail = |kind, problems| ConfigError::new(kind, Some(req.path.to_owned()), problems);
-    let root = spans::parse(req.text).map_err(|at| {
-        let line = req.text[..at].matches('\n').count() + 1;
-        fail(
-            ConfigErrorKind::Syntax,
-            vec![Problem::new(format!("line {line}"), "is not JSON")],
-        )
-    })?;
+pub fn plan(req: &Request) -> Result<Plan, ClientError> {
+    let root = spans::parse(req.text).map_err(|at| not_json(req.path, req.text, at))?;
     if root.members.is_none() {
-        return Err(fail(
-            ConfigErrorKind::Invalid,
-            vec![Problem::new("", "the file must hold an object")],
+        return Err(ClientError::new(
+            format!("{} does not hold a JSON object", req.path.display()),
+            Vec::new(),
+            "",
         ));
     }
     let report = import::parse(
@@ -256,7 +311,12 @@ pub fn plan(req: &Request) -> Result<Plan, ConfigError> {
         }
     }
     if !problems.is_empty() {
-        return Err(fail(ConfigErrorKind::Invalid, problems));
+        return Err(ClientError::new(
+            format!("{} cannot be connected as asked", req.path.display()),
+            problems,
+            "Choose servers the file has that Lifeline can run (`lifeline clients list`), \
+             or fix these entries.",
+        ));
     }
     edits.sort_by_key(|e| e.range.start);
     out.text = text::apply(req.text, &edits);
@@ -265,6 +325,24 @@ pub fn plan(req: &Request) -> Result<Plan, ConfigError> {
     out.diff = out
         .redactor
         .scrub(&text::unified(req.text, &edits, &shown, &shown));
+    Ok(out)
+}
+
+/// Each server in the client's file, by field (`mcpServers.fs`), and whether it already
+/// goes through Lifeline.
+pub fn servers(
+    client: Client,
+    path: &Path,
+    text: &str,
+) -> Result<Vec<(String, bool)>, ClientError> {
+    let root = spans::parse(text).map_err(|at| not_json(path, text, at))?;
+    let mut out = Vec::new();
+    for (section, node) in sections(client, &root) {
+        for m in node.members.iter().flatten() {
+            let routed = value_of(text, &m.value).as_object().is_some_and(is_routed);
+            out.push((join(&section, &m.key), routed));
+        }
+    }
     Ok(out)
 }
 
