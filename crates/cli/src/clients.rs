@@ -136,13 +136,36 @@ fn client_file(client: Client, given: Option<&Path>) -> Result<PathBuf, ClientEr
 
 fn list(out: &Out) -> i32 {
     let state = backup::default_state_path();
+    let records = state
+        .as_deref()
+        .and_then(|s| backup::records(s).ok())
+        .unwrap_or_default();
     let mut all = Vec::new();
     for client in Client::ALL {
+        // Files connected elsewhere than the default path (`--client-config`).
+        let elsewhere: Vec<&Path> = records
+            .iter()
+            .filter(|r| r.client == client.id())
+            .map(|r| r.path.as_path())
+            .filter(|p| {
+                !client
+                    .paths()
+                    .iter()
+                    .any(|d| std::fs::canonicalize(d).ok().as_deref() == Some(*p))
+            })
+            .collect();
+        if !out.json {
+            for p in &elsewhere {
+                out.line(&format!("{:<15} {} (restorable)", client.id(), p.display()));
+            }
+        }
         let Some(path) = client.paths().into_iter().find(|p| p.is_file()) else {
-            if !out.json {
+            if !out.json && elsewhere.is_empty() {
                 out.line(&format!("{:<15} not found", client.id()));
             }
-            all.push(json!({ "client": client.id(), "found": false }));
+            all.push(
+                json!({ "client": client.id(), "found": false, "connected_elsewhere": elsewhere }),
+            );
             continue;
         };
         let restorable = state
@@ -183,7 +206,7 @@ fn list(out: &Out) -> i32 {
         };
         all.push(json!({
             "client": client.id(), "found": true, "path": path,
-            "servers": servers, "restorable": restorable,
+            "servers": servers, "restorable": restorable, "connected_elsewhere": elsewhere,
         }));
     }
     if out.json {

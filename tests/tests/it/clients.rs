@@ -196,6 +196,12 @@ async fn clients_restore_refuses_over_later_edits_until_forced() {
         .clients(&["connect", "cursor", "--all", "--client-config", &file_s])
         .await;
     assert_eq!(run.code, 0, "{run:?}");
+    let list = home.run(&["clients", "list"]).await;
+    assert!(
+        list.stdout
+            .contains(&format!("{} (restorable)", file.display())),
+        "{list:?}"
+    );
 
     // The user (or Cursor) edits the file afterwards.
     let edited = read(&file).replace("\"kept\": true", "\"kept\": false");

@@ -44,7 +44,8 @@ pub fn default_state_path() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("lifeline").join("clients.json"))
 }
 
-/// Backs up `old` (the file's text now), writes `plan.text` over `path` atomically (keeping
+/// Backs up `old` (the file's text as planned from; an error if the file no longer holds
+/// it), writes `plan.text` over `path` atomically (keeping
 /// the file's permissions) and records both in `state`.
 pub fn write(
     client: Client,
@@ -56,6 +57,19 @@ pub fn write(
 ) -> Result<Connection, ClientError> {
     let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
     let fail = |at: &Path, what: &str, e: std::io::Error| io_error(at, what, e);
+    // The client may have written its file since it was read (Claude Code does as it
+    // runs): never write over that.
+    match fs::read_to_string(&target) {
+        Ok(current) if current == old => {}
+        Ok(_) => {
+            return Err(ClientError::new(
+                format!("{} changed while Lifeline was planning", path.display()),
+                Vec::new(),
+                "Nothing was written. Run the command again.",
+            ));
+        }
+        Err(e) => return Err(fail(&target, "could not read", e)),
+    }
     let at = humantime::format_rfc3339_seconds(now).to_string();
     let stamp: String = at.chars().filter(|c| !matches!(c, '-' | ':')).collect();
     let backup = backup_path(&target, &stamp, |p| p.exists());
@@ -93,6 +107,11 @@ fn backup_path(target: &Path, stamp: &str, exists: impl Fn(&Path) -> bool) -> Pa
         n += 1;
     }
     p
+}
+
+/// Every record, oldest first.
+pub fn records(state: &Path) -> Result<Vec<Connection>, ClientError> {
+    Ok(load(state)?.connections)
 }
 
 /// The latest record for `client` (and `path`, when given), if any.

@@ -316,6 +316,21 @@ fn restore_refuses_over_later_edits_unless_forced() {
     assert!(backup::restore(Client::Cursor, Some(&path), true, &state).is_err());
 }
 
+#[test]
+fn a_file_changed_since_it_was_read_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.json");
+    let original = r#"{"mcpServers": {"fs": {"command": "npx"}}}"#;
+    let p = plan_for(Client::Cursor, original, &["fs"]);
+    let meanwhile = r#"{"mcpServers": {"fs": {"command": "npx"}}, "new": 1}"#;
+    fs::write(&path, meanwhile).unwrap();
+    let state = dir.path().join("s.json");
+    let e = backup::write(Client::Cursor, &path, original, &p, &state, UNIX_EPOCH).unwrap_err();
+    assert!(e.to_string().contains("changed while"), "{e}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), meanwhile);
+    assert!(!state.exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn backups_are_private_and_the_file_keeps_its_mode() {
