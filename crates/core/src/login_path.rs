@@ -13,7 +13,8 @@
 
 use std::ffi::OsString;
 use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 const START: &str = "__LIFELINE_PATH_START__";
 const END: &str = "__LIFELINE_PATH_END__";
