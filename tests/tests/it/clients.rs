@@ -238,3 +238,49 @@ async fn clients_connect_without_servers_or_with_unknown_ones_is_a_usage_error()
     assert!(unknown.stderr.contains("nope"), "{unknown:?}");
     assert_eq!(read(&file), cursor_text());
 }
+
+#[tokio::test]
+async fn clients_vscode_and_claude_desktop_at_their_default_paths_round_trip() {
+    let home = Home::new("clients-defaults");
+    let config = home.path().join(".config");
+    let vscode = config.join("Code").join("User").join("mcp.json");
+    let vscode_text = "{\n\t// servers for every workspace\n\t\"servers\": {\n\t\t\"mem\": {\n\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": \"node\",\n\t\t\t\"args\": [\"mem.js\"],\n\t\t},\n\t},\n\t\"inputs\": []\n}";
+    let desktop = config.join("Claude").join("claude_desktop_config.json");
+    let desktop_text = "{\r\n    \"mcpServers\": {\r\n        \"web\": {\r\n            \"url\": \"https://mcp.example.com/mcp\",\r\n            \"headers\": {\r\n                \"Authorization\": \"Bearer sk-clients-canary-7d41e09b3f2a\"\r\n            }\r\n        }\r\n    },\r\n    \"globalShortcut\": \"\"\r\n}\r\n";
+    for (path, text) in [(&vscode, vscode_text), (&desktop, desktop_text)] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    let run = home.clients(&["connect", "vscode", "--all"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let written = read(&vscode);
+    assert!(
+        written.starts_with("{\n\t// servers for every workspace\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": \""),
+        "{written}"
+    );
+    let run = home
+        .clients(&["connect", "claude-desktop", "--server", "web"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    no_secret(&run);
+    let written = read(&desktop);
+    assert!(
+        written.contains("\r\n                \"connect\",\r\n"),
+        "{written:?}"
+    );
+    assert!(!written.contains(CANARY));
+
+    for (client, path, text) in [
+        ("vscode", &vscode, vscode_text),
+        ("claude-desktop", &desktop, desktop_text),
+    ] {
+        let restore = home.clients(&["restore", client]).await;
+        assert_eq!(restore.code, 0, "{restore:?}");
+        assert_eq!(read(path), text, "{client} byte for byte");
+    }
+}
