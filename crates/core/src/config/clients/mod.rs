@@ -249,9 +249,12 @@ pub fn plan(req: &Request) -> Result<Plan, ClientError> {
                 Choice::All => true,
                 Choice::Named(names) => names.contains(&m.key),
             };
-            let Some(entry) = value.as_object().filter(|_| chosen) else {
+            if !chosen {
                 continue;
-            };
+            }
+            // Not an object: the importer says why it cannot run it, below.
+            let empty = Map::new();
+            let entry = value.as_object().unwrap_or(&empty);
             if is_routed(entry) {
                 out.unchanged
                     .push((field, "already goes through Lifeline".to_owned()));
@@ -266,7 +269,17 @@ pub fn plan(req: &Request) -> Result<Plan, ClientError> {
                     ));
                     continue;
                 }
-            } else if !ours.is_some_and(|s| s.contains_key(&name)) {
+            } else if let Some(existing) = ours.and_then(|s| s.get(&name)) {
+                let launch = |v: &Value| ["command", "args", "url"].map(|k| v.get(k).cloned());
+                if launch(existing) != launch(&value) {
+                    out.import.warnings.push((
+                        name.clone(),
+                        "Lifeline's config already has a server of this name, started \
+                         differently; the client will use Lifeline's"
+                            .to_owned(),
+                    ));
+                }
+            } else {
                 match report.servers.iter().find(|(n, _)| *n == name) {
                     Some(server) => out.import.servers.push(server.clone()),
                     None => {

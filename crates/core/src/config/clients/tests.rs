@@ -230,21 +230,30 @@ fn a_server_lifeline_has_is_not_imported_again() {
     let p = plan(&request(Client::Cursor, text, &choice, &ours)).unwrap();
     assert!(p.import.servers.is_empty());
     assert_eq!(p.routed[0].name, "fs");
+    assert!(p.import.warnings[0].1.contains("started differently"));
+    let same = json!({ "mcpServers": { "fs": { "command": "npx", "disabled": true } } });
+    let p = plan(&request(Client::Cursor, text, &choice, &same)).unwrap();
+    assert!(p.import.warnings.is_empty());
 }
 
 #[test]
 fn unknown_and_unrunnable_names_are_errors() {
-    let text = r#"{"mcpServers": {"fs": {"command": "npx"}, "bad": {"command": 3}}}"#;
-    let choice = Choice::Named(vec!["nope".into(), "bad".into()]);
+    let text = r#"{"mcpServers": {"fs": {"command": "npx"}, "bad": {"command": 3}, "odd": 7}}"#;
+    let choice = Choice::Named(vec!["nope".into(), "bad".into(), "odd".into()]);
     let ours = json!({ "mcpServers": {} });
     let e = plan(&request(Client::Cursor, text, &choice, &ours)).unwrap_err();
     let shown = e.to_string();
     assert!(shown.contains("nope"), "{shown}");
     assert!(shown.contains("mcpServers.bad"), "{shown}");
+    assert!(
+        shown.contains("mcpServers.odd: is not an object"),
+        "{shown}"
+    );
     // --all routes what it can and says why it left the rest.
     let p = plan(&request(Client::Cursor, text, &Choice::All, &ours)).unwrap();
     assert_eq!(p.routed.len(), 1);
     assert_eq!(p.unchanged[0].0, "mcpServers.bad");
+    assert_eq!(p.unchanged[1].0, "mcpServers.odd");
 }
 
 #[test]
