@@ -69,7 +69,11 @@ impl From<ClientError> for crate::Error {
 
 /// A file that is not JSON(C), with the line where it stops being so.
 fn not_json(path: &Path, text: &str, at: usize) -> ClientError {
-    let line = text[..at].matches('\n').count() + 1;
+    let line = text.as_bytes()[..at]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1;
     ClientError::new(
         format!("{} is not valid JSON", path.display()),
         vec![Problem::new(format!("line {line}"), "the JSON breaks here")],

@@ -359,3 +359,14 @@ fn backups_are_private_and_the_file_keeps_its_mode() {
 }
 
 use std::fs;
+
+#[test]
+fn a_file_that_is_not_json_is_never_planned() {
+    let choice = Choice::All;
+    let ours = json!({ "mcpServers": {} });
+    let text = "{\n  \"mcpServers\": {\n    \"é\": ]\n}\n";
+    let e = plan(&request(Client::Cursor, text, &choice, &ours)).unwrap_err();
+    assert!(e.to_string().contains("line 3"), "{e}");
+    let e = plan(&request(Client::Cursor, "[1]", &choice, &ours)).unwrap_err();
+    assert!(e.to_string().contains("does not hold a JSON object"), "{e}");
+}
