@@ -6,6 +6,7 @@ mod cli;
 mod detail;
 mod docs;
 mod fixture_selftest;
+mod gateway;
 mod history;
 mod http;
 mod import;
