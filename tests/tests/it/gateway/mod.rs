@@ -12,8 +12,10 @@ use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod sdk_host;
+
 /// A config holding `servers` (the `mcpServers` shape), in a fresh directory.
-fn config(dir: &TempDirGuard, servers: Value) -> PathBuf {
+pub(super) fn config(dir: &TempDirGuard, servers: Value) -> PathBuf {
     let path = dir.path().join("config.json");
     std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
     path
