@@ -167,30 +167,52 @@ fn progress_token(params: Option<&Value>) -> Option<Value> {
     params?.get("_meta")?.get("progressToken").cloned()
 }
 
-/// A forwarder of the upstream's progress to the host, under the host's token.
-fn progress_to_host(
-    shared: &Shared,
-    token: Option<Value>,
-) -> Option<mpsc::UnboundedSender<Progress>> {
-    let token = token?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
-    let out = shared.out.clone();
-    tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
-            let mut params = json!({ "progressToken": token, "progress": p.progress });
-            if let Some(t) = p.total {
-                params["total"] = Value::from(t);
-            }
-            if let Some(m) = p.message {
-                params["message"] = Value::from(m);
-            }
-            let _ = out.send(Message::notification(
-                "notifications/progress",
-                Some(params),
-            ));
+/// The upstream's progress for one request, on its way to the host under the host's token.
+type Relay = Option<(Value, mpsc::UnboundedReceiver<Progress>)>;
+
+/// A progress channel for one attempt when the host asked for progress.
+fn progress_channel(token: Option<&Value>) -> (Option<mpsc::UnboundedSender<Progress>>, Relay) {
+    match token {
+        Some(token) => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Some(tx), Some((token.clone(), rx)))
         }
-    });
-    Some(tx)
+        None => (None, None),
+    }
+}
+
+/// Runs `fut`, passing its progress to the host as it comes; what is left when it ends is
+/// passed on before this returns, so the host sees every progress before the answer.
+async fn relay<F: Future>(shared: &Shared, relay: Relay, fut: F) -> F::Output {
+    let Some((token, mut rx)) = relay else {
+        return fut.await;
+    };
+    let send = |p: Progress| {
+        let mut params = json!({ "progressToken": token, "progress": p.progress });
+        if let Some(t) = p.total {
+            params["total"] = Value::from(t);
+        }
+        if let Some(m) = p.message {
+            params["message"] = Value::from(m);
+        }
+        shared.send(Message::notification(
+            "notifications/progress",
+            Some(params),
+        ));
+    };
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            biased;
+            Some(p) = rx.recv() => send(p),
+            out = &mut fut => {
+                while let Ok(p) = rx.try_recv() {
+                    send(p);
+                }
+                return out;
+            }
+        }
+    }
 }
 
 /// Any request other than the ones answered here, through the request lane.
@@ -203,8 +225,9 @@ async fn forward(shared: &Shared, method: &str, params: Option<Value>) -> Result
     let mut reissued = 0;
     loop {
         ready(shared, after, deadline, wait).await?;
-        let progress = progress_to_host(shared, token.clone());
-        let sent = sup.send_request(method, params.clone(), progress).await;
+        let (progress, relayed) = progress_channel(token.as_ref());
+        let request = sup.send_request(method, params.clone(), progress);
+        let sent = relay(shared, relayed, request).await;
         if sent.generation == 0 {
             // The state changed between the wait and the send: nothing was sent.
             tokio::task::yield_now().await;
@@ -288,11 +311,12 @@ async fn call(
             .find(|t| t.name == tool)
             .is_some_and(|t| tool_is_repeatable(t.annotations.as_ref()));
         let (cancel_tx, cancel_rx) = oneshot::channel();
+        let (progress, relayed) = progress_channel(token.as_ref());
         let opts = CallOptions {
-            progress: progress_to_host(shared, token.clone()),
+            progress,
             cancel: Some(cancel_rx),
         };
-        let run = sup.call_with(&tool, args.clone(), opts);
+        let run = relay(shared, relayed, sup.call_with(&tool, args.clone(), opts));
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,

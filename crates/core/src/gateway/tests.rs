@@ -28,7 +28,14 @@ fn upstream(calls: Calls) -> Supervisor {
         let calls = calls.clone();
         tokio::spawn(async move {
             while let Some(msg) = end.from_client.recv().await {
-                let Message::Request(r) = msg else { continue };
+                let r = match msg {
+                    Message::Request(r) => r,
+                    Message::Notification(n) => {
+                        calls.lock().unwrap().push(n.method);
+                        continue;
+                    }
+                    Message::Response(_) => continue,
+                };
                 let tool = r
                     .params
                     .as_ref()
@@ -39,13 +46,31 @@ fn upstream(calls: Calls) -> Supervisor {
                     "initialize" => json!({"protocolVersion": "2025-11-25",
                         "capabilities": {"tools": {}, "resources": {"subscribe": true}},
                         "serverInfo": {"name": "mem", "version": "7"}, "instructions": "hi"}),
-                    "tools/list" => json!({"tools": [
-                        {"name": "echo", "inputSchema": {"type": "object"}},
-                        {"name": "die", "inputSchema": {"type": "object"}},
-                        {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
-                    ]}),
+                    "tools/list" => {
+                        let mut tools = json!([
+                            {"name": "echo", "inputSchema": {"type": "object"}},
+                            {"name": "die", "inputSchema": {"type": "object"}},
+                            {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+                        ]);
+                        if generation > 1 {
+                            tools.as_array_mut().unwrap().push(json!({"name": "extra"}));
+                        }
+                        json!({ "tools": tools })
+                    }
                     "tools/call" => {
                         calls.lock().unwrap().push(tool.clone());
+                        if tool == "hang" {
+                            continue;
+                        }
+                        if tool == "prog" {
+                            let token =
+                                r.params.as_ref().unwrap()["_meta"]["progressToken"].clone();
+                            for i in 1..=2 {
+                                let p = json!({"progressToken": token, "progress": i, "total": 2});
+                                let note = Message::notification("notifications/progress", Some(p));
+                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                            }
+                        }
                         if tool == "die" || (tool == "peek" && generation == 1) {
                             let cause = Error::transport("the server went away");
                             let _ = end.to_client.send(Incoming::Closed(cause)).await;
@@ -168,7 +193,15 @@ async fn a_call_in_flight_at_a_loss_fails_at_once_and_is_not_sent_again() {
     // The host's session is still open: the next call runs on the next generation.
     let (next, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "echo"})).await;
     assert_eq!(next["result"]["content"][0]["text"], "echo@2", "{next}");
-    assert_eq!(*calls.lock().unwrap(), ["die", "echo"]);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [
+            "notifications/initialized",
+            "die",
+            "notifications/initialized",
+            "echo"
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -180,7 +213,100 @@ async fn a_read_only_call_lost_with_its_generation_is_sent_again() {
     ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
     let (peek, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "peek"})).await;
     assert_eq!(peek["result"]["content"][0]["text"], "peek@2", "{peek}");
-    assert_eq!(*calls.lock().unwrap(), ["peek", "peek"]);
+    let seen = calls.lock().unwrap().clone();
+    assert_eq!(seen.iter().filter(|c| *c == "peek").count(), 2, "{seen:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_hears_when_the_tool_set_changed_after_a_reconnect() {
+    let sup = Arc::new(upstream(Calls::default()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let (list, _) = ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+    ask(&mut w, &mut r, 3, "tools/call", json!({"name": "die"})).await;
+    let mut heard = 0;
+    for id in 4..8 {
+        let (_, notes) = ask(&mut w, &mut r, id, "tools/call", json!({"name": "echo"})).await;
+        heard += notes
+            .iter()
+            .filter(|n| n["method"] == "notifications/tools/list_changed")
+            .count();
+    }
+    assert_eq!(heard, 1, "one list_changed for the one change");
+    let (list, _) = ask(&mut w, &mut r, 9, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_reaches_the_host_and_its_cancel_reaches_the_server() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let params = json!({"name": "prog", "_meta": {"progressToken": "host-7"}});
+    let (done, notes) = ask(&mut w, &mut r, 2, "tools/call", params).await;
+    assert!(done.get("result").is_some(), "{done}");
+    let progress: Vec<_> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .map(|n| {
+            (
+                n["params"]["progressToken"].clone(),
+                n["params"]["progress"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [(json!("host-7"), json!(1.0)), (json!("host-7"), json!(2.0))]
+    );
+
+    let hang =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hang"}});
+    w.write_all(format!("{hang}\n").as_bytes()).await.unwrap();
+    seen_upstream(&calls, "hang").await;
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}});
+    w.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+    // No answer to the cancelled request: the next answer is the ping's.
+    let (pong, notes) = ask(&mut w, &mut r, 4, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    assert!(notes.iter().all(|n| n.get("id").is_none()), "{notes:?}");
+    seen_upstream(&calls, "notifications/cancelled").await;
+}
+
+/// Waits (paused time, bounded) until the upstream received `what`.
+async fn seen_upstream(calls: &Calls, what: &str) {
+    let seen = async {
+        while !calls.lock().unwrap().iter().any(|c| c == what) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), seen)
+        .await
+        .unwrap_or_else(|_| panic!("the upstream never received {what}"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_quarantined_server_is_reported_as_soon_as_it_is() {
+    let connector = Arc::new(|| Err(Error::transport("connection refused")));
+    let mut cfg = SupervisorConfig::new("flaky", Stage::Connect, connector);
+    cfg.ping_interval = None;
+    cfg.policy.backoff =
+        crate::policy::Backoff::try_new(Duration::from_millis(10), Duration::from_millis(20), 2)
+            .unwrap();
+    let sup = Arc::new(Supervisor::spawn(cfg, Arc::new(EventBus::new(64))));
+    let (mut w, mut r) = gateway(sup);
+    let (call, _) = ask(&mut w, &mut r, 1, "tools/call", json!({"name": "echo"})).await;
+    let e = &call["error"];
+    assert_eq!(e["code"], super::HALTED, "{call}");
+    assert_eq!(e["data"]["state"], "quarantined", "{call}");
+    assert!(
+        e["message"].as_str().unwrap().contains("Press Reconnect"),
+        "{call}"
+    );
+    assert_eq!(e["data"]["kind"], "transport", "{call}");
 }
 
 #[tokio::test(start_paused = true)]
