@@ -110,7 +110,14 @@ async fn gateway_host_session_survives_an_upstream_crash() {
         .filter(|e| e["event"] == "started")
         .count();
     assert_eq!(started, 2, "a second generation served the last call");
+
+    // The host closes stdin: `lifeline connect` stops the supervisor, which closes the
+    // fixture's stdin in turn.
     session.close().await;
+    fx.wait_for_log("the upstream's stdin closed", |e| {
+        e["event"] == "stdin_closed"
+    })
+    .await;
 }
 
 #[tokio::test]
