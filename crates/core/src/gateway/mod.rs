@@ -18,7 +18,7 @@ mod tests;
 
 pub use errors::{HALTED, NOT_READY, UPSTREAM_LOST};
 
-use crate::protocol::{Message, RequestId, Response, RpcError};
+use crate::protocol::{Message, RequestId};
 use crate::redact::Redactor;
 use crate::supervisor::Supervisor;
 use serde_json::Value;
@@ -133,14 +133,9 @@ where
             .map_err(|e| e.to_string())
             .and_then(|v| Message::from_value(v).map_err(|e| e.0));
         match msg {
-            Err(why) => shared.send(Message::Response(Response {
-                id: RequestId::Number(0),
-                outcome: Err(RpcError {
-                    code: RpcError::PARSE_ERROR,
-                    message: format!("not a JSON-RPC message: {why}"),
-                    data: None,
-                }),
-            })),
+            // JSON-RPC's answer to garbage carries `id: null`, which a host whose own
+            // request ids start at 0 could take for one of its requests; say it on stderr.
+            Err(why) => tracing::warn!("the host sent a line that is not JSON-RPC: {why}"),
             Ok(Message::Request(r)) => {
                 let (cancel_tx, cancel_rx) = watch::channel(false);
                 cancels.insert(r.id.clone(), cancel_tx);
@@ -181,7 +176,11 @@ where
     })
     .await;
     requests.abort_all();
+    while requests.join_next().await.is_some() {}
     watcher.abort();
+    let _ = watcher.await;
+    // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
+    // it gave and can stop it.
     drop(shared);
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
 }

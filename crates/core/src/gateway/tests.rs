@@ -346,3 +346,37 @@ async fn a_disabled_server_is_reported_at_once_and_never_ready_waits_then_fails(
         "{call}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_session_ends_with_the_hosts_input_and_lets_go_of_the_supervisor() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    let serving = tokio::spawn(serve(
+        sup.clone(),
+        gw_read,
+        gw_write,
+        GatewayOptions::default(),
+    ));
+    let (host_read, mut host_write) = tokio::io::split(host);
+    let mut lines = BufReader::new(host_read).lines();
+    ask(&mut host_write, &mut lines, 1, "initialize", json!({})).await;
+    // A call that never ends is in flight when the host leaves.
+    let hang =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}});
+    host_write
+        .write_all(format!("{hang}\n").as_bytes())
+        .await
+        .unwrap();
+    seen_upstream(&calls, "hang").await;
+    drop(host_write);
+    drop(lines);
+    tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("the session ended")
+        .unwrap();
+    seen_upstream(&calls, "notifications/cancelled").await;
+    let sup = Arc::try_unwrap(sup).unwrap_or_else(|_| panic!("the gateway still holds it"));
+    sup.stop().await;
+}
