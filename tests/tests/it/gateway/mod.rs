@@ -56,7 +56,7 @@ async fn gateway_host_session_survives_an_upstream_crash() {
     let path = config(
         &dir,
         json!({ "fixture": { "command": fx.program, "args": fx.args,
-            "policy": { "reconnect": { "initialDelay": "10ms", "maxDelay": "50ms" } } } }),
+            "reconnect": { "initialDelayMs": 10, "maxDelayMs": 50 } } }),
     );
     let session = host("fixture", &path).await;
     let info = session.server().unwrap();
@@ -123,14 +123,24 @@ async fn gateway_host_session_survives_an_upstream_crash() {
 #[tokio::test]
 async fn gateway_reports_states_a_person_must_fix() {
     let dir = TempDirGuard::new("gateway");
+    let crashy = stdio_fixture(&json!({
+        "rules": [{ "method": "initialize", "action": { "kind": "crash" } }]
+    }));
     let path = config(
         &dir,
         json!({
             "off": { "command": "true", "disabled": true },
             "broken": { "command": "/nonexistent/lifeline-no-such-server" },
+            "crashy": { "command": crashy.program, "args": crashy.args,
+                "reconnect": { "initialDelayMs": 10, "maxDelayMs": 20, "maxAttempts": 1,
+                               "quarantineMs": [600000, 600000, 600000] } },
         }),
     );
-    for (name, state) in [("off", "disabled"), ("broken", "retired")] {
+    for (name, state) in [
+        ("off", "disabled"),
+        ("broken", "retired"),
+        ("crashy", "quarantined"),
+    ] {
         let session = host(name, &path).await;
         assert_eq!(
             session.server().unwrap().server_info.as_ref().unwrap().name,

@@ -16,7 +16,7 @@ async fn gateway_typescript_sdk_host_survives_an_upstream_crash() {
     let path = config(
         &dir,
         json!({ "fixture": { "command": fx.program, "args": fx.args,
-            "policy": { "reconnect": { "initialDelay": "10ms", "maxDelay": "50ms" } } } }),
+            "reconnect": { "initialDelayMs": 10, "maxDelayMs": 50 } } }),
     );
     let script = require(
         repo().join("tests/peers/gateway_host.mjs"),
