@@ -15,6 +15,7 @@
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
 //! - [`local_socket`]: the app's endpoint for its own processes (Unix socket, named pipe).
+//! - [`login_path`]: the login shell's PATH, for servers started from a GUI.
 //! - [`private`]: files and directories only their owner may read (0600, 0700).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
@@ -27,6 +28,7 @@ pub mod gateway;
 pub mod gloss;
 pub mod history;
 pub mod local_socket;
+pub mod login_path;
 pub mod policy;
 pub mod private;
 pub mod protocol;
