@@ -4,6 +4,7 @@
 mod bundle;
 mod clients;
 mod conformance;
+mod connect;
 mod fleet;
 mod import;
 mod output;
@@ -140,6 +141,15 @@ enum Command {
         #[command(subcommand)]
         command: clients::ClientsCommand,
     },
+    /// Serve a configured server to an AI client over stdio, through Lifeline's supervisor
+    /// (use as the client's command: `lifeline connect NAME`)
+    Connect {
+        /// The configured server's name
+        name: String,
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -199,6 +209,7 @@ async fn run(cli: Cli) -> i32 {
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
         Command::Clients { command } => clients::run(command),
+        Command::Connect { name, config } => connect::run(&name, config.as_deref()).await,
         Command::Bundle {
             config,
             out,

@@ -8,6 +8,7 @@
 //! - [`policy`]: the pure decisions (backoff, classification, quarantine, deadlines, fallback).
 //! - [`config`]: the config file (parse, validate, expand, write) and the importers.
 //! - [`events`]: the lifecycle events supervisors publish.
+//! - [`gateway`]: the MCP server a host (an AI client) talks to, backed by a supervisor.
 //! - [`history`]: the on-disk record of events and calls (SQLite).
 //! - [`redact`]: secrets out of every string that leaves (by value and by shape).
 //! - [`diagnostics`]: the diagnostic bundle.
@@ -23,6 +24,7 @@ pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod events;
+pub mod gateway;
 pub mod gloss;
 pub mod history;
 pub mod local_socket;

@@ -7,6 +7,7 @@ mod clients;
 mod detail;
 mod docs;
 mod fixture_selftest;
+mod gateway;
 mod history;
 mod http;
 mod import;

@@ -104,6 +104,22 @@ pub fn after_lost_stream(method: &str, tool_repeatable: bool, reissued: u32) -> 
     }
 }
 
+/// True when a request's failure says the connection went away under it (so it may have
+/// been lost, or may have run): not an answer of the server (`rpc_code`), not a timeout,
+/// not a refusal of what was asked. A request failing this way is one `after_lost_stream`
+/// decides about.
+pub fn lost_connection(kind: ErrorKind, rpc_code: Option<i64>) -> bool {
+    rpc_code.is_none()
+        && matches!(
+            kind,
+            ErrorKind::Transport
+                | ErrorKind::ProcessExit
+                | ErrorKind::StreamLost
+                | ErrorKind::SessionExpired
+                | ErrorKind::Cancelled
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,5 +289,39 @@ mod tests {
         check("logging/setLevel", false, 0, NotARead);
         check("resources/subscribe", true, 5, NotARead);
         check("", false, 0, NotARead);
+    }
+
+    #[test]
+    fn a_gateway_request_lost_with_its_connection_is_repeated_only_when_safe() {
+        use ErrorKind::*;
+        // Which failures are a lost connection at all.
+        for (kind, code, lost) in [
+            (ProcessExit, None, true),
+            (Transport, None, true),
+            (StreamLost, None, true),
+            (SessionExpired, None, true),
+            (Cancelled, None, true),
+            (Timeout, None, false),
+            (Server, Some(-32000), false),
+            (Protocol, Some(-32602), false),
+            (Transport, Some(-32603), false),
+            (Auth, None, false),
+        ] {
+            assert_eq!(lost_connection(kind, code), lost, "{kind:?} {code:?}");
+        }
+        // What a host sends through the gateway, first loss.
+        for (method, repeatable, want) in [
+            ("tools/list", false, Again),
+            ("resources/list", false, Again),
+            ("resources/read", false, Again),
+            ("prompts/list", false, Again),
+            ("prompts/get", false, Again),
+            ("tools/call", true, Again),
+            ("tools/call", false, ToolNotRepeatable),
+            ("logging/setLevel", false, NotARead),
+            ("resources/subscribe", false, NotARead),
+        ] {
+            assert_eq!(after_lost_stream(method, repeatable, 0), want, "{method}");
+        }
     }
 }

@@ -14,7 +14,7 @@ mod state_props;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{CallOptions, GenerationStderr, Snapshot, Supervisor};
+pub use actor::{CallOptions, GenerationStderr, Sent, Snapshot, Supervisor};
 pub use fleet::Fleet;
 
 use crate::error::{Error, Stage};
