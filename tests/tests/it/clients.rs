@@ -284,3 +284,51 @@ async fn clients_vscode_and_claude_desktop_at_their_default_paths_round_trip() {
         assert_eq!(read(path), text, "{client} byte for byte");
     }
 }
+
+#[tokio::test]
+async fn clients_the_rewritten_entry_starts_a_working_gateway() {
+    use lifeline_core::session::RequestOptions;
+    use lifeline_core::transport::stdio::{self, StdioConfig};
+    use lifeline_core::{Session, SessionOptions};
+
+    let home = Home::new("clients-gateway");
+    let fx = crate::support::stdio_fixture(&json!({}));
+    let file = home.path().join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let text = serde_json::to_string_pretty(&json!({ "mcpServers": {
+        "fixture": { "command": fx.program, "args": fx.args },
+    }}))
+    .unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let run = home
+        .clients(&["connect", "cursor", "--server", "fixture"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // Start the entry exactly as Cursor would: its command with its args.
+    let v: Value = serde_json::from_str(&read(&file)).unwrap();
+    let entry = &v["mcpServers"]["fixture"];
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let cfg = StdioConfig::new(entry["command"].as_str().unwrap().to_owned(), args);
+    let conn = stdio::spawn(&cfg).expect("spawn the rewritten entry");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("the gateway's handshake");
+    let tools = session.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echo = session
+        .call_tool(
+            "echo",
+            json!({"text": "via lifeline"}),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("a call through the gateway");
+    assert_eq!(echo["content"][0]["text"], "via lifeline");
+    session.close().await;
+}
