@@ -255,7 +255,10 @@ fn connect(client: Client, args: &ConnectArgs, out: &Out) -> i32 {
     // `lifeline connect` finds the default config itself; any other it is told.
     let default = config::default_path().map(|p| std::path::absolute(&p).unwrap_or(p));
     let config_arg = (default.as_ref() != Some(&ours_path)).then_some(ours_path.as_path());
-    let command = match std::env::current_exe().and_then(std::fs::canonicalize) {
+    // As launched, not canonicalized: a package manager's symlink (Homebrew's bin/lifeline)
+    // survives upgrades where its versioned target does not, and Windows would get a
+    // `\\?\` path.
+    let command = match std::env::current_exe() {
         Ok(p) => p.display().to_string(),
         Err(e) => {
             return out.error(&Error::config(format!(
