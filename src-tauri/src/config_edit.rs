@@ -5,7 +5,7 @@
 
 use crate::error::{ErrorView, FieldError};
 use lifeline_core::config::{ConfigError, Problem};
-use lifeline_core::diagnostics::redact::{MASK, Redactor};
+use lifeline_core::redact::{MASK, Redactor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -2,7 +2,7 @@
 //! `{kind, message}` (plus `retry_after_ms` when a wait is known). The UI branches on `kind`
 //! and shows `message`; it never receives a bare string.
 
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use serde::Serialize;
 
 /// Kinds that are not core `ErrorKind`s (those keep their spelling: `auth`, `rate_limited`,

@@ -5,7 +5,7 @@
 use crate::demo;
 use crate::error::ErrorView;
 use lifeline_core::config::{self, Config, ConfigErrorKind};
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use serde::Serialize;
 use std::path::Path;
 use tokio::process::Child;

@@ -3,7 +3,7 @@
 
 use crate::output::Out;
 use lifeline_core::config::{self, Config};
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use lifeline_core::{Error, ErrorKind};
 use std::path::Path;
 use std::time::Duration;

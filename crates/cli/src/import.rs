@@ -5,7 +5,7 @@
 use crate::output::{EXIT_OK, Out};
 use lifeline_core::Error;
 use lifeline_core::config::{self, import};
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,9 @@
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
 mod bundle;
+mod clients;
 mod conformance;
+mod connect;
 mod fleet;
 mod import;
 mod output;
@@ -12,12 +14,12 @@ mod watch;
 
 use clap::{Parser, Subcommand};
 use lifeline_core::config::TransportConfig;
-use lifeline_core::diagnostics::redact::Redactor;
-use lifeline_core::policy::fallback::is_legacy_answer_to_modern;
-use lifeline_core::protocol::generation::{LEGACY_SSE, ProtocolChoice};
+use lifeline_core::policy::fallback::is_initialize_answer_to_stateless;
 use lifeline_core::protocol::mcp::Progress;
+use lifeline_core::protocol::revision::{ProtocolChoice, Revision};
+use lifeline_core::redact::Redactor;
 use lifeline_core::session::RequestOptions;
-use lifeline_core::session::negotiate::{self, Ladder, Rung};
+use lifeline_core::session::negotiate::{self, Fallback, Step};
 use lifeline_core::{Error, Session, SessionOptions};
 use output::{EXIT_INTERRUPTED, EXIT_OK, EXIT_TOOL_ERROR, Out, content_text};
 use serde_json::{Value, json};
@@ -134,6 +136,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Route an AI client's servers through Lifeline, and undo it (docs/clients.md)
+    Clients {
+        #[command(subcommand)]
+        command: clients::ClientsCommand,
+    },
+    /// Serve a configured server to an AI client over stdio, through Lifeline's supervisor
+    /// (use as the client's command: `lifeline connect NAME`)
+    Connect {
+        /// The configured server's name
+        name: String,
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -192,6 +208,8 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
+        Command::Clients { command } => clients::run(command),
+        Command::Connect { name, config } => connect::run(&name, config.as_deref()).await,
         Command::Bundle {
             config,
             out,
@@ -232,7 +250,7 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
             .server(&args.target)
             .ok_or_else(|| out.error(&fleet::unknown_server(&config, &args.target)))?;
         let legacy = matches!(server.transport, TransportConfig::Sse { .. })
-            || server.protocol.pinned() == Some(LEGACY_SSE);
+            || server.protocol.pinned() == Some(Revision::LEGACY_SSE);
         let target = match (server.stdio_config(), server.http_config()) {
             (Some(stdio), _) => Target::Stdio(stdio),
             (None, Some(http)) if legacy => Target::LegacySse(http),
@@ -245,7 +263,7 @@ async fn open(args: &TargetArgs) -> Result<(Session, Out), i32> {
     target.set_http_request_timeout(args.timeout);
     let options = SessionOptions {
         request_timeout: args.timeout,
-        protocol_version: protocol.pinned(),
+        pinned: protocol.pinned(),
         ..SessionOptions::default()
     };
     match interruptible(connect(&target, protocol, options)).await {
@@ -266,23 +284,24 @@ async fn connect(
     let open = || target.open();
     let legacy_target = target.fallback(protocol);
     let legacy = legacy_target.as_ref().map(|t| move || t.open());
-    let ladder = Ladder {
+    let fallback = Fallback {
         choice: protocol,
         open: &open,
         legacy: legacy.as_ref().map(|l| l as _),
         stateless_first: matches!(target, Target::Http(_)),
     };
     let mut opts = |_| Ok(options.clone());
-    let (session, rung) = negotiate::connect(&ladder, None, &mut opts, |e, _| e).await?;
-    if rung != Rung::Stateless || !ladder.rungs().contains(&Rung::Initialize) {
+    let (session, step) = negotiate::connect(&fallback, None, &mut opts, |e, _| e).await?;
+    if step != Step::Stateless || !fallback.steps().contains(&Step::Initialize) {
         return Ok(session);
     }
     // As the supervisor does: a server whose discovery lists the stateless revision but that
     // answers its tool listing the way older servers do gets one `initialize` attempt.
     match session.list_tools().await {
-        Err(e) if is_legacy_answer_to_modern(&e) => {
+        Err(e) if is_initialize_answer_to_stateless(&e) => {
             session.close().await;
-            let retried = negotiate::connect(&ladder, Some(Rung::Initialize), &mut opts, |e, _| e);
+            let retried =
+                negotiate::connect(&fallback, Some(Step::Initialize), &mut opts, |e, _| e);
             retried.await.map(|(s, _)| s).map_err(|later| {
                 let message = format!(
                     "{}; `initialize` was tried because the server, though its server/discover \
@@ -315,7 +334,7 @@ async fn call(args: TargetArgs, tool: String, raw_args: String) -> i32 {
             };
             return out.error(&Error::config(format!(
                 "ARGS_JSON must be a JSON object, like '{{\"text\":\"hi\"}}'; got {}",
-                lifeline_core::diagnostics::redact::cap(&raw_args, 80)
+                lifeline_core::redact::cap(&raw_args, 80)
             )));
         }
     };

@@ -2,7 +2,7 @@
 //! `{"ok":true,"result":…}` or `{"ok":false,"error":{…}}`; every line is scrubbed of the
 //! secrets the command was given.
 
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use lifeline_core::{Error, ErrorKind};
 use serde_json::{Value, json};
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! tick locally from `next_attempt_at`, and the latest events underneath. Redrawn in place;
 //! when stdout is not a terminal, `watch` prints one line per event instead.
 
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::Snapshot;
 use std::collections::VecDeque;
 use std::io::Write;

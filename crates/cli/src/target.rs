@@ -2,7 +2,7 @@
 //! argument, split like a shell would, quotes included).
 
 use lifeline_core::Error;
-use lifeline_core::protocol::generation::ProtocolChoice;
+use lifeline_core::protocol::revision::ProtocolChoice;
 use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::transport::stdio::StdioConfig;
 use lifeline_core::transport::{self, Connection};
@@ -84,7 +84,7 @@ impl Target {
             Target::Http(c) | Target::LegacySse(c) => {
                 c.headers.iter().map(|(_, v)| v.clone()).collect()
             }
-            Target::Stdio(c) => lifeline_core::diagnostics::redact::env_secrets(
+            Target::Stdio(c) => lifeline_core::redact::env_secrets(
                 c.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             ),
         }

@@ -3,7 +3,7 @@
 //! sentence that says what happened and what to do. Errors never carry header values, query
 //! strings or environment values; the transports build them from allow-listed parts only.
 
-use crate::diagnostics::redact::Redactor;
+use crate::redact::Redactor;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,7 +170,7 @@ pub struct Context {
     pub exit: Option<ExitStatus>,
     /// JSON-RPC error code when the server answered with an error object.
     pub rpc_code: Option<i64>,
-    /// The revisions a modern server listed when it refused ours (error -32022), only
+    /// The revisions a stateless-revision server listed when it refused ours (error -32022), only
     /// revision-shaped strings.
     pub supported_versions: Option<Vec<String>>,
 }

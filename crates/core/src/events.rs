@@ -170,7 +170,7 @@ impl FailureInfo {
             },
             attempt,
             generation,
-            message: crate::diagnostics::redact::cap(e.message(), 2000),
+            message: crate::redact::cap(e.message(), 2000),
         }
     }
 }

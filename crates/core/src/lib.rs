@@ -8,11 +8,14 @@
 //! - [`policy`]: the pure decisions (backoff, classification, quarantine, deadlines, fallback).
 //! - [`config`]: the config file (parse, validate, expand, write) and the importers.
 //! - [`events`]: the lifecycle events supervisors publish.
+//! - [`gateway`]: the MCP server a host (an AI client) talks to, backed by a supervisor.
 //! - [`history`]: the on-disk record of events and calls (SQLite).
-//! - [`diagnostics`]: redaction and the diagnostic bundle.
+//! - [`redact`]: secrets out of every string that leaves (by value and by shape).
+//! - [`diagnostics`]: the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
 //! - [`local_socket`]: the app's endpoint for its own processes (Unix socket, named pipe).
+//! - [`login_path`]: the login shell's PATH, for servers started from a GUI.
 //! - [`private`]: files and directories only their owner may read (0600, 0700).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
@@ -21,12 +24,15 @@ pub mod config;
 pub mod diagnostics;
 pub mod error;
 pub mod events;
+pub mod gateway;
 pub mod gloss;
 pub mod history;
 pub mod local_socket;
+pub mod login_path;
 pub mod policy;
 pub mod private;
 pub mod protocol;
+pub mod redact;
 pub mod session;
 pub mod supervisor;
 pub mod transport;

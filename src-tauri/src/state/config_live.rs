@@ -10,7 +10,7 @@ use crate::demo;
 use crate::error::ErrorView;
 use crate::source::Mode;
 use lifeline_core::config::{self, Config, ConfigDiff, ConfigErrorKind};
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use serde::Serialize;
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@
 use super::{AppState, closing, running, scrub_value, supervisor};
 use crate::error::ErrorView;
 use lifeline_core::config::{Config, ServerConfig, TransportConfig, shown_url};
-use lifeline_core::diagnostics::redact::{MASK, Redactor, scrub_args};
 use lifeline_core::protocol::mcp::{Progress, Tool};
+use lifeline_core::redact::{MASK, Redactor, scrub_args};
 use lifeline_core::supervisor::{CallOptions, GenerationStderr};
 use lifeline_core::transport::resolve::resolve;
 use serde::Serialize;

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use lifeline_core::config;
-use lifeline_core::diagnostics::redact::Redactor;
 use lifeline_core::events::{EventBus, StateName};
 use lifeline_core::history::{History, Options, Query};
+use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::Fleet;
 use serde_json::json;
 

@@ -3,8 +3,11 @@
 
 mod bundle;
 mod cli;
+mod clients;
 mod detail;
+mod docs;
 mod fixture_selftest;
+mod gateway;
 mod history;
 mod http;
 mod import;

@@ -223,7 +223,7 @@ async fn check_and_watch_name_the_stateless_revision() {
 
 #[tokio::test]
 async fn a_pin_to_the_stateless_revision_is_never_changed() {
-    // A server of the initialize era, pinned to 2026-07-28: refused, with what to change.
+    // A server that speaks only initialize revisions, pinned to 2026-07-28: refused, with what to change.
     let f = http_fixture(json!({})).await;
     let dir = TempDirGuard::new("modern-pin");
     let config = write_config(
@@ -251,8 +251,8 @@ async fn a_pin_to_the_stateless_revision_is_never_changed() {
 }
 
 #[tokio::test]
-async fn watch_by_url_alone_finds_each_generation() {
-    // One server of each generation, given on the command line; the stateless one also
+async fn watch_by_url_alone_finds_each_revision() {
+    // One server of each kind of revision, given on the command line; the stateless one also
     // says its tools changed, on the subscriptions/listen stream.
     let modern = modern_fixture(json!({"modern": {"list_changed_after_ms": [300]}})).await;
     let streamable = http_fixture(json!({})).await;
@@ -337,7 +337,7 @@ async fn a_timed_out_call_is_cancelled_by_closing_its_stream_not_by_a_notificati
 #[tokio::test]
 async fn a_server_whose_discovery_lies_is_reached_with_initialize_by_call_and_by_check() {
     // server/discover lists 2026-07-28, but every other stateless request is refused the
-    // way an initialize-era server refuses it; initialize works.
+    // way an initialize-only server refuses it; initialize works.
     let script = json!({"modern": {"stateless_only_discover": true, "initialize": "legacy"}});
     let f = modern_fixture(script.clone()).await;
     let run = call(&f.url, "echo", json!({"text": "the old way"})).await;

@@ -3,7 +3,7 @@
 //! the offending value when it is safe to show, and the rule it broke; the error's `Display`
 //! lists them one per line and ends with what to do.
 
-use crate::diagnostics::redact::Redactor;
+use crate::redact::Redactor;
 use std::fmt;
 use std::path::PathBuf;
 

@@ -99,8 +99,7 @@ pub fn expand(input: &str, lookup: Lookup) -> Result<Expanded, Vec<ExpandError>>
         let inner = &after[..end];
         // What is inside a reference is a name, but whatever a person pasted there must
         // not be quoted back if it has a token's shape.
-        let reference =
-            crate::diagnostics::redact::Redactor::default().scrub(&format!("${{{inner}}}"));
+        let reference = crate::redact::Redactor::default().scrub(&format!("${{{inner}}}"));
         let name = inner.strip_prefix("env:").unwrap_or(inner);
         if !is_variable_name(name) {
             errors.push(ExpandError::Unsupported { reference });

@@ -12,6 +12,14 @@ use super::validate::{self, join};
 use serde_json::Value;
 use std::path::PathBuf;
 
+impl Config {
+    /// A config with no servers and the built-in policy: what runs when there is no usable
+    /// file.
+    pub fn empty() -> Config {
+        super::parse(r#"{"mcpServers": {}}"#, None, &|_| None).expect("an empty config is valid")
+    }
+}
+
 /// Builds a config from the file's JSON; `raw` is kept as it is.
 pub fn from_value(
     raw: Value,

@@ -2,7 +2,7 @@
 //! Its `Debug` and `Display` print `***`, so a config printed by mistake leaks nothing; the
 //! real value is read only through `expose`, where a transport is built.
 
-use crate::diagnostics::redact::MASK;
+use crate::redact::MASK;
 use std::fmt;
 
 #[derive(Clone, PartialEq, Eq, Default)]

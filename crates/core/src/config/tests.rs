@@ -578,15 +578,18 @@ fn the_example_in_the_docs_loads() {
 
 #[test]
 fn protocol_is_auto_by_default_and_a_pin_must_be_known_and_fit_the_transport() {
-    use crate::protocol::generation::ProtocolChoice;
+    use crate::protocol::revision::{ProtocolChoice, Revision};
     let c = loaded(stdio(json!({"url": "http://h/mcp"})));
     assert_eq!(c.servers[0].protocol, ProtocolChoice::Auto);
     let c = loaded(stdio(
         json!({"url": "http://h/sse", "protocol": "2024-11-05"}),
     ));
-    assert_eq!(c.servers[0].protocol, ProtocolChoice::Pinned("2024-11-05"));
+    assert_eq!(
+        c.servers[0].protocol,
+        ProtocolChoice::Pinned(Revision::V2024_11_05)
+    );
     let c = loaded(stdio(json!({"command": "x", "protocol": "2025-06-18"})));
-    assert_eq!(c.servers[0].protocol.pinned(), Some("2025-06-18"));
+    assert_eq!(c.servers[0].protocol.pinned(), Some(Revision::V2025_06_18));
 
     let p = problems(stdio(json!({"url": "http://h/mcp", "protocol": "latest"})));
     assert_eq!(p.len(), 1, "{p:?}");

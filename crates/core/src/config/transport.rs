@@ -7,7 +7,7 @@ use super::expand::{self, Ctx};
 use super::secret::Secret;
 use super::types::TransportConfig;
 use super::validate::{self, join};
-use crate::protocol::generation::{LEGACY_SSE, ProtocolChoice};
+use crate::protocol::revision::{ProtocolChoice, Revision};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 
@@ -273,13 +273,14 @@ pub(super) fn protocol(
         }
     };
     if let (Some(TransportConfig::Sse { .. }), Some(v)) = (transport, choice.pinned())
-        && v != LEGACY_SSE
+        && v != Revision::LEGACY_SSE
     {
+        let legacy = Revision::LEGACY_SSE;
         problems.push(
             Problem::new(
                 field,
                 format!(
-                    "type \"sse\" is the legacy transport, which speaks {LEGACY_SSE} only; use \"auto\", \"{LEGACY_SSE}\", or type \"http\" for {v}"
+                    "type \"sse\" is the legacy transport, which speaks {legacy} only; use \"auto\", \"{legacy}\", or type \"http\" for {v}"
                 ),
             )
             .with_value(format!("{text:?}")),

@@ -5,8 +5,8 @@
 
 use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
-use crate::diagnostics::redact::Redactor;
-use crate::protocol::generation::ProtocolChoice;
+use crate::protocol::revision::ProtocolChoice;
+use crate::redact::Redactor;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
@@ -29,12 +29,6 @@ pub struct Config {
 }
 
 impl Config {
-    /// A config with no servers and the built-in policy: what runs when there is no usable
-    /// file.
-    pub fn empty() -> Config {
-        super::parse(r#"{"mcpServers": {}}"#, None, &|_| None).expect("an empty config is valid")
-    }
-
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
     }
@@ -123,11 +117,11 @@ impl ServerConfig {
             TransportConfig::Stdio { env, args, .. } => {
                 // Only env values that look like secrets: `NODE_ENV=production` must not
                 // mask every "production" in a tool result.
-                out.extend(crate::diagnostics::redact::env_secrets(
+                out.extend(crate::redact::env_secrets(
                     env.iter().map(|(k, v)| (k.as_str(), v.expose())),
                 ));
                 // A token written straight into the arguments (`--token=…`) is a secret too.
-                out.extend(crate::diagnostics::redact::secret_argument_values(args));
+                out.extend(crate::redact::secret_argument_values(args));
             }
             TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
                 out.extend(headers.iter().map(|(_, v)| v.expose().to_owned()));

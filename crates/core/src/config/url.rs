@@ -1,14 +1,14 @@
 //! What of a URL is secret: its user name, password, query values and any path segment
 //! shaped like a credential (`https://host/mcp/<key>/sse`). `shown_url` is the form that
-//! may be printed (the rule lives in `diagnostics::redact`); `url_secrets` lists the parts
+//! may be printed (the rule lives in `redact`); `url_secrets` lists the parts
 //! the redactor must scrub.
 
-use crate::diagnostics::redact::looks_like_credential;
+use crate::redact::looks_like_credential;
 
 /// A URL as it may be shown: no userinfo, query values and credential-shaped path
-/// segments masked (`diagnostics::redact` owns the rule).
+/// segments masked (`redact` owns the rule).
 pub fn shown_url(url: &str) -> String {
-    crate::diagnostics::redact::Redactor::default().url(url)
+    crate::redact::Redactor::default().url(url)
 }
 
 /// User name, password, query values and credential-shaped path segments of a URL, both

@@ -7,14 +7,12 @@
 //! the zip.
 
 use super::bundle_config::{redact_config, scrub_json};
-use super::redact::{Redactor, cap};
+use crate::redact::{Redactor, cap};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::time::SystemTime;
-
-pub use super::bundle_write::{WriteError, WriteErrorKind};
 
 /// Bumped when a file is renamed or a field changes meaning.
 pub const FORMAT_VERSION: u32 = 1;

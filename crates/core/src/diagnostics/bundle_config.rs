@@ -6,7 +6,7 @@
 //! are a secret: after a secret flag, a connection string's password, or shaped like a
 //! credential.
 
-use super::redact::{
+use crate::redact::{
     MASK, Redactor, Rule, connection_password, is_secret_flag, looks_like_credential,
 };
 use serde_json::{Map, Value};

@@ -2,7 +2,8 @@
 //! files, the size bound drops the oldest entries first, and a write that fails leaves
 //! nothing behind.
 
-use super::bundle::{BundleFile, BundleInput, BundleOptions, ServerInput, WriteErrorKind, build};
+use super::bundle::{BundleFile, BundleInput, BundleOptions, ServerInput, build};
+use super::bundle_write::WriteErrorKind;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom, Write};

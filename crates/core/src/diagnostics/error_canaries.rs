@@ -3,9 +3,9 @@
 //! Display and Debug: no canary may survive either.
 
 use crate::config::{ConfigError, parse};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::Message;
+use crate::redact::Redactor;
 use crate::transport::http::errors::{Target, status_error};
 use crate::transport::sse::Decoder;
 use crate::transport::stdio::{StdioConfig, spawn};

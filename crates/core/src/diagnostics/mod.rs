@@ -1,10 +1,9 @@
-//! Everything that prepares data to leave the process: redaction first, then the
-//! diagnostic bundle built from redacted parts.
+//! The diagnostic bundle: what a user attaches to a bug report, built from parts that
+//! `crate::redact` has already cleaned.
 
 pub mod bundle;
 pub mod bundle_config;
-mod bundle_write;
-pub mod redact;
+pub mod bundle_write;
 
 #[cfg(test)]
 mod bundle_tests;

@@ -18,8 +18,8 @@ mod tests;
 pub use query::{PastCall, PastEvent, PastFailure, Query, QueryError};
 pub use schema::SCHEMA_VERSION;
 
-use crate::diagnostics::redact::Redactor;
 use crate::events::{CallOutcome, Event, rfc3339};
+use crate::redact::Redactor;
 use rusqlite::Connection;
 use serde::Serialize;
 use std::ffi::OsString;

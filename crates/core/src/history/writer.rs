@@ -3,8 +3,8 @@
 //! fails is logged and dropped; history is never worth stopping the app for.
 
 use super::{CallRecord, Options, Retention, epoch_ms, lock};
-use crate::diagnostics::redact::Redactor;
 use crate::events::{CallOutcome, Event, EventBody, rfc3339};
+use crate::redact::Redactor;
 use rusqlite::{Connection, Transaction};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, mpsc};

@@ -64,19 +64,19 @@ fn vetoed(e: &Error) -> bool {
 }
 
 /// True when `err`, the failure of a stateless-revision request (`server/discover`), shows
-/// a server of the `initialize` era, so that `auto` may fall back to `initialize`: the
-/// POST refused with 400, 404 or 405 without a recognised modern JSON-RPC error (the
-/// spec's signal), or a JSON-RPC error that is not a modern one (a server that answered
+/// a server that speaks only `initialize` revisions, so that `auto` may fall back to `initialize`: the
+/// POST refused with 400, 404 or 405 without a recognised stateless-revision JSON-RPC error (the
+/// spec's signal), or a JSON-RPC error that is not a stateless-revision one (a server that answered
 /// but not as the stateless revision does). The vetoes above hold here too.
-pub fn is_legacy_answer_to_modern(err: &Error) -> bool {
+pub fn is_initialize_answer_to_stateless(err: &Error) -> bool {
     let mut legacy = false;
     for ours in ours(err) {
         let c = ours.context();
-        let modern_error = c.rpc_code.is_some_and(|code| {
-            crate::protocol::modern::is_modern_error_code(code)
+        let stateless_error = c.rpc_code.is_some_and(|code| {
+            crate::protocol::stateless::is_stateless_error_code(code)
                 || (c.status == Some(404) && code == crate::protocol::RpcError::METHOD_NOT_FOUND)
         });
-        if vetoed(ours) || modern_error {
+        if vetoed(ours) || stateless_error {
             return false;
         }
         let refused =
@@ -103,43 +103,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_modern_request_refused_the_old_way_means_an_initialize_era_server() {
+    fn a_stateless_request_refused_the_old_way_means_an_initialize_only_server() {
         for s in [400, 404, 405] {
-            assert!(is_legacy_answer_to_modern(&refused(s)), "{s}");
+            assert!(is_initialize_answer_to_stateless(&refused(s)), "{s}");
         }
         for s in [401, 403, 429, 500, 503] {
-            assert!(!is_legacy_answer_to_modern(&refused(s)), "{s}");
+            assert!(!is_initialize_answer_to_stateless(&refused(s)), "{s}");
         }
-        // A recognised modern error in the body: the server is modern, whatever the status.
+        // A recognised stateless-revision error in the body: the server speaks it, whatever the
+        // status.
         for code in [-32020, -32021, -32022] {
             let e = refused(400).with(|c| c.rpc_code = Some(code));
-            assert!(!is_legacy_answer_to_modern(&e), "{code}");
+            assert!(!is_initialize_answer_to_stateless(&e), "{code}");
         }
         let unknown_method = refused(404).with(|c| c.rpc_code = Some(-32601));
-        assert!(!is_legacy_answer_to_modern(&unknown_method));
+        assert!(!is_initialize_answer_to_stateless(&unknown_method));
         // A legacy server's own JSON-RPC error in a 400 body, or a JSON-RPC error answered
-        // with 200 (or over stdio): not modern.
+        // with 200 (or over stdio): not the stateless revision.
         let legacy_body = refused(400).with(|c| c.rpc_code = Some(-32000));
-        assert!(is_legacy_answer_to_modern(&legacy_body));
+        assert!(is_initialize_answer_to_stateless(&legacy_body));
         let answered =
             Error::new(ErrorKind::Server, "method not found").with(|c| c.rpc_code = Some(-32601));
-        assert!(is_legacy_answer_to_modern(&answered));
+        assert!(is_initialize_answer_to_stateless(&answered));
         // Nothing heard: no evidence either way.
-        assert!(!is_legacy_answer_to_modern(&Error::timeout("no answer")));
-        assert!(!is_legacy_answer_to_modern(
+        assert!(!is_initialize_answer_to_stateless(&Error::timeout(
+            "no answer"
+        )));
+        assert!(!is_initialize_answer_to_stateless(
             &Error::transport("refused").with(|c| c.io = Some(IoKind::Connect))
         ));
     }
 
     #[test]
-    fn vetoes_also_hold_for_the_modern_probe_in_either_order() {
+    fn vetoes_also_hold_for_the_stateless_probe_in_either_order() {
         for veto in vetoes() {
             assert!(
-                !is_legacy_answer_to_modern(&refused(400).caused_by(veto.clone())),
+                !is_initialize_answer_to_stateless(&refused(400).caused_by(veto.clone())),
                 "{veto:?} inside"
             );
             assert!(
-                !is_legacy_answer_to_modern(&veto.clone().caused_by(refused(400))),
+                !is_initialize_answer_to_stateless(&veto.clone().caused_by(refused(400))),
                 "{veto:?} outside"
             );
         }

@@ -3,12 +3,12 @@
 //! again when the mirrored headers did not match, and — the stateless revision cannot
 //! resume a stream — after a lost response stream only when asking twice cannot do twice
 //! what asking once did (`after_lost_stream`): the method only reads
-//! (`modern::is_idempotent`), or the called tool declares `readOnlyHint` or
+//! (`stateless::is_idempotent`), or the called tool declares `readOnlyHint` or
 //! `idempotentHint`, and at most `MAX_REISSUES` times. The session performs what this
 //! decides, or fails `stream_lost` with the reason it gives; it decides nothing itself.
 
 use crate::error::ErrorKind;
-use crate::protocol::modern;
+use crate::protocol::stateless;
 
 /// What the session knows of one failed attempt of a stateless-revision request.
 #[derive(Debug, Clone, Copy)]
@@ -53,12 +53,13 @@ pub enum AfterFailure {
 pub fn after_failure(failure: Failure<'_>, tried: Tried) -> AfterFailure {
     let code = failure.rpc_code;
     if !tried.version_retried
-        && code == Some(modern::UNSUPPORTED_PROTOCOL_VERSION)
+        && code == Some(stateless::UNSUPPORTED_PROTOCOL_VERSION)
         && failure.lists_ours
     {
         return AfterFailure::AskAgain;
     }
-    if failure.method == "tools/call" && !tried.relisted && code == Some(modern::HEADER_MISMATCH) {
+    if failure.method == "tools/call" && !tried.relisted && code == Some(stateless::HEADER_MISMATCH)
+    {
         return AfterFailure::RelistThenAskAgain;
     }
     if failure.kind == ErrorKind::StreamLost && failure.session_open {
@@ -89,7 +90,7 @@ pub enum Reissue {
 /// `readOnlyHint` or `idempotentHint` (true); other methods ignore it. Safety is decided
 /// before the count, so an unsafe request says why it was not repeated even the first time.
 pub fn after_lost_stream(method: &str, tool_repeatable: bool, reissued: u32) -> Reissue {
-    let safe = if modern::is_idempotent(method) {
+    let safe = if stateless::is_idempotent(method) {
         true
     } else if method == "tools/call" {
         tool_repeatable
@@ -101,6 +102,22 @@ pub fn after_lost_stream(method: &str, tool_repeatable: bool, reissued: u32) -> 
         (true, true) => Reissue::Again,
         (true, false) => Reissue::Exhausted,
     }
+}
+
+/// True when a request's failure says the connection went away under it (so it may have
+/// been lost, or may have run): not an answer of the server (`rpc_code`), not a timeout,
+/// not a refusal of what was asked. A request failing this way is one `after_lost_stream`
+/// decides about.
+pub fn lost_connection(kind: ErrorKind, rpc_code: Option<i64>) -> bool {
+    rpc_code.is_none()
+        && matches!(
+            kind,
+            ErrorKind::Transport
+                | ErrorKind::ProcessExit
+                | ErrorKind::StreamLost
+                | ErrorKind::SessionExpired
+                | ErrorKind::Cancelled
+        )
 }
 
 #[cfg(test)]
@@ -140,8 +157,8 @@ mod tests {
             relisted: true,
             ..fresh
         };
-        let unsupported = Some(modern::UNSUPPORTED_PROTOCOL_VERSION);
-        let mismatch = Some(modern::HEADER_MISMATCH);
+        let unsupported = Some(stateless::UNSUPPORTED_PROTOCOL_VERSION);
+        let mismatch = Some(stateless::HEADER_MISMATCH);
         let (protocol, lost) = (ErrorKind::Protocol, ErrorKind::StreamLost);
         // Refused the revision it lists: once, for any method.
         check(
@@ -272,5 +289,39 @@ mod tests {
         check("logging/setLevel", false, 0, NotARead);
         check("resources/subscribe", true, 5, NotARead);
         check("", false, 0, NotARead);
+    }
+
+    #[test]
+    fn a_gateway_request_lost_with_its_connection_is_repeated_only_when_safe() {
+        use ErrorKind::*;
+        // Which failures are a lost connection at all.
+        for (kind, code, lost) in [
+            (ProcessExit, None, true),
+            (Transport, None, true),
+            (StreamLost, None, true),
+            (SessionExpired, None, true),
+            (Cancelled, None, true),
+            (Timeout, None, false),
+            (Server, Some(-32000), false),
+            (Protocol, Some(-32602), false),
+            (Transport, Some(-32603), false),
+            (Auth, None, false),
+        ] {
+            assert_eq!(lost_connection(kind, code), lost, "{kind:?} {code:?}");
+        }
+        // What a host sends through the gateway, first loss.
+        for (method, repeatable, want) in [
+            ("tools/list", false, Again),
+            ("resources/list", false, Again),
+            ("resources/read", false, Again),
+            ("prompts/list", false, Again),
+            ("prompts/get", false, Again),
+            ("tools/call", true, Again),
+            ("tools/call", false, ToolNotRepeatable),
+            ("logging/setLevel", false, NotARead),
+            ("resources/subscribe", false, NotARead),
+        ] {
+            assert_eq!(after_lost_stream(method, repeatable, 0), want, "{method}");
+        }
     }
 }

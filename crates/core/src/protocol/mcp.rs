@@ -1,7 +1,7 @@
 //! MCP's client-side messages: the initialize handshake with version negotiation, tools,
 //! progress, and the server-to-client requests a client must answer.
 
-pub use super::generation::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+use super::revision::Revision;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -10,23 +10,19 @@ pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Checks the version a server answered with. The message names both sides' versions and
 /// what to do, because "unsupported version" alone leaves the user nowhere.
-pub fn negotiate(server_version: &str) -> Result<&'static str, String> {
-    if server_version == super::generation::STATELESS {
+pub fn negotiate(server_version: &str) -> Result<Revision, String> {
+    if server_version == Revision::STATELESS.as_str() {
         return Err(format!(
             "the server answered initialize with protocol version {server_version}, a revision \
              that has no initialize: it contradicts itself; set `protocol` to \"{server_version}\" \
              if it speaks the stateless revision, or to the revision it speaks with initialize"
         ));
     }
-    SUPPORTED_PROTOCOL_VERSIONS
-        .iter()
-        .find(|v| **v == server_version)
-        .copied()
-        .ok_or_else(|| {
+    Revision::parse_initialize(server_version).ok_or_else(|| {
             format!(
                 "the server chose MCP protocol version {server_version:?}, which Lifeline does not speak \
                  (it speaks {}); update the server or Lifeline",
-                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                Revision::list(&Revision::INITIALIZE)
             )
         })
 }
@@ -63,7 +59,7 @@ impl ClientCapabilities {
 
 pub fn initialize_params(caps: &ClientCapabilities) -> Value {
     json!({
-        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "protocolVersion": Revision::LATEST_INITIALIZE.as_str(),
         "capabilities": caps.to_value(),
         "clientInfo": { "name": CLIENT_NAME, "version": CLIENT_VERSION, "title": "Lifeline" },
     })
@@ -155,8 +151,8 @@ mod tests {
 
     #[test]
     fn negotiation_accepts_the_known_revisions_and_names_them_when_refusing() {
-        for v in SUPPORTED_PROTOCOL_VERSIONS {
-            assert_eq!(negotiate(v), Ok(v));
+        for r in Revision::INITIALIZE {
+            assert_eq!(negotiate(r.as_str()), Ok(r));
         }
         let err = negotiate("2024-10-07").unwrap_err();
         assert!(

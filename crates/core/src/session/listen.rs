@@ -8,7 +8,7 @@ use super::engine::Registered;
 use crate::error::{Error, ErrorKind};
 use crate::policy::{ListenRetry, SeededRng};
 use crate::protocol::Message;
-use crate::protocol::modern;
+use crate::protocol::stateless;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::time::Instant;
@@ -35,7 +35,7 @@ pub(super) async fn listen(shared: Arc<Shared>) {
         "promptsListChanged": caps["prompts"]["listChanged"].as_bool() == Some(true),
         "resourcesListChanged": caps["resources"]["listChanged"].as_bool() == Some(true),
     });
-    let Some(meta) = shared.modern.as_ref().map(|m| m.meta.clone()) else {
+    let Some(meta) = shared.stateless.as_ref().map(|m| m.meta.clone()) else {
         return;
     };
     let mut retry = ListenRetry::new();
@@ -46,7 +46,7 @@ pub(super) async fn listen(shared: Arc<Shared>) {
         }
         // No timeout: the stream is meant to stay open. Its progress is not read.
         let Registered { id, answer, .. } = shared.register("subscriptions/listen");
-        let params = modern::with_meta(Some(json!({ "notifications": filter })), &meta);
+        let params = stateless::with_meta(Some(json!({ "notifications": filter })), &meta);
         let opened = Instant::now();
         let outcome = match shared
             .transport

@@ -39,7 +39,7 @@ async fn discovered(seed: u64) -> (Arc<Session>, ServerEnd) {
         jitter_seed: seed,
         ..SessionOptions::default()
     };
-    let s = Arc::new(Session::start_modern(conn, options));
+    let s = Arc::new(Session::start_stateless(conn, options));
     let s2 = s.clone();
     let discovering = tokio::spawn(async move { s2.discover().await.map_err(|r| r.error) });
     let r = next_request(&mut server).await;

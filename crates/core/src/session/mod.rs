@@ -4,7 +4,7 @@
 //! ends, every waiting request fails at once with the cause and later requests are refused.
 //!
 //! A session speaks either a revision with `initialize` (`connect`) or the stateless
-//! revision 2026-07-28 (`connect_modern`, in `stateless.rs`).
+//! revision 2026-07-28 (`connect_stateless`, in `stateless.rs`).
 //!
 //! This file holds the session's face: its options, its state, the handshake and the
 //! public calls. The parts: `engine.rs` (ids, the pending map, timeouts, cancellation),
@@ -14,15 +14,16 @@
 //! revision's `subscriptions/listen` loop), `tools.rs` (`tools/list` paging) and
 //! `negotiate.rs` (which revision to speak, tried in order).
 
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind, Phase, Stage};
 use crate::protocol::mcp::{self, ClientCapabilities, InitializeResult, Progress, Tool};
+use crate::protocol::revision::Revision;
 use crate::protocol::{Message, RequestId, RpcError};
+use crate::redact::Redactor;
 use crate::transport::{Connection, Transport};
 use engine::Pending;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use stateless::Modern;
+use stateless::Stateless;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -44,7 +45,7 @@ pub struct SessionOptions {
     pub sampling: Option<Handler>,
     /// A pinned revision (config `protocol`): offered in `initialize` and required of the
     /// answer. `None` offers the latest and accepts any revision we speak.
-    pub protocol_version: Option<&'static str>,
+    pub pinned: Option<Revision>,
     /// Seeds the jitter of the session's own waits (reopening the listen stream), so
     /// sessions of different servers disperse and a run can be replayed.
     pub jitter_seed: u64,
@@ -58,7 +59,7 @@ impl Default for SessionOptions {
             roots: None,
             elicitation: None,
             sampling: None,
-            protocol_version: None,
+            pinned: None,
             jitter_seed: 0,
         }
     }
@@ -125,7 +126,7 @@ struct Shared {
     notifications: broadcast::Sender<ServerNotification>,
     server: OnceLock<InitializeResult>,
     /// Set when speaking the stateless revision.
-    modern: Option<Modern>,
+    stateless: Option<Stateless>,
     /// The `subscriptions/listen` loop (stateless revision), stopped with the session.
     listener: Mutex<Option<tokio::task::AbortHandle>>,
 }
@@ -136,7 +137,11 @@ impl Session {
         Session::start_with(conn, options, None)
     }
 
-    fn start_with(conn: Connection, options: SessionOptions, modern: Option<Modern>) -> Session {
+    fn start_with(
+        conn: Connection,
+        options: SessionOptions,
+        stateless: Option<Stateless>,
+    ) -> Session {
         let (notifications, _) = broadcast::channel(NOTIFICATION_CAPACITY);
         let shared = Arc::new(Shared {
             transport: conn.transport,
@@ -148,7 +153,7 @@ impl Session {
             ended: tokio::sync::watch::channel(None).0,
             notifications,
             server: OnceLock::new(),
-            modern,
+            stateless,
             listener: Mutex::new(None),
         });
         let reader = tokio::spawn(reader::read_incoming(shared.clone(), conn.incoming));
@@ -170,9 +175,9 @@ impl Session {
 
     async fn handshake(&self) -> Result<(), Error> {
         let mut params = mcp::initialize_params(&self.shared.options.capabilities());
-        let pinned = self.shared.options.protocol_version;
-        if let Some(v) = pinned {
-            params["protocolVersion"] = Value::from(v);
+        let pinned = self.shared.options.pinned;
+        if let Some(r) = pinned {
+            params["protocolVersion"] = Value::from(r.as_str());
         }
         let stage = |e: Error| in_handshake(e, Stage::Initialize);
         let value = self
@@ -184,18 +189,18 @@ impl Session {
                 "the server's initialize result is malformed ({e})"
             )))
         })?;
-        let version =
+        let revision =
             mcp::negotiate(&result.protocol_version).map_err(|m| stage(Error::protocol(m)))?;
         if let Some(want) = pinned
-            && want != version
+            && want != revision
         {
             return Err(stage(Error::protocol(format!(
-                "the server answered protocol version {version}, but this server is pinned to \
+                "the server answered protocol version {revision}, but this server is pinned to \
                  {want} (`protocol` in the config) and a pin is never changed silently; set \
-                 `protocol` to \"auto\" or to \"{version}\""
+                 `protocol` to \"auto\" or to \"{revision}\""
             ))));
         }
-        self.shared.transport.set_protocol_version(version);
+        self.shared.transport.set_revision(revision);
         let _ = self.shared.server.set(result);
         self.notify("notifications/initialized", None)
             .await
@@ -242,7 +247,7 @@ impl Session {
 
     /// A round trip: `ping`, or in the stateless revision (which has none) `server/discover`.
     pub async fn ping(&self) -> Result<(), Error> {
-        let method = if self.is_modern() {
+        let method = if self.is_stateless() {
             "server/discover"
         } else {
             "ping"
@@ -253,8 +258,8 @@ impl Session {
     }
 
     /// True when speaking the stateless revision (2026-07-28).
-    pub fn is_modern(&self) -> bool {
-        self.shared.modern.is_some()
+    pub fn is_stateless(&self) -> bool {
+        self.shared.stateless.is_some()
     }
 
     /// Every tool, following `nextCursor` until the last page.
@@ -285,7 +290,7 @@ impl Session {
         params: Option<Value>,
         opts: RequestOptions,
     ) -> Result<Value, Error> {
-        match &self.shared.modern {
+        match &self.shared.stateless {
             Some(m) => self.request_stateless(m, method, params, opts).await,
             None => self.request_once(method, params, &opts).await,
         }
@@ -334,6 +339,6 @@ mod tools;
 pub use stateless::Refusal;
 
 #[cfg(test)]
-mod modern_tests;
+mod stateless_tests;
 #[cfg(test)]
 mod tests;

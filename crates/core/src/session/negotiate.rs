@@ -1,6 +1,6 @@
-//! Which protocol generation to speak, found by asking in the spec's order: under `auto`
-//! over Streamable HTTP, the stateless revision (2026-07-28) first; on an answer of the
-//! `initialize` era, `initialize` on a fresh connection; on the spec's refusal of that,
+//! Which protocol revision to speak, found by walking the fallback order, the spec's: under
+//! `auto` over Streamable HTTP, the stateless revision (2026-07-28) first; on the answer of
+//! a server that speaks only `initialize` revisions, `initialize` on a fresh connection; on the spec's refusal of that,
 //! the legacy HTTP+SSE transport (2024-11-05). Each step is a fresh attempt (new transport,
 //! new session) and runs only on evidence (`policy::fallback`), never on auth, permission,
 //! throttling, DNS/TLS, config or cancellation. A pinned revision is the only step tried.
@@ -9,15 +9,15 @@
 use super::{Session, SessionOptions};
 use crate::error::{Error, Stage};
 use crate::policy::fallback::{both_failed, is_older_protocol_signal};
-use crate::protocol::generation::{ProtocolChoice, STATELESS};
+use crate::protocol::revision::{ProtocolChoice, Revision};
 use crate::transport::Connection;
 
 /// Opens a fresh connection.
 pub type Open<'a> = &'a (dyn Fn() -> Result<Connection, Error> + Send + Sync);
 
-/// One way of speaking to a server.
+/// One step of the fallback order: one way of speaking to a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rung {
+pub enum Step {
     /// The stateless revision: `server/discover`, `_meta` on every request.
     Stateless,
     /// `initialize` on the configured transport (Streamable HTTP or stdio).
@@ -26,8 +26,8 @@ pub enum Rung {
     LegacySse,
 }
 
-/// How a server may be reached.
-pub struct Ladder<'a> {
+/// The fallback order: the ways a server may be reached, tried in the order of `steps`.
+pub struct Fallback<'a> {
     pub choice: ProtocolChoice,
     /// The configured transport (Streamable HTTP, or stdio, or legacy HTTP+SSE when the
     /// config forces it).
@@ -38,72 +38,72 @@ pub struct Ladder<'a> {
     pub stateless_first: bool,
 }
 
-impl Ladder<'_> {
-    /// The steps, in order.
-    pub fn rungs(&self) -> Vec<Rung> {
+impl Fallback<'_> {
+    /// The steps, in the order they are tried.
+    pub fn steps(&self) -> Vec<Step> {
         if self.choice.is_stateless() {
-            return vec![Rung::Stateless];
+            return vec![Step::Stateless];
         }
-        let mut rungs = Vec::with_capacity(3);
+        let mut steps = Vec::with_capacity(3);
         if self.choice == ProtocolChoice::Auto && self.stateless_first {
-            rungs.push(Rung::Stateless);
+            steps.push(Step::Stateless);
         }
-        rungs.push(Rung::Initialize);
+        steps.push(Step::Initialize);
         if self.choice == ProtocolChoice::Auto && self.legacy.is_some() {
-            rungs.push(Rung::LegacySse);
+            steps.push(Step::LegacySse);
         }
-        rungs
+        steps
     }
 }
 
-/// Walks the ladder from `start` (a step that worked before, if the caller remembers one;
+/// Walks the fallback order from `start` (a step that worked before, if the caller remembers one;
 /// else the first) and returns the session and the step that made it. `options` gives
 /// the options for a step (its request timeout cut to what the deadline leaves) and is
 /// told the stage starting; `cut` finishes a step's error (the deadline's wording).
 pub async fn connect(
-    ladder: &Ladder<'_>,
-    start: Option<Rung>,
+    fallback: &Fallback<'_>,
+    start: Option<Step>,
     mut options: impl FnMut(Stage) -> Result<SessionOptions, Error>,
     cut: impl Fn(Error, Stage) -> Error,
-) -> Result<(Session, Rung), Error> {
-    let rungs = ladder.rungs();
+) -> Result<(Session, Step), Error> {
+    let steps = fallback.steps();
     let from = start
-        .and_then(|s| rungs.iter().position(|r| *r == s))
+        .and_then(|s| steps.iter().position(|r| *r == s))
         .unwrap_or(0);
-    let mut refused: Option<(Rung, Error)> = None;
-    for (i, rung) in rungs.iter().copied().enumerate().skip(from) {
-        let more = i + 1 < rungs.len();
-        let error = match rung {
-            Rung::Stateless => {
-                let conn = (ladder.open)()?;
+    let mut refused: Option<(Step, Error)> = None;
+    for (i, step) in steps.iter().copied().enumerate().skip(from) {
+        let more = i + 1 < steps.len();
+        let error = match step {
+            Step::Stateless => {
+                let conn = (fallback.open)()?;
                 let opts = options(Stage::Discover)?;
-                match Session::connect_modern(conn, opts).await {
-                    Ok(s) => return Ok((s, rung)),
-                    Err(r) if r.legacy && more => {
-                        tracing::info!(error = %r.error, "the server answered like one of the initialize era; trying initialize");
-                        refused = Some((rung, cut(r.error, Stage::Discover)));
+                match Session::connect_stateless(conn, opts).await {
+                    Ok(s) => return Ok((s, step)),
+                    Err(r) if r.speaks_initialize && more => {
+                        tracing::info!(error = %r.error, "the server answered like one that speaks only initialize revisions; trying initialize");
+                        refused = Some((step, cut(r.error, Stage::Discover)));
                         continue;
                     }
-                    Err(r) if r.legacy && ladder.choice.is_stateless() => {
+                    Err(r) if r.speaks_initialize && fallback.choice.is_stateless() => {
                         pinned_elsewhere(cut(r.error, Stage::Discover))
                     }
                     Err(r) => cut(r.error, Stage::Discover),
                 }
             }
-            Rung::Initialize | Rung::LegacySse => {
-                let conn = match rung {
-                    Rung::LegacySse => (ladder.legacy.expect("a legacy rung has an opener"))()?,
-                    _ => (ladder.open)()?,
+            Step::Initialize | Step::LegacySse => {
+                let conn = match step {
+                    Step::LegacySse => (fallback.legacy.expect("a legacy step has an opener"))()?,
+                    _ => (fallback.open)()?,
                 };
                 let opts = options(Stage::Initialize)?;
                 match Session::connect(conn, opts).await {
-                    Ok(s) => return Ok((s, rung)),
-                    Err(e) if rung == Rung::Initialize && more && is_older_protocol_signal(&e) => {
+                    Ok(s) => return Ok((s, step)),
+                    Err(e) if step == Step::Initialize && more && is_older_protocol_signal(&e) => {
                         tracing::info!(error = %e, "Streamable HTTP refused; trying the legacy HTTP+SSE transport (2024-11-05)");
                         let e = cut(e, Stage::Initialize);
                         refused = Some(match refused.take() {
-                            Some((_, first)) => (rung, after_stateless(&first, e)),
-                            None => (rung, e),
+                            Some((_, first)) => (step, after_stateless(&first, e)),
+                            None => (step, e),
                         });
                         continue;
                     }
@@ -112,7 +112,7 @@ pub async fn connect(
             }
         };
         return Err(match refused {
-            Some((Rung::Stateless, first)) => after_stateless(&first, error),
+            Some((Step::Stateless, first)) => after_stateless(&first, error),
             Some((_, first)) => both_failed(&first, error),
             None => error,
         });
@@ -125,20 +125,22 @@ pub async fn connect(
 /// `error` of the `initialize` step, saying that the stateless revision was refused first.
 fn after_stateless(refused: &Error, error: Error) -> Error {
     let message = format!(
-        "{}; `initialize` was tried because the stateless revision ({STATELESS}) was answered \
+        "{}; `initialize` was tried because the stateless revision ({}) was answered \
          the way older servers answer ({})",
         error.message(),
+        Revision::STATELESS,
         refused.message()
     );
     error.restated(message)
 }
 
-/// A pin to the stateless revision met a server of the `initialize` era.
+/// A pin to the stateless revision met a server that speaks only `initialize` revisions.
 fn pinned_elsewhere(error: Error) -> Error {
     let message = format!(
-        "{}; this server is pinned to {STATELESS} (`protocol` in the config) and a pin is never \
+        "{}; this server is pinned to {} (`protocol` in the config) and a pin is never \
          changed silently: set `protocol` to \"auto\" to let Lifeline use what the server speaks",
-        error.message()
+        error.message(),
+        Revision::STATELESS
     );
     error.restated(message)
 }
@@ -168,7 +170,7 @@ mod tests {
         }
     }
 
-    /// A connector to a server of one era, counting the connections it opens.
+    /// A connector to a server of one kind, counting the connections it opens.
     fn connector(
         script: Script,
         opened: Arc<AtomicUsize>,
@@ -181,7 +183,7 @@ mod tests {
         }
     }
 
-    fn initialize_era() -> Script {
+    fn initialize_only() -> Script {
         Arc::new(|method| match method {
             "initialize" => Ok(json!({ "protocolVersion": "2025-11-25", "capabilities": {} })),
             "server/discover" => Err(RpcError {
@@ -209,49 +211,64 @@ mod tests {
     async fn walk(
         choice: ProtocolChoice,
         script: Script,
-        start: Option<Rung>,
-    ) -> (Result<Rung, Error>, usize) {
+        start: Option<Step>,
+    ) -> (Result<Step, Error>, usize) {
         let opened = Arc::new(AtomicUsize::new(0));
         let open = connector(script, opened.clone());
-        let ladder = Ladder {
+        let fallback = Fallback {
             choice,
             open: &open,
             legacy: None,
             stateless_first: true,
         };
-        let r = connect(&ladder, start, |_| Ok(SessionOptions::default()), |e, _| e)
-            .await
-            .map(|(_, rung)| rung);
+        let r = connect(
+            &fallback,
+            start,
+            |_| Ok(SessionOptions::default()),
+            |e, _| e,
+        )
+        .await
+        .map(|(_, step)| step);
         (r, opened.load(Ordering::SeqCst))
     }
 
     #[tokio::test(start_paused = true)]
     async fn auto_asks_stateless_first_and_falls_back_on_a_fresh_connection() {
         let (r, opened) = walk(ProtocolChoice::Auto, stateless(), None).await;
-        assert_eq!((r.unwrap(), opened), (Rung::Stateless, 1));
-        let (r, opened) = walk(ProtocolChoice::Auto, initialize_era(), None).await;
-        assert_eq!(r.unwrap(), Rung::Initialize);
+        assert_eq!((r.unwrap(), opened), (Step::Stateless, 1));
+        let (r, opened) = walk(ProtocolChoice::Auto, initialize_only(), None).await;
+        assert_eq!(r.unwrap(), Step::Initialize);
         assert_eq!(opened, 2, "the fallback is a fresh connection");
-        // A remembered era starts there.
+        // A remembered step starts there.
         let (r, opened) = walk(
             ProtocolChoice::Auto,
-            initialize_era(),
-            Some(Rung::Initialize),
+            initialize_only(),
+            Some(Step::Initialize),
         )
         .await;
-        assert_eq!((r.unwrap(), opened), (Rung::Initialize, 1));
+        assert_eq!((r.unwrap(), opened), (Step::Initialize, 1));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_pin_is_the_only_step_and_says_what_to_change() {
-        let (r, opened) = walk(ProtocolChoice::Pinned(STATELESS), initialize_era(), None).await;
+        let (r, opened) = walk(
+            ProtocolChoice::Pinned(Revision::STATELESS),
+            initialize_only(),
+            None,
+        )
+        .await;
         let e = r.unwrap_err();
         assert_eq!(opened, 1);
         assert!(
             e.message().contains("pinned to 2026-07-28") && e.message().contains("\"auto\""),
             "{e}"
         );
-        let (r, opened) = walk(ProtocolChoice::Pinned("2025-11-25"), stateless(), None).await;
+        let (r, opened) = walk(
+            ProtocolChoice::Pinned(Revision::V2025_11_25),
+            stateless(),
+            None,
+        )
+        .await;
         assert_eq!(opened, 1);
         assert!(
             r.is_err(),
@@ -261,7 +278,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn no_fallback_without_evidence_and_both_failures_are_told() {
-        // A modern server's refusal: it is modern, so initialize is not tried.
+        // A stateless-revision refusal: the server speaks it, so initialize is not tried.
         let auth: Script = Arc::new(|_| {
             Err(RpcError {
                 code: -32020,
@@ -272,7 +289,7 @@ mod tests {
         let (r, opened) = walk(ProtocolChoice::Auto, auth, None).await;
         assert_eq!(opened, 1);
         assert_eq!(r.unwrap_err().context().rpc_code, Some(-32020));
-        // An initialize-era answer, then a failing initialize: the error says both.
+        // An answer of an initialize-only server, then a failing initialize: the error says both.
         let broken: Script = Arc::new(|method| match method {
             "server/discover" => Ok(json!({})),
             _ => Err(RpcError {

@@ -5,11 +5,11 @@
 
 use super::engine::close_with;
 use super::{ServerNotification, Shared, server_requests};
-use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind};
 use crate::protocol::mcp::Progress;
-use crate::protocol::modern;
+use crate::protocol::stateless;
 use crate::protocol::{Message, RequestId, Response, RpcError};
+use crate::redact::{Redactor, cap};
 use crate::transport::Incoming;
 use serde_json::Value;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ fn answer(shared: &Shared, r: Response) {
 fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
     let kind = match e.code {
         -32700..=-32600 => ErrorKind::Protocol,
-        c if modern::is_modern_error_code(c) => ErrorKind::Protocol,
+        c if stateless::is_stateless_error_code(c) => ErrorKind::Protocol,
         _ => ErrorKind::Server,
     };
     Error::new(

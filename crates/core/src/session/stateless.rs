@@ -1,16 +1,17 @@
 //! What the stateless revision (2026-07-28) adds to a session: `server/discover` instead
-//! of the handshake (`connect_modern`, whose `Refusal` says whether the server answered
-//! like one of the `initialize` era), `_meta` on every request, input the server asks for
+//! of the handshake (`connect_stateless`, whose `Refusal` says whether the server answered
+//! like one that speaks only `initialize` revisions), `_meta` on every request, input the server asks for
 //! inside a result (multi round-trip requests), and — since its streams cannot be resumed
 //! — a request whose response stream broke asked again with a new id when
 //! `policy::reissue` says that is safe, else failed `stream_lost` saying why.
 
 use super::{RequestOptions, Session, SessionOptions, in_handshake, listen, server_requests};
-use crate::diagnostics::redact::cap;
 use crate::error::{Error, Stage};
 use crate::policy::reissue::{self, AfterFailure, Failure, Reissue, Tried};
-use crate::protocol::mcp::{self, InitializeResult};
-use crate::protocol::modern::{self, DiscoverResult};
+use crate::protocol::mcp::InitializeResult;
+use crate::protocol::revision::Revision;
+use crate::protocol::stateless::{self, DiscoverResult};
+use crate::redact::cap;
 use crate::transport::Connection;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a stateless-revision session adds.
-pub(super) struct Modern {
+pub(super) struct Stateless {
     /// Sent in every request's `params._meta`.
     pub(super) meta: serde_json::Map<String, Value>,
     /// Tools whose call may be asked again after a lost response stream.
@@ -27,38 +28,38 @@ pub(super) struct Modern {
     pub(super) listed: AtomicBool,
 }
 
-/// Why `connect_modern` did not produce a session, and whether the answer showed the
-/// server to be of the `initialize` era (so that `auto` may fall back to it).
+/// Why `connect_stateless` did not produce a session, and whether the answer showed the
+/// server to speak `initialize` revisions (so that `auto` may fall back to it).
 #[derive(Debug)]
 pub struct Refusal {
     pub error: Error,
-    pub legacy: bool,
+    pub speaks_initialize: bool,
 }
 
 /// How many rounds of input a server may ask for in one request (multi round-trip).
 const MAX_INPUT_ROUNDS: u32 = 8;
 
 impl Session {
-    /// Starts a stateless-revision session without discovery (see `connect_modern`).
-    pub fn start_modern(conn: Connection, options: SessionOptions) -> Session {
-        let version = modern::VERSION;
-        conn.transport.set_modern(version);
-        let modern = Modern {
-            meta: modern::request_meta(version, &options.capabilities()),
+    /// Starts a stateless-revision session without discovery (see `connect_stateless`).
+    pub fn start_stateless(conn: Connection, options: SessionOptions) -> Session {
+        conn.transport.set_stateless();
+        let parts = Stateless {
+            meta: stateless::request_meta(Revision::STATELESS, &options.capabilities()),
             repeatable: Mutex::new(HashSet::new()),
             listed: AtomicBool::new(false),
         };
-        Session::start_with(conn, options, Some(modern))
+        Session::start_with(conn, options, Some(parts))
     }
 
     /// Starts a stateless-revision (2026-07-28) session: `server/discover` instead of the
-    /// handshake. A refusal says whether the server answered like one of the `initialize`
-    /// era (`Refusal::legacy`), which is the only evidence `auto` falls back on.
-    pub async fn connect_modern(
+    /// handshake. A refusal says whether the server answered like one that speaks only
+    /// `initialize` revisions (`Refusal::speaks_initialize`), the only evidence `auto` falls
+    /// back on.
+    pub async fn connect_stateless(
         conn: Connection,
         options: SessionOptions,
     ) -> Result<Session, Refusal> {
-        let session = Session::start_modern(conn, options);
+        let session = Session::start_stateless(conn, options);
         match session.discover().await {
             Ok(()) => Ok(session),
             Err(r) => {
@@ -70,17 +71,17 @@ impl Session {
 
     pub(super) async fn discover(&self) -> Result<(), Refusal> {
         let stage = |e: Error| in_handshake(e, Stage::Discover);
-        let refuse = |error: Error, legacy: bool| Refusal {
+        let refuse = |error: Error, speaks_initialize: bool| Refusal {
             error: stage(error),
-            legacy,
+            speaks_initialize,
         };
-        let ours = modern::VERSION;
+        let ours = Revision::STATELESS.as_str();
         let value = match self
             .request("server/discover", None, RequestOptions::default())
             .await
         {
             Ok(v) => v,
-            // A modern server without `server/discover` (it must have it, but the
+            // A stateless-revision server without `server/discover` (it must have it, but the
             // revision lets a client go on without): speak it anyway.
             Err(e)
                 if e.context().status == Some(404)
@@ -91,26 +92,24 @@ impl Session {
             }
             Err(e) => {
                 let listed = e.context().supported_versions.clone();
-                let legacy = match &listed {
-                    // A modern refusal of our version: fall back only when what the server
+                let speaks_initialize = match &listed {
+                    // A stateless-revision refusal of ours: fall back only when what the server
                     // speaks instead is one of the `initialize` revisions we speak.
-                    Some(list) => list
-                        .iter()
-                        .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str())),
-                    None => crate::policy::fallback::is_legacy_answer_to_modern(&e),
+                    Some(list) => list.iter().any(|v| Revision::parse_initialize(v).is_some()),
+                    None => crate::policy::fallback::is_initialize_answer_to_stateless(&e),
                 };
                 let error = match listed {
                     Some(list) => Error::protocol(format!(
                         "the server does not speak MCP {ours} (it lists {}); Lifeline speaks {ours} \
                          and {}",
                         if list.is_empty() { "no revision".to_owned() } else { list.join(", ") },
-                        mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                        Revision::list(&Revision::INITIALIZE)
                     ))
                     .with(|c| *c = e.context().clone())
                     .caused_by(e),
                     None => e,
                 };
-                return Err(refuse(error, legacy));
+                return Err(refuse(error, speaks_initialize));
             }
         };
         let result: DiscoverResult = serde_json::from_value(value).map_err(|_| {
@@ -124,11 +123,11 @@ impl Session {
                 true,
             )
         })?;
-        let versions = modern::clean_versions(&json!(result.supported_versions));
+        let versions = stateless::clean_versions(&json!(result.supported_versions));
         if !versions.iter().any(|v| v == ours) {
-            let legacy = versions
+            let speaks_initialize = versions
                 .iter()
-                .any(|v| mcp::SUPPORTED_PROTOCOL_VERSIONS.contains(&v.as_str()));
+                .any(|v| Revision::parse_initialize(v).is_some());
             return Err(refuse(
                 Error::protocol(format!(
                     "the server's server/discover lists {} but not {ours}; Lifeline speaks {ours} \
@@ -138,13 +137,13 @@ impl Session {
                     } else {
                         versions.join(", ")
                     },
-                    mcp::SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                    Revision::list(&Revision::INITIALIZE)
                 ))
                 .with(|c| {
                     c.method = Some("server/discover".into());
                     c.supported_versions = Some(versions.clone());
                 }),
-                legacy,
+                speaks_initialize,
             ));
         }
         let _ = self.shared.server.set(InitializeResult {
@@ -166,7 +165,7 @@ impl Session {
     /// (multi round-trip) until it answers.
     pub(super) async fn request_stateless(
         &self,
-        m: &Modern,
+        m: &Stateless,
         method: &str,
         params: Option<Value>,
         opts: RequestOptions,
@@ -186,9 +185,9 @@ impl Session {
         }
         loop {
             let base = with_input.clone().or_else(|| params.clone());
-            let with_meta = Some(modern::with_meta(base, &m.meta));
+            let with_meta = Some(stateless::with_meta(base, &m.meta));
             let e = match self.request_once(method, with_meta, &opts).await {
-                Ok(v) if modern::is_input_required(&v) && takes_input(method) => {
+                Ok(v) if stateless::is_input_required(&v) && takes_input(method) => {
                     rounds += 1;
                     if rounds > MAX_INPUT_ROUNDS {
                         return Err(Error::protocol(format!(
@@ -211,7 +210,7 @@ impl Session {
                     .context()
                     .supported_versions
                     .as_ref()
-                    .is_some_and(|l| l.iter().any(|v| v == modern::VERSION)),
+                    .is_some_and(|l| l.iter().any(|v| v == Revision::STATELESS.as_str())),
                 session_open: self.closed().is_none(),
             };
             match reissue::after_failure(failure, tried) {
@@ -242,7 +241,7 @@ impl Session {
     /// in `reissued`), or the error saying why it was not, as `policy::reissue` decides.
     async fn after_lost_stream(
         &self,
-        m: &Modern,
+        m: &Stateless,
         method: &str,
         params: Option<&Value>,
         e: Error,

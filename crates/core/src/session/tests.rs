@@ -366,7 +366,7 @@ async fn handshake_negotiates_and_refuses_unknown_versions() {
 async fn a_pinned_revision_is_offered_and_required() {
     let (conn, mut server) = memory::pair();
     let options = SessionOptions {
-        protocol_version: Some("2025-06-18"),
+        pinned: Some(crate::protocol::revision::Revision::V2025_06_18),
         ..Default::default()
     };
     let connect = tokio::spawn(Session::connect(conn, options));

@@ -3,10 +3,10 @@
 //! asked again, which arguments go into headers).
 
 use super::{RequestOptions, Session};
-use crate::diagnostics::redact::cap;
 use crate::error::Error;
 use crate::protocol::mcp::{ListToolsPage, Tool};
-use crate::protocol::modern;
+use crate::protocol::stateless;
+use crate::redact::cap;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -71,7 +71,7 @@ impl Session {
     /// over HTTP, which arguments go into headers; a tool whose `x-mcp-header` annotations
     /// are invalid is left out, as the revision requires, with a warning naming it.
     fn took_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
-        let Some(m) = &self.shared.modern else {
+        let Some(m) = &self.shared.stateless else {
             return tools;
         };
         let transport = &self.shared.transport;
@@ -79,7 +79,7 @@ impl Session {
         let mut kept = Vec::with_capacity(tools.len());
         for tool in tools {
             if transport.mirrors_headers() {
-                match modern::param_headers(&tool.input_schema) {
+                match stateless::param_headers(&tool.input_schema) {
                     Ok(h) if h.is_empty() => {}
                     Ok(h) => {
                         headers.insert(tool.name.clone(), h);
@@ -95,7 +95,7 @@ impl Session {
         m.listed.store(true, Ordering::Relaxed);
         *m.repeatable.lock().expect("lock") = kept
             .iter()
-            .filter(|t| modern::tool_is_repeatable(t.annotations.as_ref()))
+            .filter(|t| stateless::tool_is_repeatable(t.annotations.as_ref()))
             .map(|t| t.name.clone())
             .collect();
         transport.set_tool_headers(headers);

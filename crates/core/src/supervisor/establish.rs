@@ -2,17 +2,17 @@
 //! establishment deadline. Each stage gets `min(its limit, what remains)`; a stage that
 //! cannot fit fails at once with an error naming the deadline. Whatever the attempt
 //! opened is closed before it reports a failure, so two processes never overlap.
-//! It starts on the ladder where the era cache says; what the cache remembers for the
-//! next attempt, and when to doubt a stateless server's discovery, is `state::era_step`'s
-//! decision.
+//! It starts the fallback order at the step that worked last (`last_worked`); what that
+//! holds for the next attempt, and when to doubt a stateless server's discovery, is
+//! `state::after_walk`'s decision.
 
 use super::SupervisorConfig;
-use super::state::{EraStep, Walk, era_step};
+use super::state::{AfterWalk, Walk, after_walk};
 use crate::error::{Error, ErrorKind, Phase, Stage};
 use crate::policy::Deadline;
-use crate::policy::fallback::is_legacy_answer_to_modern;
+use crate::policy::fallback::is_initialize_answer_to_stateless;
 use crate::protocol::mcp::Tool;
-use crate::session::negotiate::{self, Ladder, Rung};
+use crate::session::negotiate::{self, Fallback, Step};
 use crate::session::{RequestOptions, Session, SessionOptions};
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +28,7 @@ pub async fn establish(
     let now = || Instant::now() - epoch;
     let deadline = Deadline::starting_at(now(), cfg.establish);
     let first = cfg.first_stage;
-    // Every step of the protocol ladder is a fresh attempt that starts by connecting.
+    // Every step of the protocol fallback is a fresh attempt that starts by connecting.
     let open = || {
         let _ = stage.send(first);
         (cfg.connector)().map_err(|e| e.in_stage(Phase::Connect, Some(first)))
@@ -39,7 +39,7 @@ pub async fn establish(
             f().map_err(|e| e.in_stage(Phase::Connect, Some(first)))
         }
     });
-    let ladder = Ladder {
+    let fallback = Fallback {
         choice: cfg.protocol,
         open: &open,
         legacy: legacy.as_ref().map(|l| l as _),
@@ -59,41 +59,41 @@ pub async fn establish(
         })
     };
     let cut = |e: Error, s: Stage| cut_by_deadline(e, *limit.lock().expect("lock"), cfg, s);
-    // Start where the last attempt succeeded (`None`: the top of the ladder).
-    let mut start = *cfg.era.lock().expect("lock");
+    // Start where the last attempt succeeded (`None`: the top of the fallback).
+    let mut start = *cfg.last_worked.lock().expect("lock");
     // The tools/list failure that made this attempt doubt a stateless server's discovery.
     let mut doubted: Option<Error> = None;
     loop {
-        let (walk, outcome) = match negotiate::connect(&ladder, start, &mut options, &cut).await {
+        let (walk, outcome) = match negotiate::connect(&fallback, start, &mut options, &cut).await {
             Err(e) => (Walk::NotConnected, Err(e)),
-            Ok((session, rung)) => {
+            Ok((session, step)) => {
                 let session = Arc::new(session);
                 let _ = stage.send(Stage::ListTools);
                 let listed = list_tools(&session, &deadline, cfg, now()).await;
                 match listed {
-                    Ok(tools) => (Walk::Listed(rung), Ok((session, tools))),
+                    Ok(tools) => (Walk::Listed(step), Ok((session, tools))),
                     Err(e) => {
                         session.close().await;
                         let walk = Walk::ListFailed {
-                            rung,
-                            legacy_answer: is_legacy_answer_to_modern(&e),
+                            step,
+                            legacy_answer: is_initialize_answer_to_stateless(&e),
                             doubted: doubted.is_some(),
-                            initialize_allowed: ladder.rungs().contains(&Rung::Initialize),
+                            initialize_allowed: fallback.steps().contains(&Step::Initialize),
                         };
                         (walk, Err(e))
                     }
                 }
             }
         };
-        match (era_step(walk), outcome) {
-            (EraStep::TryInitialize, Err(e)) => {
+        match (after_walk(walk), outcome) {
+            (AfterWalk::TryInitialize, Err(e)) => {
                 tracing::info!(server = %cfg.name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
                 doubted = Some(e);
-                start = Some(Rung::Initialize);
+                start = Some(Step::Initialize);
             }
             (step, outcome) => {
-                if let EraStep::Remember(era) = step {
-                    *cfg.era.lock().expect("lock") = era;
+                if let AfterWalk::Remember(worked) = step {
+                    *cfg.last_worked.lock().expect("lock") = worked;
                 }
                 return outcome.map_err(|e| match &doubted {
                     Some(first) => after_doubt(first, e),

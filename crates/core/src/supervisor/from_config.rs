@@ -5,7 +5,7 @@ use super::{Connector, SupervisorConfig};
 use crate::config::{ServerConfig, TransportConfig};
 use crate::error::{Error, Stage};
 use crate::policy::{Backoff, Quarantine};
-use crate::protocol::generation::LEGACY_SSE;
+use crate::protocol::revision::Revision;
 use crate::transport::{http, stdio};
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ impl SupervisorConfig {
         };
         // Values expanded into args or a URL are secrets too; the transport only knows
         // its env and header values, so every connection also scrubs the server's own.
-        let secrets = crate::diagnostics::redact::Redactor::new(server.secrets());
+        let secrets = crate::redact::Redactor::new(server.secrets());
         let scrubbing = |open: Connector| -> Connector {
             let secrets = secrets.clone();
             Arc::new(move || {
@@ -41,17 +41,17 @@ impl SupervisorConfig {
                 let mut config = server.http_config().expect("an http server");
                 config.request_timeout = config.request_timeout.min(server.policy.timeouts.request);
                 let forced_legacy = matches!(server.transport, TransportConfig::Sse { .. })
-                    || pinned == Some(LEGACY_SSE);
+                    || pinned == Some(Revision::LEGACY_SSE);
                 let legacy_config = config.clone();
                 let legacy: Connector = Arc::new(move || http::legacy::connect(&legacy_config));
                 if forced_legacy {
                     (Stage::Connect, legacy, None)
                 } else {
-                    let modern: Connector = Arc::new(move || http::connect(&config));
+                    let streamable: Connector = Arc::new(move || http::connect(&config));
                     // Only `auto` may fall back; a pinned revision is never changed.
                     let fallback = server.protocol.pinned().is_none().then_some(legacy);
                     stateless_first = true;
-                    (Stage::Connect, modern, fallback)
+                    (Stage::Connect, streamable, fallback)
                 }
             }
         };
@@ -68,7 +68,7 @@ impl SupervisorConfig {
         cfg.seed = seed;
         cfg.disabled = server.disabled;
         cfg.fallback = fallback;
-        cfg.session.protocol_version = pinned;
+        cfg.session.pinned = pinned;
         cfg.protocol = server.protocol;
         cfg.stateless_first = stateless_first;
         Ok(cfg)

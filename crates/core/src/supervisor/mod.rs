@@ -14,13 +14,13 @@ mod state_props;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{CallOptions, GenerationStderr, Snapshot, Supervisor};
+pub use actor::{CallOptions, GenerationStderr, Sent, Snapshot, Supervisor};
 pub use fleet::Fleet;
 
 use crate::error::{Error, Stage};
-use crate::protocol::generation::ProtocolChoice;
+use crate::protocol::revision::ProtocolChoice;
 use crate::session::SessionOptions;
-use crate::session::negotiate::Rung;
+use crate::session::negotiate::Step;
 use crate::transport::Connection;
 use state::Policy;
 use std::sync::Arc;
@@ -58,10 +58,10 @@ pub struct SupervisorConfig {
     pub protocol: ProtocolChoice,
     /// Under `auto`, ask in the stateless revision (2026-07-28) first: Streamable HTTP.
     pub stateless_first: bool,
-    /// The step of the protocol ladder that worked last, tried first next time (the spec:
-    /// cache the era per server, probe again when the assumption fails). What it holds
-    /// after an attempt is `state::era_step`'s decision.
-    pub era: Arc<std::sync::Mutex<Option<Rung>>>,
+    /// The step of the fallback order that worked last, tried first next time (the spec:
+    /// cache the revision per server, probe again when the assumption fails). What it holds
+    /// after an attempt is `state::after_walk`'s decision.
+    pub last_worked: Arc<std::sync::Mutex<Option<Step>>>,
 }
 
 impl SupervisorConfig {
@@ -84,7 +84,7 @@ impl SupervisorConfig {
             session: SessionOptions::default(),
             protocol: ProtocolChoice::Auto,
             stateless_first: false,
-            era: Arc::default(),
+            last_worked: Arc::default(),
         }
     }
 }

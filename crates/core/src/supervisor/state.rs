@@ -1,8 +1,8 @@
 //! The supervisor's decisions as a pure function: `step(state, input, now) -> effects`.
 //! No tokio, no I/O: the actor feeds inputs (attempt outcomes, timers, user actions) and
 //! performs the effects (start an attempt, close a generation, arm the one timer, emit).
-//! Beside it, `era_step`: what the era cache remembers after an attempt's walk of the
-//! protocol ladder.
+//! Beside it, `after_walk`: which step of the fallback order the supervisor remembers as
+//! the one that worked last, after an attempt's walk of it.
 //!
 //! Architecture invariant: a generation is fenced. Inputs that name another generation
 //! than the current one change nothing (a late success is only disposed), and a timer
@@ -15,7 +15,7 @@ use crate::policy::backoff::Backoff;
 use crate::policy::classify::{Action, RetireReason, Verdict};
 use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
 use crate::policy::rng::Jitter;
-use crate::session::negotiate::Rung;
+use crate::session::negotiate::Step;
 use std::time::Duration;
 
 /// The numbers a supervisor runs by (validated by the policy types).
@@ -537,19 +537,19 @@ fn fail(
     fx.push(Effect::EmitState);
 }
 
-/// How one attempt's walk of the protocol ladder went, as far as the era cache
-/// (`SupervisorConfig::era`, the step that worked last time) is concerned.
+/// How one attempt's walk of the fallback order went, as far as the step that worked last
+/// (`SupervisorConfig::last_worked`) is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walk {
-    /// No step of the ladder connected.
+    /// No step of the fallback connected.
     NotConnected,
-    /// Connected on `Rung` and listed the tools.
-    Listed(Rung),
-    /// Connected on `rung`, but tools/list failed. `legacy_answer`: the way an older server
+    /// Connected on this step and listed the tools.
+    Listed(Step),
+    /// Connected on `step`, but tools/list failed. `legacy_answer`: the way an older server
     /// answers a stateless request (`policy::fallback`); `doubted`: this attempt already
-    /// tried `initialize` after such an answer; `initialize_allowed`: the ladder has it.
+    /// tried `initialize` after such an answer; `initialize_allowed`: the fallback order has it.
     ListFailed {
-        rung: Rung,
+        step: Step,
         legacy_answer: bool,
         doubted: bool,
         initialize_allowed: bool,
@@ -558,27 +558,27 @@ pub enum Walk {
 
 /// What an attempt does after `Walk`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EraStep {
-    /// The attempt ends, and the cache holds this: the step that connected and listed, or
-    /// nothing after a failure, so the next attempt walks the ladder from its top (the
-    /// spec: cache the era per server, probe again when the assumption fails).
-    Remember(Option<Rung>),
+pub enum AfterWalk {
+    /// The attempt ends, and `last_worked` holds this: the step that connected and listed,
+    /// or nothing after a failure, so the next attempt walks the fallback order from its top
+    /// (the spec: cache the revision per server, probe again when the assumption fails).
+    Remember(Option<Step>),
     /// A server whose discovery listed the stateless revision answered tools/list the way
     /// older servers answer (it lied, or sits behind something that does not speak the
     /// revision): try `initialize` once, in what is left of the same deadline.
     TryInitialize,
 }
 
-/// The era cache's decision after an attempt's walk (`establish` holds the cache).
-pub fn era_step(walk: Walk) -> EraStep {
+/// What `last_worked` holds after an attempt's walk (`establish` keeps it).
+pub fn after_walk(walk: Walk) -> AfterWalk {
     match walk {
-        Walk::Listed(rung) => EraStep::Remember(Some(rung)),
+        Walk::Listed(step) => AfterWalk::Remember(Some(step)),
         Walk::ListFailed {
-            rung: Rung::Stateless,
+            step: Step::Stateless,
             legacy_answer: true,
             doubted: false,
             initialize_allowed: true,
-        } => EraStep::TryInitialize,
-        Walk::NotConnected | Walk::ListFailed { .. } => EraStep::Remember(None),
+        } => AfterWalk::TryInitialize,
+        Walk::NotConnected | Walk::ListFailed { .. } => AfterWalk::Remember(None),
     }
 }

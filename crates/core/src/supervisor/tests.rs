@@ -2,7 +2,9 @@
 //! jitter turned off, so every delay, budget, window and ladder step is checked to the
 //! millisecond.
 
-use super::state::{Effect, EraStep, Input, Outage, Policy, State, Status, Walk, era_step, step};
+use super::state::{
+    AfterWalk, Effect, Input, Outage, Policy, State, Status, Walk, after_walk, step,
+};
 use crate::error::{ErrorKind, Stage};
 use crate::events::millis;
 use crate::events::{FailureInfo, StateName};
@@ -595,11 +597,11 @@ fn the_state_info_carries_attempt_budget_and_countdown() {
 }
 
 #[test]
-fn the_era_cache_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
-    use crate::session::negotiate::Rung::{Initialize, LegacySse, Stateless};
-    use EraStep::{Remember, TryInitialize};
-    let failed = |rung, legacy_answer, doubted, initialize_allowed| Walk::ListFailed {
-        rung,
+fn last_worked_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
+    use crate::session::negotiate::Step::{Initialize, LegacySse, Stateless};
+    use AfterWalk::{Remember, TryInitialize};
+    let failed = |step, legacy_answer, doubted, initialize_allowed| Walk::ListFailed {
+        step,
         legacy_answer,
         doubted,
         initialize_allowed,
@@ -609,13 +611,13 @@ fn the_era_cache_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
         (Walk::Listed(Stateless), Remember(Some(Stateless))),
         (Walk::Listed(Initialize), Remember(Some(Initialize))),
         (Walk::Listed(LegacySse), Remember(Some(LegacySse))),
-        // Any failure forgets: the next attempt walks the ladder from its top.
+        // Any failure forgets: the next attempt walks the fallback from its top.
         (Walk::NotConnected, Remember(None)),
         (failed(Initialize, false, false, true), Remember(None)),
         // A stateless discovery answered the old way is doubted, once.
         (failed(Stateless, true, false, true), TryInitialize),
         (failed(Stateless, true, true, true), Remember(None)),
-        // ... only on the old servers' answer, only when the ladder has `initialize`,
+        // ... only on the old servers' answer, only when the fallback has `initialize`,
         // only after a stateless discovery.
         (failed(Stateless, false, false, true), Remember(None)),
         (failed(Stateless, true, false, false), Remember(None)),
@@ -623,6 +625,6 @@ fn the_era_cache_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
         (failed(LegacySse, true, false, true), Remember(None)),
     ];
     for (walk, expect) in cases {
-        assert_eq!(era_step(walk), expect, "{walk:?}");
+        assert_eq!(after_walk(walk), expect, "{walk:?}");
     }
 }

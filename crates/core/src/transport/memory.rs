@@ -2,9 +2,9 @@
 //! the other. Real channels, no I/O, so session timing can be tested under paused time.
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use crate::diagnostics::redact::Redactor;
 use crate::error::Error;
 use crate::protocol::Message;
+use crate::redact::Redactor;
 use std::sync::Mutex;
 use tokio::sync::mpsc;
 

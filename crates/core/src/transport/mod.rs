@@ -12,9 +12,10 @@ pub mod sse;
 pub mod stdio;
 mod tree;
 
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, Result};
+use crate::protocol::revision::Revision;
 use crate::protocol::{Message, RequestId};
+use crate::redact::Redactor;
 use tokio::sync::mpsc;
 
 /// What a transport hands its session.
@@ -57,24 +58,24 @@ impl Transport {
     }
 
     /// Called once the handshake is done with the negotiated revision.
-    pub fn set_protocol_version(&self, version: &str) {
+    pub fn set_revision(&self, revision: Revision) {
         if let Transport::Http(t) = self {
-            t.set_protocol_version(version);
+            t.set_revision(revision);
         }
     }
 
     /// Switches to the stateless revision (2026-07-28) before the first message. Only
     /// Streamable HTTP has anything to change (headers, no session, no resumption).
-    pub fn set_modern(&self, version: &str) {
+    pub fn set_stateless(&self) {
         if let Transport::Http(t) = self {
-            t.set_modern(version);
+            t.set_stateless();
         }
     }
 
     /// The listed tools' `x-mcp-header` annotations (stateless revision, HTTP only).
     pub fn set_tool_headers(
         &self,
-        headers: std::collections::HashMap<String, Vec<crate::protocol::modern::ParamHeader>>,
+        headers: std::collections::HashMap<String, Vec<crate::protocol::stateless::ParamHeader>>,
     ) {
         if let Transport::Http(t) = self {
             t.set_tool_headers(headers);
@@ -84,7 +85,7 @@ impl Transport {
     /// True when this transport cancels a request by closing its response stream
     /// (Streamable HTTP in the stateless revision), rather than by a notification.
     pub fn cancels_by_closing(&self) -> bool {
-        matches!(self, Transport::Http(t) if t.is_modern())
+        matches!(self, Transport::Http(t) if t.is_stateless())
     }
 
     /// Closes the response stream of `id` (see `cancels_by_closing`).

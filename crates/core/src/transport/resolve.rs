@@ -10,7 +10,7 @@
 //! (`windows_program`).
 
 use super::spawn::StdioConfig;
-use crate::diagnostics::redact::{Redactor, scrub_args};
+use crate::redact::{Redactor, scrub_args};
 use std::path::{Path, PathBuf};
 
 /// What a stdio server's command resolves to, safe to show.

@@ -22,8 +22,8 @@
 
 use super::tree::Tree;
 use super::{child_env, runs};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
+use crate::redact::Redactor;
 use std::io;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -67,7 +67,7 @@ impl StdioConfig {
 
     /// Scrubs the values of the server's `env` (secrets) from what it writes.
     pub(super) fn redactor(&self) -> Redactor {
-        Redactor::new(crate::diagnostics::redact::env_secrets(
+        Redactor::new(crate::redact::env_secrets(
             self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         ))
     }

@@ -8,7 +8,7 @@ use crate::config_edit;
 use crate::error::ErrorView;
 use lifeline_core::config;
 use lifeline_core::config::import::{self, ImportReport};
-use lifeline_core::diagnostics::redact::Redactor;
+use lifeline_core::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;

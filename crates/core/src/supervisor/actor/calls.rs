@@ -42,6 +42,16 @@ pub(super) struct Gate {
 }
 
 impl CallLane {
+    /// The live session and its generation while the server is ready (`requests.rs`).
+    pub(super) fn live(&self) -> Option<Gate> {
+        self.gate.borrow().clone()
+    }
+
+    /// The per-request timeout of the server's config.
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// The call on the live session, if the server is ready: refused at once when the cap
     /// and the queue are full, otherwise run by whoever polls the future.
     pub(super) fn direct(

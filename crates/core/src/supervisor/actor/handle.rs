@@ -65,7 +65,7 @@ pub struct Supervisor {
     tx: mpsc::UnboundedSender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     details: Arc<Mutex<Details>>,
-    lane: CallLane,
+    pub(super) lane: CallLane,
     task: tokio::task::JoinHandle<()>,
 }
 

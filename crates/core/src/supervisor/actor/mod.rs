@@ -6,6 +6,8 @@
 //!
 //! - `handle.rs`: `Supervisor`, the handle other crates hold, and its mailbox commands;
 //! - `calls.rs`: the call lane (a call on the live session, admitted against the cap);
+//! - `requests.rs`: the request lane (any other request on the live session, for the
+//!   gateway), and the live session's `initialize` result;
 //! - `tools.rs`: the tool registry (listing, re-sync, stale marks, the `tools` event);
 //! - `health.rs`: health pings and round trips;
 //! - `stderr.rs`: the stderr tails of the last generations that started a process.
@@ -17,6 +19,7 @@
 mod calls;
 mod handle;
 mod health;
+mod requests;
 mod stderr;
 mod tools;
 
@@ -24,17 +27,18 @@ mod tools;
 mod tests;
 
 pub use handle::{CallOptions, Snapshot, Supervisor};
+pub use requests::Sent;
 pub use stderr::GenerationStderr;
 
 use super::SupervisorConfig;
 use super::establish::establish;
 use super::relist::Relist;
 use super::state::{Effect, Input, State, Status, step};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, Phase, Stage};
 use crate::events::{EventBody, EventBus, FailureInfo, later, millis, rfc3339};
 use crate::policy::{SeededRng, classify};
 use crate::protocol::mcp::Tool;
+use crate::redact::Redactor;
 use crate::session::Session;
 use crate::transport::stdio::StderrTail;
 use calls::Gate;

@@ -143,7 +143,7 @@ async fn a_same_origin_redirect_without_credentials_is_followed_but_not_in_the_s
     }
     // Tool arguments ride in `Mcp-Param-*` headers in the stateless revision: no redirect.
     let conn = connect(&HttpConfig::new(format!("{base}/mcp"))).unwrap();
-    conn.transport.set_modern(modern::VERSION);
+    conn.transport.set_stateless();
     let e = conn.transport.send(&ping()).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Config, "{e}");
     assert_eq!(seen.lock().unwrap().len(), 3);

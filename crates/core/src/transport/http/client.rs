@@ -4,8 +4,8 @@
 //! settings with one platform verifier shared by the process, and the redactor that knows
 //! the configured secrets.
 
-use crate::diagnostics::redact::Redactor;
 use crate::error::Error;
+use crate::redact::Redactor;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

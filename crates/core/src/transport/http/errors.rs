@@ -3,9 +3,9 @@
 //! Only allow-listed parts reach an error: status, reason phrase, Retry-After, method and
 //! URL path. Server bodies contribute only a JSON-RPC error message, scrubbed and capped.
 
-use crate::diagnostics::redact::{Redactor, cap};
 use crate::error::{Error, ErrorKind, IoKind, io_kind_of};
 use crate::protocol::Message;
+use crate::redact::{Redactor, cap};
 use std::time::{Duration, SystemTime};
 
 /// Parses a Retry-After value: delay-seconds or an HTTP-date; a date in the past means now.
@@ -51,7 +51,7 @@ pub fn status_error(
     let code = status.as_u16();
     let reason = status.canonical_reason().unwrap_or("");
     let said = server_said(body, redactor);
-    // A refusal's JSON-RPC error says which refusal it is (a modern server's -32022 with the
+    // A refusal's JSON-RPC error says which refusal it is (a stateless-revision server's -32022 with the
     // revisions it speaks, say). Not for other statuses: their kind decides on its own.
     let rpc = matches!(code, 400 | 404 | 405)
         .then(|| rpc_error_of(body))
@@ -138,11 +138,13 @@ fn rpc_error_of(body: &[u8]) -> Option<crate::protocol::RpcError> {
 
 /// `data.supported` of an unsupported-version error (-32022).
 pub(crate) fn supported_versions(e: &crate::protocol::RpcError) -> Option<Vec<String>> {
-    if e.code != crate::protocol::modern::UNSUPPORTED_PROTOCOL_VERSION {
+    if e.code != crate::protocol::stateless::UNSUPPORTED_PROTOCOL_VERSION {
         return None;
     }
     let data = e.data.as_ref()?;
-    Some(crate::protocol::modern::clean_versions(&data["supported"]))
+    Some(crate::protocol::stateless::clean_versions(
+        &data["supported"],
+    ))
 }
 
 fn wait_advice(what: &str, retry_after: Option<Duration>) -> String {

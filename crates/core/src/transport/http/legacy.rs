@@ -15,18 +15,15 @@ use super::errors::{
     Target, redirect_error, request_error, retry_after_of, status_error, timeout_error,
 };
 use super::{HttpConfig, Prepared, authority_of, prepare, read_capped, with_target};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::Message;
+use crate::redact::Redactor;
 use crate::transport::sse::{DecodeError, Decoder};
 use crate::transport::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
-
-/// The protocol revision this transport speaks.
-pub const LEGACY_PROTOCOL_VERSION: &str = "2024-11-05";
 
 pub struct LegacySseTransport {
     inner: Arc<Inner>,

@@ -7,7 +7,7 @@
 //! Once a response stream is lost beyond resumption, or the session is gone, the transport
 //! is closed with that cause and every later send fails at once with it.
 //!
-//! In the stateless revision (2026-07-28, `set_modern`) there is no session, no GET stream
+//! In the stateless revision (2026-07-28, `set_stateless`) there is no session, no GET stream
 //! and no resumption: every POST carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`
 //! and the `Mcp-Param-*` of the called tool; a lost response stream fails only its own
 //! request (`RequestFailed`); cancelling a request closes its stream.
@@ -24,10 +24,11 @@ use errors::{
 };
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use crate::diagnostics::redact::Redactor;
 use crate::error::{Error, ErrorKind, IoKind};
-use crate::protocol::modern::{self, ParamHeader};
+use crate::protocol::revision::Revision;
+use crate::protocol::stateless::{self, ParamHeader};
 use crate::protocol::{Message, RequestId};
+use crate::redact::Redactor;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -94,7 +95,7 @@ struct Inner {
     authority: String,
     redactor: Redactor,
     session_id: Mutex<Option<String>>,
-    protocol_version: Mutex<Option<String>>,
+    revision: Mutex<Option<Revision>>,
     closed: Mutex<Option<Error>>,
     tx: mpsc::Sender<Incoming>,
     /// Stream readers and the GET listener, aborted on close.
@@ -102,7 +103,7 @@ struct Inner {
     /// Why the standalone GET stream is not running, if it stopped (never fatal).
     listen_status: Mutex<Option<String>>,
     /// Speaking the stateless revision (2026-07-28).
-    modern: AtomicBool,
+    stateless: AtomicBool,
     /// Per tool, the arguments mirrored into `Mcp-Param-*` headers (stateless revision).
     tool_headers: Mutex<HashMap<String, Vec<ParamHeader>>>,
     /// Response streams being read, by request, so that cancelling one closes it.
@@ -129,12 +130,12 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
         authority,
         redactor: redactor.clone(),
         session_id: Mutex::new(None),
-        protocol_version: Mutex::new(None),
+        revision: Mutex::new(None),
         closed: Mutex::new(None),
         tx,
         tasks: Mutex::new(Vec::new()),
         listen_status: Mutex::new(None),
-        modern: AtomicBool::new(false),
+        stateless: AtomicBool::new(false),
         tool_headers: Mutex::new(HashMap::new()),
         streams: Mutex::new(HashMap::new()),
     });
@@ -150,20 +151,21 @@ impl HttpTransport {
         self.inner.send(msg).await
     }
 
-    pub fn set_protocol_version(&self, version: &str) {
-        *self.inner.protocol_version.lock().expect("lock") = Some(version.to_owned());
+    /// The revision sent in `MCP-Protocol-Version` from now on.
+    pub fn set_revision(&self, revision: Revision) {
+        *self.inner.revision.lock().expect("lock") = Some(revision);
     }
 
-    /// Switches to the stateless revision before the first message: `version` goes on
-    /// every POST, sessions and resumption are off.
-    pub fn set_modern(&self, version: &str) {
-        self.set_protocol_version(version);
-        self.inner.modern.store(true, Ordering::Relaxed);
+    /// Switches to the stateless revision before the first message: it goes on every POST,
+    /// sessions and resumption are off.
+    pub fn set_stateless(&self) {
+        self.set_revision(Revision::STATELESS);
+        self.inner.stateless.store(true, Ordering::Relaxed);
         self.inner.follow_redirects.store(false, Ordering::Relaxed);
     }
 
-    pub fn is_modern(&self) -> bool {
-        self.inner.is_modern()
+    pub fn is_stateless(&self) -> bool {
+        self.inner.is_stateless()
     }
 
     /// The `x-mcp-header` annotations of the listed tools (stateless revision).
@@ -192,7 +194,7 @@ impl HttpTransport {
     /// `listen_open_wait`: a server that never answers the GET delays nothing further (the
     /// GET goes on in the background until the request timeout).
     pub async fn start_listening(&self) {
-        if self.inner.is_modern() {
+        if self.inner.is_stateless() {
             return;
         }
         let inner = self.inner.clone();
@@ -229,8 +231,8 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
-    fn is_modern(&self) -> bool {
-        self.modern.load(Ordering::Relaxed)
+    fn is_stateless(&self) -> bool {
+        self.stateless.load(Ordering::Relaxed)
     }
 
     /// The headers that mirror a request's body (stateless revision): `Mcp-Method`,
@@ -245,24 +247,24 @@ impl Inner {
                 Error::protocol(format!("the value for header {name} cannot be sent"))
             })?;
             // Tool arguments may be secrets: never shown in logs of the request.
-            v.set_sensitive(name.starts_with(modern::PARAM_HEADER_PREFIX));
+            v.set_sensitive(name.starts_with(stateless::PARAM_HEADER_PREFIX));
             headers.append(n, v);
             Ok(())
         };
         add(
-            modern::METHOD_HEADER,
-            &modern::header_value(&request.method),
+            stateless::METHOD_HEADER,
+            &stateless::header_value(&request.method),
         )?;
         let params = request.params.as_ref();
-        if let Some(name) = modern::name_of(&request.method, params) {
-            add(modern::NAME_HEADER, &modern::header_value(&name))?;
+        if let Some(name) = stateless::name_of(&request.method, params) {
+            add(stateless::NAME_HEADER, &stateless::header_value(&name))?;
             if request.method == "tools/call"
                 && let Some(spec) = self.tool_headers.lock().expect("lock").get(&name)
             {
                 let args = params
                     .and_then(|p| p.get("arguments"))
                     .unwrap_or(&serde_json::Value::Null);
-                for (header, value) in modern::param_header_values(spec, args) {
+                for (header, value) in stateless::param_header_values(spec, args) {
                     add(&header, &value)?;
                 }
             }
@@ -302,12 +304,12 @@ impl Inner {
             .request(method, self.url.clone())
             .headers(self.headers.clone());
         if let Some(s) = self.session_id.lock().expect("lock").as_deref()
-            && !self.is_modern()
+            && !self.is_stateless()
         {
             req = req.header(SESSION_HEADER, s);
         }
-        if let Some(v) = self.protocol_version.lock().expect("lock").as_deref() {
-            req = req.header(PROTOCOL_VERSION_HEADER, v);
+        if let Some(r) = *self.revision.lock().expect("lock") {
+            req = req.header(PROTOCOL_VERSION_HEADER, r.as_str());
         }
         req
     }
@@ -334,13 +336,13 @@ impl Inner {
             return Err(Error::closed_because(cause));
         }
         let target = self.target("POST");
-        let modern = self.is_modern();
-        let sent_session = !modern && self.session_id.lock().expect("lock").is_some();
+        let stateless = self.is_stateless();
+        let sent_session = !stateless && self.session_id.lock().expect("lock").is_some();
         let mut req = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json");
-        if modern && let Message::Request(r) = msg {
+        if stateless && let Message::Request(r) = msg {
             req = req.headers(self.mirrored_headers(r)?);
         }
         let req = req.body(msg.to_json());
@@ -354,7 +356,7 @@ impl Inner {
             .headers()
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
-            .filter(|_| !modern)
+            .filter(|_| !stateless)
         {
             // Only the handshake may set the session; later ids are ignored rather than
             // letting a confused server switch us to another session mid-way.
@@ -399,7 +401,7 @@ impl Inner {
             let inner = self.clone();
             let id = request.id.clone();
             let handle = self.spawn(async move { stream::post_stream(inner, id, resp).await });
-            if modern {
+            if stateless {
                 let mut streams = self.streams.lock().expect("lock");
                 streams.retain(|_, h| !h.is_finished());
                 streams.insert(request.id.clone(), handle);

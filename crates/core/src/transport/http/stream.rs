@@ -60,7 +60,7 @@ pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest:
         }
         Pumped::Ended { why, .. } => why,
     };
-    if inner.is_modern() {
+    if inner.is_stateless() {
         // 2026-07-28 streams cannot be resumed; the request alone is lost (no session state
         // went with it), and the session decides whether asking again is safe.
         let error = super::with_target(

@@ -1,5 +1,5 @@
-//! Establishment under paused time: the legacy fallback inside one deadline, and the era
-//! cache (the stateless revision asked once, then remembered; a lying discovery).
+//! Establishment under paused time: the legacy fallback inside one deadline, and the step
+//! that worked last (the stateless revision asked once, then remembered; a lying discovery).
 
 use super::*;
 
@@ -91,10 +91,10 @@ async fn an_auth_denial_never_falls_back() {
     h.supervisor.stop().await;
 }
 
-// # `protocol: "auto"` over Streamable HTTP: the stateless revision first, the era cached
+// # `protocol: "auto"` over Streamable HTTP: the stateless revision first, what worked kept
 
 #[tokio::test(start_paused = true)]
-async fn an_initialize_era_server_is_asked_stateless_once_and_remembered() {
+async fn an_initialize_only_server_is_asked_stateless_once_and_remembered() {
     let script: Script = Arc::new(|method, params| match method {
         "server/discover" => Some(Err(refused(400))),
         _ => healthy()(method, params),

@@ -5,12 +5,10 @@
 //! Pure data, like the rest of `protocol`.
 
 use super::mcp::{CLIENT_NAME, CLIENT_VERSION, ClientCapabilities, Implementation};
+use super::revision::Revision;
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-
-/// The modern revision Lifeline speaks.
-pub const VERSION: &str = super::generation::STATELESS;
 
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -22,13 +20,14 @@ pub const METHOD_HEADER: &str = "mcp-method";
 pub const NAME_HEADER: &str = "mcp-name";
 pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 
-/// The error codes only a modern server sends: together with 404 + method-not-found, they
-/// are "a recognised modern JSON-RPC error", which proves the server modern.
+/// The error codes only a server of the stateless revision sends: together with 404 +
+/// method-not-found, they are "a recognised stateless-revision JSON-RPC error", which
+/// proves the server speaks it.
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
-pub fn is_modern_error_code(code: i64) -> bool {
+pub fn is_stateless_error_code(code: i64) -> bool {
     matches!(
         code,
         HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
@@ -51,10 +50,10 @@ pub fn is_idempotent(method: &str) -> bool {
     )
 }
 
-/// The `_meta` every modern request carries.
-pub fn request_meta(version: &str, caps: &ClientCapabilities) -> Map<String, Value> {
+/// The `_meta` every stateless-revision request carries.
+pub fn request_meta(revision: Revision, caps: &ClientCapabilities) -> Map<String, Value> {
     let mut meta = Map::new();
-    meta.insert(META_PROTOCOL_VERSION.into(), Value::from(version));
+    meta.insert(META_PROTOCOL_VERSION.into(), Value::from(revision.as_str()));
     meta.insert(
         META_CLIENT_INFO.into(),
         json!({ "name": CLIENT_NAME, "version": CLIENT_VERSION, "title": "Lifeline" }),
@@ -285,7 +284,7 @@ pub fn tool_is_repeatable(annotations: Option<&Value>) -> bool {
     hint("readOnlyHint") || hint("idempotentHint")
 }
 
-/// `resultType` of a modern result: absent means complete.
+/// `resultType` of a stateless-revision result: absent means complete.
 pub fn is_input_required(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
@@ -320,7 +319,7 @@ mod tests {
 
     #[test]
     fn meta_carries_version_client_and_capabilities_and_keeps_other_keys() {
-        let meta = request_meta(VERSION, &ClientCapabilities::default());
+        let meta = request_meta(Revision::STATELESS, &ClientCapabilities::default());
         let p = with_meta(Some(json!({"name":"t","_meta":{"progressToken":3}})), &meta);
         assert_eq!(p["_meta"][META_PROTOCOL_VERSION], "2026-07-28");
         assert_eq!(p["_meta"][META_CLIENT_INFO]["name"], "lifeline");

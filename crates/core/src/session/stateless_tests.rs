@@ -7,9 +7,9 @@ use crate::protocol::{Message, Response};
 use crate::transport::Incoming;
 use crate::transport::memory::{self, ServerEnd};
 
-fn modern_session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {
+fn stateless_session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {
     let (conn, server) = memory::pair();
-    (Arc::new(Session::start_modern(conn, options)), server)
+    (Arc::new(Session::start_stateless(conn, options)), server)
 }
 
 async fn next_request(server: &mut ServerEnd) -> crate::protocol::Request {
@@ -52,7 +52,7 @@ fn meta_version(r: &crate::protocol::Request) -> Option<&str> {
 
 /// A session past discovery with the three tools listed.
 async fn ready() -> (Arc<Session>, ServerEnd) {
-    let (s, mut server) = modern_session(SessionOptions::default());
+    let (s, mut server) = stateless_session(SessionOptions::default());
     let s2 = s.clone();
     let discovered = tokio::spawn(async move { s2.discover().await.map_err(|r| r.error) });
     let r = next_request(&mut server).await;
@@ -68,7 +68,7 @@ async fn ready() -> (Arc<Session>, ServerEnd) {
 
 #[tokio::test(start_paused = true)]
 async fn discovery_replaces_the_handshake_and_every_request_carries_meta() {
-    let (s, mut server) = modern_session(SessionOptions::default());
+    let (s, mut server) = stateless_session(SessionOptions::default());
     let s2 = s.clone();
     let discovered = tokio::spawn(async move { s2.discover().await.map_err(|r| r.error) });
     let r = next_request(&mut server).await;
@@ -113,7 +113,7 @@ async fn discovery_replaces_the_handshake_and_every_request_carries_meta() {
 
 /// Runs discovery against one scripted answer and returns the refusal.
 async fn refused_by(outcome: Result<Value, RpcError>) -> Refusal {
-    let (s, mut server) = modern_session(SessionOptions::default());
+    let (s, mut server) = stateless_session(SessionOptions::default());
     let s2 = s.clone();
     let discovered = tokio::spawn(async move { s2.discover().await });
     let r = next_request(&mut server).await;
@@ -122,33 +122,33 @@ async fn refused_by(outcome: Result<Value, RpcError>) -> Refusal {
 }
 
 #[tokio::test(start_paused = true)]
-async fn discovery_refusals_say_whether_the_server_is_of_the_initialize_era() {
+async fn discovery_refusals_say_whether_the_server_speaks_initialize() {
     // Anything but a discovery result (some servers answer `{}` to any method).
     let r = refused_by(Ok(json!({}))).await;
-    assert!(r.legacy);
+    assert!(r.speaks_initialize);
     assert!(
         r.error.message().contains("not a discovery result"),
         "{}",
         r.error
     );
 
-    // A JSON-RPC error that is not a modern one: an older server answering.
+    // A JSON-RPC error that is not a stateless-revision one: an older server answering.
     let r = refused_by(Err(RpcError {
         code: -32601,
         message: "Method not found".into(),
         data: None,
     }))
     .await;
-    assert!(r.legacy);
+    assert!(r.speaks_initialize);
 
-    // A modern refusal of our revision that lists one with `initialize`: fall back.
+    // A stateless-revision refusal of ours that lists one with `initialize`: fall back.
     let unsupported = |list: Value| RpcError {
         code: -32022,
         message: "Unsupported protocol version".into(),
         data: Some(json!({ "supported": list, "requested": "2026-07-28" })),
     };
     let r = refused_by(Err(unsupported(json!(["2025-11-25"])))).await;
-    assert!(r.legacy);
+    assert!(r.speaks_initialize);
     assert!(
         r.error.message().contains("it lists 2025-11-25"),
         "{}",
@@ -157,7 +157,7 @@ async fn discovery_refusals_say_whether_the_server_is_of_the_initialize_era() {
 
     // Only revisions we do not speak: a clear failure, no fallback.
     let r = refused_by(Err(unsupported(json!(["2027-01-01"])))).await;
-    assert!(!r.legacy);
+    assert!(!r.speaks_initialize);
     assert!(
         r.error.message().contains("2027-01-01")
             && r.error.message().contains("Lifeline speaks 2026-07-28"),
@@ -170,7 +170,7 @@ async fn discovery_refusals_say_whether_the_server_is_of_the_initialize_era() {
     let mut d = discover_result();
     d["supportedVersions"] = json!(["2025-06-18"]);
     let r = refused_by(Ok(d)).await;
-    assert!(r.legacy, "{}", r.error);
+    assert!(r.speaks_initialize, "{}", r.error);
 
     // The server's own failure is no evidence of anything.
     let r = refused_by(Err(RpcError {
@@ -179,12 +179,12 @@ async fn discovery_refusals_say_whether_the_server_is_of_the_initialize_era() {
         data: None,
     }))
     .await;
-    assert!(!r.legacy);
+    assert!(!r.speaks_initialize);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_refusal_that_lists_our_revision_is_asked_once_more() {
-    let (s, mut server) = modern_session(SessionOptions::default());
+    let (s, mut server) = stateless_session(SessionOptions::default());
     let s2 = s.clone();
     let discovered = tokio::spawn(async move { s2.discover().await.map_err(|r| r.error) });
     let first = next_request(&mut server).await;
@@ -293,7 +293,7 @@ async fn input_the_server_asks_for_is_given_and_the_request_asked_again() {
         elicitation: Some(accept(json!({ "name": "octocat" }))),
         ..SessionOptions::default()
     };
-    let (s, mut server) = modern_session(options);
+    let (s, mut server) = stateless_session(options);
     let s2 = s.clone();
     let call = tokio::spawn(async move {
         s2.call_tool("login", json!({ "x": 1 }), RequestOptions::default())
@@ -349,7 +349,7 @@ async fn input_the_server_asks_for_is_given_and_the_request_asked_again() {
 
 #[tokio::test(start_paused = true)]
 async fn input_this_client_cannot_give_fails_the_request_clearly() {
-    let (s, mut server) = modern_session(SessionOptions::default());
+    let (s, mut server) = stateless_session(SessionOptions::default());
     let s2 = s.clone();
     let call = tokio::spawn(async move {
         s2.call_tool("t", json!({}), RequestOptions::default())

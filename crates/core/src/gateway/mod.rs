@@ -1,0 +1,223 @@
+//! The gateway's host-facing side: an MCP server over newline-delimited JSON-RPC (the stdio
+//! framing of MCP 2025-11-25 and older) that a host — Claude Desktop, Cursor, an SDK client
+//! — talks to instead of the real server, backed by that server's `Supervisor`. The host's
+//! session outlives the upstream's generations: `ping` is answered here, a request waits
+//! for ready (bounded), a request in flight when a generation dies fails at once with the
+//! cause and is sent again only when `policy::reissue` says repeating it is safe, and the
+//! host hears `notifications/tools/list_changed` when the tool set changes.
+//!
+//! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
+//! `forward.rs` answers one request; `errors.rs` is the state-to-error mapping
+//! (docs/gateway.md).
+
+mod errors;
+mod forward;
+
+#[cfg(test)]
+mod tests;
+
+pub use errors::{HALTED, NOT_READY, UPSTREAM_LOST};
+
+use crate::protocol::{Message, RequestId};
+use crate::redact::Redactor;
+use crate::supervisor::Supervisor;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+/// How a gateway session waits.
+#[derive(Clone)]
+pub struct GatewayOptions {
+    /// How long `initialize` waits for the server's first ready before answering with
+    /// Lifeline's own serverInfo.
+    pub initialize_wait: Duration,
+    /// How long a request waits for ready (the server's request timeout).
+    pub request_wait: Duration,
+    /// Scrubs the server's configured secrets from every message to the host.
+    pub redactor: Redactor,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions {
+            initialize_wait: Duration::from_secs(10),
+            request_wait: Duration::from_secs(60),
+            redactor: Redactor::default(),
+        }
+    }
+}
+
+/// The longest line a host may send (a tool call's arguments included).
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What the session's tasks share.
+pub(crate) struct Shared {
+    pub(crate) supervisor: Arc<Supervisor>,
+    pub(crate) options: GatewayOptions,
+    pub(crate) out: mpsc::UnboundedSender<Message>,
+    /// The tool set the host was last given (`tools/list`), and whether it was already
+    /// told that it changed since.
+    pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
+}
+
+impl Shared {
+    pub(crate) fn send(&self, msg: Message) {
+        let _ = self.out.send(msg);
+    }
+}
+
+/// The tool set as the host sees it: names and input schemas, by name.
+pub(crate) type ToolSet = Vec<(String, Value)>;
+
+/// The supervisor's tool set now (`ToolSet`).
+pub(crate) fn fingerprint(supervisor: &Supervisor) -> ToolSet {
+    let mut tools: Vec<_> = supervisor
+        .tools()
+        .into_iter()
+        .map(|t| (t.name, t.input_schema))
+        .collect();
+    tools.sort_by(|a, b| a.0.cmp(&b.0));
+    tools
+}
+
+/// Serves one host on `read`/`write` until the host closes its side (EOF) or stops
+/// reading. In-flight requests are cancelled on the way out; the supervisor is left
+/// running (its owner stops it).
+pub async fn serve<R, W>(supervisor: Arc<Supervisor>, read: R, write: W, options: GatewayOptions)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, out_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        supervisor,
+        options,
+        out,
+        known: Mutex::new(None),
+    });
+    let writer = tokio::spawn(write_all(write, out_rx));
+    let watcher = tokio::spawn(watch_tools(shared.clone()));
+    let mut requests: JoinSet<()> = JoinSet::new();
+    let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<RequestId>();
+    let mut lines = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        // A line cut short by another branch stays in `line`: read_until appends.
+        let read = tokio::select! {
+            r = lines.read_until(b'\n', &mut line) => r,
+            Some(id) = done_rx.recv() => {
+                cancels.remove(&id);
+                continue;
+            }
+            _ = requests.join_next(), if !requests.is_empty() => continue,
+        };
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.len() > MAX_LINE {
+            tracing::warn!("the host sent a line over {MAX_LINE} bytes; closing");
+            break;
+        }
+        let text = String::from_utf8_lossy(&line).trim().to_owned();
+        line.clear();
+        if text.is_empty() {
+            continue;
+        }
+        let msg = serde_json::from_str::<Value>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Message::from_value(v).map_err(|e| e.0));
+        match msg {
+            // JSON-RPC's answer to garbage carries `id: null`, which a host whose own
+            // request ids start at 0 could take for one of its requests; say it on stderr.
+            Err(why) => tracing::warn!("the host sent a line that is not JSON-RPC: {why}"),
+            Ok(Message::Request(r)) => {
+                let (cancel_tx, cancel_rx) = watch::channel(false);
+                cancels.insert(r.id.clone(), cancel_tx);
+                let shared = shared.clone();
+                let done = done_tx.clone();
+                requests.spawn(async move {
+                    let id = r.id.clone();
+                    forward::answer(&shared, r, cancel_rx).await;
+                    let _ = done.send(id);
+                });
+            }
+            Ok(Message::Notification(n)) => {
+                if n.method == "notifications/cancelled" {
+                    let id = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                    if let Some(tx) = id.and_then(|id| cancels.remove(&id)) {
+                        let _ = tx.send(true);
+                    }
+                }
+                // `initialized` needs nothing; `roots/list_changed` and others are not
+                // forwarded yet (docs/gateway.md, next slices).
+            }
+            Ok(Message::Response(_)) => {
+                // Lifeline sends the host no requests yet (sampling, elicitation and roots
+                // are the next slice), so no answer is expected.
+            }
+        }
+    }
+    for tx in cancels.values() {
+        let _ = tx.send(true);
+    }
+    // Give cancelled calls a moment to tell the server, bounded.
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while requests.join_next().await.is_some() {}
+    })
+    .await;
+    requests.abort_all();
+    while requests.join_next().await.is_some() {}
+    watcher.abort();
+    let _ = watcher.await;
+    // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
+    // it gave and can stop it.
+    drop(shared);
+    let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+}
+
+/// Writes each message as one line, flushed; ends when every sender is gone or the host
+/// stopped reading.
+async fn write_all<W: AsyncWrite + Unpin>(mut write: W, mut rx: mpsc::UnboundedReceiver<Message>) {
+    while let Some(msg) = rx.recv().await {
+        let mut line = msg.to_json();
+        line.push('\n');
+        if write.write_all(line.as_bytes()).await.is_err() || write.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Tells the host `notifications/tools/list_changed` once whenever the tool set (names and
+/// schemas) differs from what it was last given.
+async fn watch_tools(shared: Arc<Shared>) {
+    let mut rx = shared.supervisor.watch();
+    while rx.changed().await.is_ok() {
+        let now = fingerprint(&shared.supervisor);
+        let tell = {
+            let mut known = shared.known.lock().expect("known lock");
+            match known.as_mut() {
+                Some((given, told)) if !*told && *given != now => {
+                    *told = true;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if tell {
+            shared.send(Message::notification(
+                "notifications/tools/list_changed",
+                None,
+            ));
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The gateway against an in-process upstream (memory transport, a scripted server per
+//! generation) and a host on an in-memory pipe, under paused time: answers, the
+//! upstream's loss mid-call, and what is and is not sent again.
+
+use super::{GatewayOptions, NOT_READY, UPSTREAM_LOST, serve};
+use crate::error::{Error, Stage};
+use crate::events::EventBus;
+use crate::protocol::{Message, Response};
+use crate::supervisor::{Supervisor, SupervisorConfig};
+use crate::transport::Incoming;
+use crate::transport::memory;
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+/// Every `tools/call` any generation received, by tool name.
+type Calls = Arc<Mutex<Vec<String>>>;
+
+/// An upstream whose `die` tool ends its generation without answering, and whose `once`
+/// tool does so only the first time; `peek` declares readOnlyHint.
+fn upstream(calls: Calls) -> Supervisor {
+    let opened = Arc::new(AtomicUsize::new(0));
+    let connector = Arc::new(move || {
+        let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
+        let (conn, mut end) = memory::pair();
+        let calls = calls.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = end.from_client.recv().await {
+                let r = match msg {
+                    Message::Request(r) => r,
+                    Message::Notification(n) => {
+                        calls.lock().unwrap().push(n.method);
+                        continue;
+                    }
+                    Message::Response(_) => continue,
+                };
+                let tool = r
+                    .params
+                    .as_ref()
+                    .and_then(|p| p["name"].as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                let result = match r.method.as_str() {
+                    "initialize" => json!({"protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}, "resources": {"subscribe": true}},
+                        "serverInfo": {"name": "mem", "version": "7"}, "instructions": "hi"}),
+                    "tools/list" => {
+                        let mut tools = json!([
+                            {"name": "echo", "inputSchema": {"type": "object"}},
+                            {"name": "die", "inputSchema": {"type": "object"}},
+                            {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
+                        ]);
+                        if generation > 1 {
+                            tools.as_array_mut().unwrap().push(json!({"name": "extra"}));
+                        }
+                        json!({ "tools": tools })
+                    }
+                    "tools/call" => {
+                        calls.lock().unwrap().push(tool.clone());
+                        if tool == "hang" {
+                            continue;
+                        }
+                        if tool == "prog" {
+                            let token =
+                                r.params.as_ref().unwrap()["_meta"]["progressToken"].clone();
+                            for i in 1..=2 {
+                                let p = json!({"progressToken": token, "progress": i, "total": 2});
+                                let note = Message::notification("notifications/progress", Some(p));
+                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                            }
+                        }
+                        if tool == "die" || (tool == "peek" && generation == 1) {
+                            let cause = Error::transport("the server went away");
+                            let _ = end.to_client.send(Incoming::Closed(cause)).await;
+                            return;
+                        }
+                        json!({"content": [{"type": "text", "text": format!("{tool}@{generation}")}]})
+                    }
+                    "resources/list" => json!({"resources": []}),
+                    _ => json!({}),
+                };
+                let reply = Message::Response(Response {
+                    id: r.id,
+                    outcome: Ok(result),
+                });
+                let _ = end.to_client.send(Incoming::Message(reply)).await;
+            }
+        });
+        Ok(conn)
+    });
+    let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
+    cfg.ping_interval = None;
+    Supervisor::spawn(cfg, Arc::new(EventBus::new(256)))
+}
+
+/// Sends one request and returns the whole answer (result or error), skipping
+/// notifications, which are returned beside it.
+async fn ask(
+    w: &mut (impl AsyncWriteExt + Unpin),
+    r: &mut tokio::io::Lines<BufReader<impl tokio::io::AsyncRead + Unpin>>,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> (Value, Vec<Value>) {
+    let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    w.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    let mut notes = Vec::new();
+    loop {
+        let text = tokio::time::timeout(Duration::from_secs(600), r.next_line())
+            .await
+            .expect("an answer")
+            .unwrap()
+            .expect("the gateway closed");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        if v.get("id") == Some(&json!(id)) {
+            return (v, notes);
+        }
+        notes.push(v);
+    }
+}
+
+fn gateway(
+    sup: Arc<Supervisor>,
+) -> (
+    tokio::io::WriteHalf<DuplexStream>,
+    tokio::io::Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+) {
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    let options = GatewayOptions {
+        request_wait: Duration::from_secs(5),
+        ..GatewayOptions::default()
+    };
+    tokio::spawn(serve(sup, gw_read, gw_write, options));
+    let (host_read, host_write) = tokio::io::split(host);
+    (host_write, BufReader::new(host_read).lines())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_gets_the_servers_answers() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    let (init, _) = ask(
+        &mut w,
+        &mut r,
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18"}),
+    )
+    .await;
+    let init = &init["result"];
+    assert_eq!(init["serverInfo"]["name"], "mem");
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["instructions"], "hi");
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true);
+    assert!(init["capabilities"]["resources"].get("subscribe").is_none());
+    assert_eq!(
+        ask(&mut w, &mut r, 2, "ping", json!({})).await.0["result"],
+        json!({})
+    );
+    let (list, _) = ask(&mut w, &mut r, 3, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+    let (call, _) = ask(
+        &mut w,
+        &mut r,
+        4,
+        "tools/call",
+        json!({"name": "echo", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(call["result"]["content"][0]["text"], "echo@1");
+    let (res, _) = ask(&mut w, &mut r, 5, "resources/list", json!({})).await;
+    assert_eq!(res["result"], json!({"resources": []}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_at_a_loss_fails_at_once_and_is_not_sent_again() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let (died, _) = ask(&mut w, &mut r, 2, "tools/call", json!({"name": "die"})).await;
+    let err = &died["error"];
+    assert_eq!(err["code"], UPSTREAM_LOST, "{died}");
+    assert_eq!(err["data"]["kind"], "transport", "{died}");
+    assert!(
+        err["message"].as_str().unwrap().contains("readOnlyHint"),
+        "{died}"
+    );
+    // The host's session is still open: the next call runs on the next generation.
+    let (next, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "echo"})).await;
+    assert_eq!(next["result"]["content"][0]["text"], "echo@2", "{next}");
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [
+            "notifications/initialized",
+            "die",
+            "notifications/initialized",
+            "echo"
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_only_call_lost_with_its_generation_is_sent_again() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    let (peek, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "peek"})).await;
+    assert_eq!(peek["result"]["content"][0]["text"], "peek@2", "{peek}");
+    let seen = calls.lock().unwrap().clone();
+    assert_eq!(seen.iter().filter(|c| *c == "peek").count(), 2, "{seen:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_hears_when_the_tool_set_changed_after_a_reconnect() {
+    let sup = Arc::new(upstream(Calls::default()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let (list, _) = ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 3);
+    ask(&mut w, &mut r, 3, "tools/call", json!({"name": "die"})).await;
+    let mut heard = 0;
+    for id in 4..8 {
+        let (_, notes) = ask(&mut w, &mut r, id, "tools/call", json!({"name": "echo"})).await;
+        heard += notes
+            .iter()
+            .filter(|n| n["method"] == "notifications/tools/list_changed")
+            .count();
+    }
+    assert_eq!(heard, 1, "one list_changed for the one change");
+    let (list, _) = ask(&mut w, &mut r, 9, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_reaches_the_host_and_its_cancel_reaches_the_server() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let params = json!({"name": "prog", "_meta": {"progressToken": "host-7"}});
+    let (done, notes) = ask(&mut w, &mut r, 2, "tools/call", params).await;
+    assert!(done.get("result").is_some(), "{done}");
+    let progress: Vec<_> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .map(|n| {
+            (
+                n["params"]["progressToken"].clone(),
+                n["params"]["progress"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [(json!("host-7"), json!(1.0)), (json!("host-7"), json!(2.0))]
+    );
+
+    let hang =
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "hang"}});
+    w.write_all(format!("{hang}\n").as_bytes()).await.unwrap();
+    seen_upstream(&calls, "hang").await;
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}});
+    w.write_all(format!("{cancel}\n").as_bytes()).await.unwrap();
+    // No answer to the cancelled request: the next answer is the ping's.
+    let (pong, notes) = ask(&mut w, &mut r, 4, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    assert!(notes.iter().all(|n| n.get("id").is_none()), "{notes:?}");
+    seen_upstream(&calls, "notifications/cancelled").await;
+}
+
+/// Waits (paused time, bounded) until the upstream received `what`.
+async fn seen_upstream(calls: &Calls, what: &str) {
+    let seen = async {
+        while !calls.lock().unwrap().iter().any(|c| c == what) {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), seen)
+        .await
+        .unwrap_or_else(|_| panic!("the upstream never received {what}"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_quarantined_server_is_reported_as_soon_as_it_is() {
+    let connector = Arc::new(|| Err(Error::transport("connection refused")));
+    let mut cfg = SupervisorConfig::new("flaky", Stage::Connect, connector);
+    cfg.ping_interval = None;
+    cfg.policy.backoff =
+        crate::policy::Backoff::try_new(Duration::from_millis(10), Duration::from_millis(20), 2)
+            .unwrap();
+    let sup = Arc::new(Supervisor::spawn(cfg, Arc::new(EventBus::new(64))));
+    let (mut w, mut r) = gateway(sup);
+    let (call, _) = ask(&mut w, &mut r, 1, "tools/call", json!({"name": "echo"})).await;
+    let e = &call["error"];
+    assert_eq!(e["code"], super::HALTED, "{call}");
+    assert_eq!(e["data"]["state"], "quarantined", "{call}");
+    assert!(
+        e["message"].as_str().unwrap().contains("Press Reconnect"),
+        "{call}"
+    );
+    assert_eq!(e["data"]["kind"], "transport", "{call}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_disabled_server_is_reported_at_once_and_never_ready_waits_then_fails() {
+    let connector = Arc::new(|| Err(Error::transport("refused")));
+    let mut cfg = SupervisorConfig::new("off", Stage::Connect, connector.clone());
+    cfg.disabled = true;
+    let sup = Arc::new(Supervisor::spawn(cfg, Arc::new(EventBus::new(16))));
+    let (mut w, mut r) = gateway(sup);
+    let (init, _) = ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "lifeline:off",
+        "{init}"
+    );
+    let (call, _) = ask(&mut w, &mut r, 2, "tools/call", json!({"name": "echo"})).await;
+    assert_eq!(call["error"]["code"], super::HALTED, "{call}");
+    assert!(
+        call["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disabled"),
+        "{call}"
+    );
+
+    let mut cfg = SupervisorConfig::new("down", Stage::Connect, connector);
+    cfg.ping_interval = None;
+    let sup = Arc::new(Supervisor::spawn(cfg, Arc::new(EventBus::new(16))));
+    let (mut w, mut r) = gateway(sup);
+    let (call, _) = ask(&mut w, &mut r, 1, "tools/call", json!({"name": "echo"})).await;
+    assert_eq!(call["error"]["code"], NOT_READY, "{call}");
+    assert_eq!(call["error"]["data"]["kind"], "transport", "{call}");
+    assert!(
+        call["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("waited 5 s"),
+        "{call}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_session_ends_with_the_hosts_input_and_lets_go_of_the_supervisor() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    let serving = tokio::spawn(serve(
+        sup.clone(),
+        gw_read,
+        gw_write,
+        GatewayOptions::default(),
+    ));
+    let (host_read, mut host_write) = tokio::io::split(host);
+    let mut lines = BufReader::new(host_read).lines();
+    ask(&mut host_write, &mut lines, 1, "initialize", json!({})).await;
+    // A call that never ends is in flight when the host leaves.
+    let hang =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang"}});
+    host_write
+        .write_all(format!("{hang}\n").as_bytes())
+        .await
+        .unwrap();
+    seen_upstream(&calls, "hang").await;
+    drop(host_write);
+    drop(lines);
+    tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("the session ended")
+        .unwrap();
+    seen_upstream(&calls, "notifications/cancelled").await;
+    let sup = Arc::try_unwrap(sup).unwrap_or_else(|_| panic!("the gateway still holds it"));
+    sup.stop().await;
+}

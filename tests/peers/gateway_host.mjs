@@ -1,0 +1,35 @@
+// The TypeScript SDK's client as a host of `lifeline connect`: connect over stdio, list the
+// tools, call one, crash the upstream under a call, call again. Prints one JSON line with
+// what it saw; the Rust test (tests/tests/it/gateway/sdk_host.rs) asserts on it.
+// Usage: node gateway_host.mjs LIFELINE_BIN CONFIG_PATH SERVER_NAME
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const [lifeline, config, name] = process.argv.slice(2);
+const transport = new StdioClientTransport({
+  command: lifeline,
+  args: ["connect", name, "--config", config],
+  stderr: "inherit",
+});
+const client = new Client({ name: "lifeline-gateway-test-host", version: "1.0.0" });
+const out = {};
+let listChanged = 0;
+await client.connect(transport);
+client.fallbackNotificationHandler = async (n) => {
+  if (n.method === "notifications/tools/list_changed") listChanged += 1;
+};
+out.server = client.getServerVersion();
+out.protocol = transport.protocolVersion ?? null;
+out.tools = (await client.listTools()).tools.map((t) => t.name);
+out.first = (await client.callTool({ name: "echo", arguments: { text: "one" } })).content[0].text;
+try {
+  await client.callTool({ name: "crash", arguments: { code: 3 } });
+  out.crash = "succeeded";
+} catch (e) {
+  out.crash = { code: e.code, message: e.message, data: e.data ?? null };
+}
+await client.ping();
+out.second = (await client.callTool({ name: "echo", arguments: { text: "two" } })).content[0].text;
+out.listChanged = listChanged;
+await client.close();
+console.log(JSON.stringify(out));
