@@ -111,7 +111,8 @@ def main():
         with open(os.path.join(HERE, name), "wb") as f:
             f.write(png(size, draw(size)))
         print(f"icons/{name}: {size}x{size} RGBA")
-    # The Windows resource (tauri-build embeds the first .ico of bundle.icon) and NSIS icon.
+    # The Windows resource and installer icon: tauri-build embeds the first .ico of
+    # bundle.icon, listed for Windows only in src-tauri/tauri.windows.conf.json.
     sizes = [16, 32, 48, 256]
     with open(os.path.join(HERE, "icon.ico"), "wb") as f:
         f.write(ico(sizes))
