@@ -194,7 +194,11 @@ fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEve
 
 /// SIGTERM and SIGINT close the app the way its window does, so every server is disposed
 /// of (stdio servers run in their own process groups and would outlive a killed app).
+/// Windows sends a GUI app no such signals, and needs none: each stdio server is in a Job
+/// Object that closes, killing it, when the app ends however it ends.
 fn exit_on_signals<R: Runtime>(app: tauri::AppHandle<R>) {
+    #[cfg(not(unix))]
+    drop(app);
     #[cfg(unix)]
     tauri::async_runtime::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};

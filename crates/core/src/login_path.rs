@@ -16,7 +16,9 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
+#[cfg_attr(not(unix), allow(dead_code))]
 const START: &str = "__LIFELINE_PATH_START__";
+#[cfg_attr(not(unix), allow(dead_code))]
 const END: &str = "__LIFELINE_PATH_END__";
 
 /// How long the shell may take; a slower one leaves Lifeline with its own PATH.
@@ -148,6 +150,7 @@ pub fn ask(shell: &str, timeout: Duration) -> Option<String> {
     }
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 fn extract(output: &str) -> Option<String> {
     let start = output.find(START)? + START.len();
     let len = output[start..].find(END)?;
