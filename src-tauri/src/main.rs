@@ -106,6 +106,9 @@ fn main() {
         Some(instance::Claim::First(guard)) => Some(guard),
         None => None,
     };
+    // Started from the Dock, a launcher or at login, the app has the desktop's minimal PATH:
+    // the login shell's is asked for now, in the background, for the servers it starts.
+    lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
     // Servers a crashed run left behind end now; this run's are recorded from here on.
     if let Some(dir) = runs::default_dir() {
         runs::track(&dir);

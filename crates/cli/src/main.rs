@@ -160,6 +160,10 @@ enum Command {
 fn main() {
     init_logging();
     let cli = Cli::parse();
+    // A host such as Claude Desktop starts `connect` with the desktop's minimal PATH.
+    if matches!(cli.command, Command::Connect { .. }) {
+        lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
+    }
     // Servers a crashed run left behind end now; this run's are recorded from here on.
     if let Some(dir) = lifeline_core::transport::runs::default_dir() {
         lifeline_core::transport::runs::track(&dir);

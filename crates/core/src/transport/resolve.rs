@@ -57,7 +57,7 @@ impl PathSource {
 /// Resolves `config`'s command without starting anything.
 pub fn resolve(config: &StdioConfig, redactor: &Redactor) -> Resolution {
     let configured_path = config.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v);
-    let inherited = std::env::var("PATH").unwrap_or_default();
+    let inherited = crate::login_path::effective();
     let is_path = is_path(&config.command);
     let (path, path_source) = match (is_path, configured_path) {
         (true, _) => (Vec::new(), PathSource::None),

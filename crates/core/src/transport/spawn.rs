@@ -103,6 +103,11 @@ pub(super) fn start(config: &StdioConfig) -> Result<Started, Error> {
         cmd.env_clear()
             .envs(child_env::passed(std::env::vars_os(), cfg!(windows)));
     }
+    // The login shell's PATH when a desktop started Lifeline (`login_path`); a PATH in the
+    // config's `env` still wins.
+    if let Some(path) = crate::login_path::path() {
+        cmd.env("PATH", path);
+    }
     cmd.args(&config.args)
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
@@ -176,7 +181,7 @@ fn spawn_failure(config: &StdioConfig, e: &io::Error) -> Error {
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
+        .or_else(|| Some(crate::login_path::effective()))
         .unwrap_or_default();
     let what = match e.kind() {
         // A command with a slash is not looked up in PATH: naming PATH would mislead.
