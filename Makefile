@@ -34,6 +34,11 @@ SHELL := bash
 .DEFAULT_GOAL := test
 
 CARGO ?= cargo
+
+# Whether a CI runner sets TERM must not change what the tests see: the app and `lifeline
+# connect` ask the login shell for PATH only when told to here (docs/config.md, "Finding the
+# command"); the tests of that feature ask for it themselves.
+export LIFELINE_LOGIN_PATH ?= 0
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
 .PHONY: test check run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
