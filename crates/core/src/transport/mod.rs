@@ -10,6 +10,7 @@ pub mod runs;
 mod spawn;
 pub mod sse;
 pub mod stdio;
+mod stdio_config;
 mod tree;
 
 use crate::error::{Error, Result};

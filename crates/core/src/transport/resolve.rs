@@ -9,7 +9,7 @@
 //! own lookup only appends `.exe`, so the spawn starts the program found here
 //! (`windows_program`).
 
-use super::spawn::StdioConfig;
+use super::stdio_config::StdioConfig;
 use crate::redact::{Redactor, scrub_args};
 use std::path::{Path, PathBuf};
 

@@ -20,58 +20,16 @@
 //! closed, and its processes killed, when Lifeline's handles close as it dies. On macOS
 //! neither exists: a server sees its stdin close when Lifeline dies.
 
+use super::stdio_config::StdioConfig;
 use super::tree::Tree;
 use super::{child_env, runs};
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
-use crate::redact::Redactor;
 use std::io;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
-
-#[derive(Debug, Clone)]
-pub struct StdioConfig {
-    pub command: String,
-    pub args: Vec<String>,
-    /// Added to the environment the server starts with. Values are secrets: never shown.
-    pub env: Vec<(String, String)>,
-    /// Start from Lifeline's whole environment instead of the variables the MCP SDKs pass
-    /// on (`child_env`): the config's `inheritEnv`.
-    pub inherit_env: bool,
-    pub cwd: Option<PathBuf>,
-    /// A line on stdout longer than this is a protocol error.
-    pub max_line_bytes: usize,
-    /// How much of stderr to keep, from the end.
-    pub stderr_tail_bytes: usize,
-    /// Each of the two waits in the shutdown sequence.
-    pub shutdown_grace: Duration,
-}
-
-impl StdioConfig {
-    pub fn new(command: impl Into<String>, args: Vec<String>) -> Self {
-        StdioConfig {
-            command: command.into(),
-            args,
-            env: Vec::new(),
-            inherit_env: false,
-            cwd: None,
-            max_line_bytes: 16 * 1024 * 1024,
-            stderr_tail_bytes: 64 * 1024,
-            shutdown_grace: Duration::from_secs(2),
-        }
-    }
-
-    /// Scrubs the values of the server's `env` (secrets) from what it writes.
-    pub(super) fn redactor(&self) -> Redactor {
-        Redactor::new(crate::redact::env_secrets(
-            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-        ))
-    }
-}
 
 /// A started server process: its process tree, its pipes, and its exit status once
 /// it has exited and was reaped.

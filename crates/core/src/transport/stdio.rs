@@ -7,8 +7,8 @@
 //! unbounded memory; stderr is kept as a bounded tail. Starting the process — its
 //! environment, its group, its death with Lifeline, its reaping — is `spawn`'s.
 
-pub use super::spawn::StdioConfig;
 use super::spawn::{self, Started, io_reason};
+pub use super::stdio_config::StdioConfig;
 use super::tree::Tree;
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::error::{Error, ErrorKind, ExitStatus};
