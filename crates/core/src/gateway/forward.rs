@@ -140,7 +140,7 @@ async fn tools_list(shared: &Shared) -> Result<Value, RpcError> {
         let wait = shared.options.request_wait;
         ready(shared, 0, Instant::now() + wait, wait).await?;
     }
-    let tools = sup.tools();
+    let tools: Vec<Value> = sup.tools().iter().map(|t| t.raw_json()).collect();
     *shared.known.lock().expect("known lock") = Some((fingerprint(sup), false));
     Ok(json!({ "tools": tools }))
 }
@@ -165,6 +165,14 @@ fn why_not(decision: Reissue, method: &str) -> String {
 /// The host's progress token on this request, if it asked for progress.
 fn progress_token(params: Option<&Value>) -> Option<Value> {
     params?.get("_meta")?.get("progressToken").cloned()
+}
+
+/// The host's `_meta` on a call, without its `progressToken` (the session sets its own and
+/// the gateway maps the progress back to the host's token).
+fn host_meta(params: Option<&Value>) -> Option<Box<serde_json::Map<String, Value>>> {
+    let mut meta = params?.get("_meta")?.as_object()?.clone();
+    meta.remove("progressToken");
+    Some(Box::new(meta))
 }
 
 /// The upstream's progress for one request, on its way to the host under the host's token.
@@ -315,6 +323,7 @@ async fn call(
         let opts = CallOptions {
             progress,
             cancel: Some(cancel_rx),
+            meta: host_meta(params.as_ref()),
         };
         let run = relay(shared, relayed, sup.call_with(&tool, args.clone(), opts));
         tokio::pin!(run);

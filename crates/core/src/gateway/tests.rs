@@ -48,7 +48,9 @@ fn upstream(calls: Calls) -> Supervisor {
                         "serverInfo": {"name": "mem", "version": "7"}, "instructions": "hi"}),
                     "tools/list" => {
                         let mut tools = json!([
-                            {"name": "echo", "inputSchema": {"type": "object"}},
+                            {"name": "echo", "inputSchema": {"type": "object"},
+                             "outputSchema": {"type": "object"}, "icons": [{"src": "data:,"}],
+                             "_meta": {"ui": 1}},
                             {"name": "die", "inputSchema": {"type": "object"}},
                             {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
                         ]);
@@ -70,6 +72,27 @@ fn upstream(calls: Calls) -> Supervisor {
                                 let note = Message::notification("notifications/progress", Some(p));
                                 let _ = end.to_client.send(Incoming::Message(note)).await;
                             }
+                        }
+                        if tool == "meta" {
+                            let meta = r.params.as_ref().unwrap()["_meta"].clone();
+                            let reply = Message::Response(Response {
+                                id: r.id,
+                                outcome: Ok(json!({"content": [], "structuredContent": meta})),
+                            });
+                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            continue;
+                        }
+                        if tool == "refuse" {
+                            let reply = Message::Response(Response {
+                                id: r.id,
+                                outcome: Err(crate::protocol::RpcError {
+                                    code: -32602,
+                                    message: "bad arguments".into(),
+                                    data: Some(json!({"field": "x"})),
+                                }),
+                            });
+                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            continue;
                         }
                         if tool == "die" || (tool == "peek" && generation == 1) {
                             let cause = Error::transport("the server went away");
@@ -174,6 +197,29 @@ async fn the_host_gets_the_servers_answers() {
     assert_eq!(call["result"]["content"][0]["text"], "echo@1");
     let (res, _) = ask(&mut w, &mut r, 5, "resources/list", json!({})).await;
     assert_eq!(res["result"], json!({"resources": []}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_errors_and_meta_pass_through_unchanged() {
+    let sup = Arc::new(upstream(Calls::default()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    // Every field the server listed reaches the host, not only the parsed ones.
+    let (list, _) = ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    let echo = &list["result"]["tools"][0];
+    assert_eq!(echo["outputSchema"], json!({"type": "object"}), "{list}");
+    assert_eq!(echo["icons"][0]["src"], "data:,", "{list}");
+    assert_eq!(echo["_meta"], json!({"ui": 1}), "{list}");
+    // The server's error keeps its data.
+    let (refused, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "refuse"})).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"], json!({"field": "x"}), "{refused}");
+    // The host's _meta reaches the server; its progressToken is the session's own.
+    let params = json!({"name": "meta", "_meta": {"trace": "t1", "progressToken": "host"}});
+    let (meta, _) = ask(&mut w, &mut r, 4, "tools/call", params).await;
+    let seen = &meta["result"]["structuredContent"];
+    assert_eq!(seen["trace"], "t1", "{meta}");
+    assert_ne!(seen["progressToken"], "host", "{meta}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -40,6 +40,9 @@ pub struct CallOptions {
     /// `notifications/cancelled`; a queued one is never sent. Dropping the sender does not
     /// cancel.
     pub cancel: Option<oneshot::Receiver<()>>,
+    /// The call's `params._meta` (the gateway passes its host's); the session sets
+    /// `progressToken` in it to its own request id.
+    pub meta: Option<Box<serde_json::Map<String, Value>>>,
 }
 
 /// What the handle asks of the actor through its mailbox.
