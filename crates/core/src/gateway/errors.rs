@@ -202,7 +202,7 @@ pub fn answered(
 }
 
 /// `v` with every string in it (keys too) scrubbed of the server's secrets.
-fn scrub_value(v: &Value, redactor: &Redactor) -> Value {
+pub(super) fn scrub_value(v: &Value, redactor: &Redactor) -> Value {
     match v {
         Value::String(s) => Value::String(redactor.scrub(s)),
         Value::Array(a) => a.iter().map(|x| scrub_value(x, redactor)).collect(),

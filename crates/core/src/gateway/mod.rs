@@ -7,11 +7,13 @@
 //! host hears `notifications/tools/list_changed` when the tool set changes.
 //!
 //! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
-//! `forward.rs` answers one request; `errors.rs` is the state-to-error mapping
+//! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
+//! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md).
 
 mod errors;
 mod forward;
+mod notes;
 
 #[cfg(test)]
 mod tests;
@@ -101,6 +103,7 @@ where
     });
     let writer = tokio::spawn(write_all(write, out_rx));
     let watcher = tokio::spawn(watch_tools(shared.clone()));
+    let notes = tokio::spawn(notes::pass_on(shared.clone()));
     let mut requests: JoinSet<()> = JoinSet::new();
     let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<RequestId>();
@@ -179,6 +182,8 @@ where
     while requests.join_next().await.is_some() {}
     watcher.abort();
     let _ = watcher.await;
+    notes.abort();
+    let _ = notes.await;
     // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
     // it gave and can stop it.
     drop(shared);

@@ -73,6 +73,23 @@ fn upstream(calls: Calls) -> Supervisor {
                                 let _ = end.to_client.send(Incoming::Message(note)).await;
                             }
                         }
+                        if tool == "notify" {
+                            for (method, params) in [
+                                (
+                                    "notifications/message",
+                                    json!({"level": "info", "logger": "l", "data": "hunter2 here"}),
+                                ),
+                                (
+                                    "notifications/resources/updated",
+                                    json!({"uri": "file:///a"}),
+                                ),
+                                ("notifications/prompts/list_changed", json!({})),
+                                ("notifications/unknown", json!({})),
+                            ] {
+                                let note = Message::notification(method, Some(params));
+                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                            }
+                        }
                         if tool == "meta" {
                             let meta = r.params.as_ref().unwrap()["_meta"].clone();
                             let reply = Message::Response(Response {
@@ -197,6 +214,47 @@ async fn the_host_gets_the_servers_answers() {
     assert_eq!(call["result"]["content"][0]["text"], "echo@1");
     let (res, _) = ask(&mut w, &mut r, 5, "resources/list", json!({})).await;
     assert_eq!(res["result"], json!({"resources": []}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_notifications_reach_the_host_scrubbed() {
+    let options = GatewayOptions {
+        redactor: crate::redact::Redactor::new(["hunter2"]),
+        ..GatewayOptions::default()
+    };
+    let sup = Arc::new(upstream(Calls::default()));
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    tokio::spawn(serve(sup.clone(), gw_read, gw_write, options));
+    let (host_read, mut w) = tokio::io::split(host);
+    let mut r = BufReader::new(host_read).lines();
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let (_, mut notes) = ask(&mut w, &mut r, 2, "tools/call", json!({"name": "notify"})).await;
+    // The notifications travel beside the answer: read on until the three are in.
+    while notes.len() < 3 {
+        let line = tokio::time::timeout(Duration::from_secs(600), r.next_line())
+            .await
+            .expect("the notifications")
+            .unwrap()
+            .expect("the gateway closed");
+        notes.push(serde_json::from_str(&line).unwrap());
+    }
+    let methods: Vec<_> = notes
+        .iter()
+        .map(|n| n["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/message",
+            "notifications/resources/updated",
+            "notifications/prompts/list_changed"
+        ]
+    );
+    assert_eq!(notes[0]["params"]["level"], "info");
+    assert_eq!(notes[0]["params"]["logger"], "l");
+    assert!(!notes[0].to_string().contains("hunter2"), "{}", notes[0]);
+    assert_eq!(notes[1]["params"]["uri"], "file:///a");
 }
 
 #[tokio::test(start_paused = true)]
