@@ -28,11 +28,16 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
         "tools/list" => Some(tools_list(shared).await),
         "tools/call" => call(shared, r.params.clone(), cancel).await,
         method => {
+            super::subs::before(shared, method, r.params.as_ref());
             let forwarded = forward(shared, method, r.params.clone());
-            tokio::select! {
+            let outcome = tokio::select! {
                 outcome = forwarded => Some(outcome),
                 () = cancelled(cancel) => None,
+            };
+            if !matches!(outcome, Some(Ok(_))) {
+                super::subs::failed(shared, method, r.params.as_ref());
             }
+            outcome
         }
     };
     if let Some(outcome) = outcome {
@@ -90,10 +95,6 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
             let mut caps = info.capabilities.clone();
             if !caps.is_object() {
                 caps = json!({});
-            }
-            // Resource subscriptions are not forwarded yet (docs/gateway.md).
-            if let Some(res) = caps.get_mut("resources").and_then(Value::as_object_mut) {
-                res.remove("subscribe");
             }
             // Lifeline tells the host when the tool set changes across generations.
             caps["tools"] = json!({ "listChanged": true });

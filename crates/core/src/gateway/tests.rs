@@ -119,6 +119,14 @@ fn upstream(calls: Calls) -> Supervisor {
                         json!({"content": [{"type": "text", "text": format!("{tool}@{generation}")}]})
                     }
                     "resources/list" => json!({"resources": []}),
+                    "resources/subscribe" | "resources/unsubscribe" => {
+                        let uri = r.params.as_ref().unwrap()["uri"].as_str().unwrap();
+                        calls
+                            .lock()
+                            .unwrap()
+                            .push(format!("{} {uri}@{generation}", r.method));
+                        json!({})
+                    }
                     _ => json!({}),
                 };
                 let reply = Message::Response(Response {
@@ -196,7 +204,7 @@ async fn the_host_gets_the_servers_answers() {
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(init["instructions"], "hi");
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true);
-    assert!(init["capabilities"]["resources"].get("subscribe").is_none());
+    assert_eq!(init["capabilities"]["resources"]["subscribe"], true);
     assert_eq!(
         ask(&mut w, &mut r, 2, "ping", json!({})).await.0["result"],
         json!({})
@@ -255,6 +263,41 @@ async fn the_servers_notifications_reach_the_host_scrubbed() {
     assert_eq!(notes[0]["params"]["logger"], "l");
     assert!(!notes[0].to_string().contains("hunter2"), "{}", notes[0]);
     assert_eq!(notes[1]["params"]["uri"], "file:///a");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hosts_subscriptions_are_made_again_after_a_reconnect() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    for (id, uri) in [(2, "file:///a"), (3, "file:///b")] {
+        let (ok, _) = ask(
+            &mut w,
+            &mut r,
+            id,
+            "resources/subscribe",
+            json!({"uri": uri}),
+        )
+        .await;
+        assert_eq!(ok["result"], json!({}), "{ok}");
+    }
+    let params = json!({"uri": "file:///b"});
+    ask(&mut w, &mut r, 4, "resources/unsubscribe", params).await;
+    ask(&mut w, &mut r, 5, "tools/call", json!({"name": "die"})).await;
+    let again = "resources/subscribe file:///a@2";
+    for _ in 0..1000 {
+        if calls.lock().unwrap().iter().any(|c| c == again) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seen: Vec<String> = calls.lock().unwrap().clone();
+    assert!(seen.iter().any(|c| c == again), "{seen:?}");
+    assert!(
+        !seen.iter().any(|c| c == "resources/subscribe file:///b@2"),
+        "{seen:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
