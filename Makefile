@@ -5,7 +5,8 @@
 #                     Rust test (unit + integration, real processes), the UI's type check and unit
 #                     tests; no browser, no app window, no conformance, no bench
 #   make test         setup, UI checks and build, fmt check, clippy -D warnings, every test,
-#                     the UI in headless Chromium, the app in a real window (Xvfb), conformance
+#                     the UI in headless Chromium, the app in a real window (Xvfb), conformance,
+#                     bench-smoke, portability (skipped, loudly, where the rustup target cannot be had)
 #   make run          setup (only what running needs), build, start the desktop app (the CLI
 #                     demo when there is no display)
 #   make ui           the UI's type check, unit tests and production build (ui/dist, embedded by the app)
@@ -19,7 +20,10 @@
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
-#   make portability  the whole workspace checked for Windows (x86_64-pc-windows-gnu)
+#   make portability  the whole workspace checked and linted for Windows (x86_64-pc-windows-gnu),
+#                     then `make wine-test` (part of `make test` when the rustup target can be had)
+#   make wine-test    the core's and the CLI's tests built for Windows, run under Wine
+#   make macos-check  the workspace type-checked for aarch64-apple-darwin (not in make test)
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
@@ -30,10 +34,15 @@ SHELL := bash
 .DEFAULT_GOAL := test
 
 CARGO ?= cargo
+
+# Whether a CI runner sets TERM must not change what the tests see: the app and `lifeline
+# connect` ask the login shell for PATH only when told to here (docs/config.md, "Finding the
+# command"); the tests of that feature ask for it themselves.
+export LIFELINE_LOGIN_PATH ?= 0
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
 .PHONY: test check run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
-  bench bench-smoke bench-build ui-unit package package-test portability
+  bench bench-smoke bench-build ui-unit package package-test portability wine-test macos-check
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -116,6 +125,7 @@ test:
 	$(MAKE) --no-print-directory app-e2e
 	scripts/conformance.sh
 	$(MAKE) --no-print-directory bench-smoke
+	scripts/portability.sh --if-possible
 
 # The app embeds ui/dist, so the UI is built before the app.
 run:
@@ -125,13 +135,20 @@ run:
 	scripts/run-app.sh
 
 # Windows from here: `cargo check` of every crate and target for x86_64-pc-windows-gnu (the
-# rustup target and MinGW come from `setup.sh portability`, not from the test profile: rustup
-# downloads from static.rust-lang.org, which CI may not reach), so Unix-only code is seen.
-# docs/packaging.md says what runs where.
-WINDOWS_TARGET := x86_64-pc-windows-gnu
+# The workspace checked and linted for Windows, then the core's and the CLI's tests for
+# Windows under Wine (scripts/portability.sh; docs/packaging.md says what runs where). The
+# rustup target, MinGW and wine64 come from `setup.sh portability`. `make test` runs it with
+# --if-possible: where rustup cannot fetch the target (CI may reach only the package
+# registries) it says so in one loud line and goes on.
 portability:
-	scripts/setup.sh portability
-	$(CARGO) check --workspace --all-targets --target $(WINDOWS_TARGET)
+	scripts/portability.sh
+
+wine-test:
+	scripts/wine-test.sh
+
+# The workspace type-checked for aarch64-apple-darwin (C faked: no macOS SDK here; docs/packaging.md).
+macos-check:
+	scripts/macos-check.sh
 
 # Packages (docs/packaging.md). Release builds, minutes long: not part of `make test`.
 package:

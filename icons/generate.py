@@ -87,6 +87,20 @@ def png(size, pixels):
     )
 
 
+def ico(sizes):
+    """A Windows .ico holding a PNG per size (Vista and later read PNG entries); 256 is
+    written as 0 in the directory, as the format wants."""
+    images = [png(size, draw(size)) for size in sizes]
+    header = struct.pack("<HHH", 0, 1, len(images))
+    offset = len(header) + 16 * len(images)
+    entries = b""
+    for size, data in zip(sizes, images):
+        side = 0 if size >= 256 else size
+        entries += struct.pack("<BBBBHHII", side, side, 0, 0, 1, 32, len(data), offset)
+        offset += len(data)
+    return header + entries + b"".join(images)
+
+
 def main():
     for name, size in [
         ("32x32.png", 32),
@@ -97,6 +111,12 @@ def main():
         with open(os.path.join(HERE, name), "wb") as f:
             f.write(png(size, draw(size)))
         print(f"icons/{name}: {size}x{size} RGBA")
+    # The Windows resource and installer icon: tauri-build embeds the first .ico of
+    # bundle.icon, listed for Windows only in src-tauri/tauri.windows.conf.json.
+    sizes = [16, 32, 48, 256]
+    with open(os.path.join(HERE, "icon.ico"), "wb") as f:
+        f.write(ico(sizes))
+    print(f"icons/icon.ico: {sizes}")
 
 
 if __name__ == "__main__":

@@ -85,7 +85,8 @@ fi
 if wants portability; then
   # `make portability`: the workspace checked for Windows (the C parts of ring and SQLite
   # are compiled, and the app's resources linked, by the MinGW cross toolchain).
-  APT_PACKAGES+=(gcc-mingw-w64-x86-64)
+  # wine64 runs the core's unit tests built for Windows (`make wine-test`).
+  APT_PACKAGES+=(gcc-mingw-w64-x86-64 wine64)
 fi
 
 # A Python >= 3.10 with venv + ensurepip: the machine's (pyenv's) if it has one, else Debian's.

@@ -106,6 +106,9 @@ fn main() {
         Some(instance::Claim::First(guard)) => Some(guard),
         None => None,
     };
+    // Started from the Dock, a launcher or at login, the app has the desktop's minimal PATH:
+    // the login shell's is asked for now, in the background, for the servers it starts.
+    lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
     // Servers a crashed run left behind end now; this run's are recorded from here on.
     if let Some(dir) = runs::default_dir() {
         runs::track(&dir);
@@ -194,7 +197,11 @@ fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEve
 
 /// SIGTERM and SIGINT close the app the way its window does, so every server is disposed
 /// of (stdio servers run in their own process groups and would outlive a killed app).
+/// Windows sends a GUI app no such signals, and needs none: each stdio server is in a Job
+/// Object that closes, killing it, when the app ends however it ends.
 fn exit_on_signals<R: Runtime>(app: tauri::AppHandle<R>) {
+    #[cfg(not(unix))]
+    drop(app);
     #[cfg(unix)]
     tauri::async_runtime::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};

@@ -101,22 +101,14 @@ fn authority_name(url: &str) -> String {
     host_port.replace(':', "-")
 }
 
-/// Resolves on SIGINT or SIGTERM, or after `limit` if given. The signal handlers are
-/// installed by this call, not when the future is first polled: a signal that arrived in
-/// between would take the default action and kill the process without disposal, leaving
-/// stdio servers (each in its own process group) running.
+/// Resolves on SIGINT or SIGTERM (Windows: Ctrl+C, Ctrl+Break or the console closing), or
+/// after `limit` if given. The handlers are installed by this call, not when the future is
+/// first polled: a signal that arrived in between would take the default action and kill the
+/// process without disposal, leaving stdio servers (each in its own process group) running.
+/// On Windows they would die with it anyway (each is in a job that closes with us), but
+/// without their stdin closed first.
 pub fn until_stopped(limit: Option<Duration>) -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut int = signal(SignalKind::interrupt()).ok();
-    async fn recv(s: Option<&mut tokio::signal::unix::Signal>) {
-        match s {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending().await,
-        }
-    }
+    let stopped = stop_signals();
     async move {
         let timer = async {
             match limit {
@@ -125,9 +117,62 @@ pub fn until_stopped(limit: Option<Duration>) -> impl std::future::Future<Output
             }
         };
         tokio::select! {
-            _ = recv(int.as_mut()) => {}
-            _ = recv(term.as_mut()) => {}
-            _ = timer => {}
+            () = stopped => {}
+            () = timer => {}
+        }
+    }
+}
+
+#[cfg(unix)]
+fn stop_signals() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    async fn recv(s: Option<&mut Signal>) {
+        match s {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    async move {
+        tokio::select! {
+            () = recv(int.as_mut()) => {}
+            () = recv(term.as_mut()) => {}
+        }
+    }
+}
+
+#[cfg(windows)]
+fn stop_signals() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::windows::{ctrl_break, ctrl_c, ctrl_close};
+    let mut c = ctrl_c().ok();
+    let mut brk = ctrl_break().ok();
+    let mut close = ctrl_close().ok();
+    async move {
+        let c = async {
+            match c.as_mut() {
+                Some(s) => drop(s.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        let brk = async {
+            match brk.as_mut() {
+                Some(s) => drop(s.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        let close = async {
+            match close.as_mut() {
+                Some(s) => drop(s.recv().await),
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = c => {}
+            () = brk => {}
+            () = close => {}
         }
     }
 }

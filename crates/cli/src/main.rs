@@ -2,6 +2,7 @@
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
 mod bundle;
+mod clients;
 mod conformance;
 mod connect;
 mod fleet;
@@ -135,6 +136,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Route an AI client's servers through Lifeline, and undo it (docs/clients.md)
+    Clients {
+        #[command(subcommand)]
+        command: clients::ClientsCommand,
+    },
     /// Serve a configured server to an AI client over stdio, through Lifeline's supervisor
     /// (use as the client's command: `lifeline connect NAME`)
     Connect {
@@ -154,6 +160,10 @@ enum Command {
 fn main() {
     init_logging();
     let cli = Cli::parse();
+    // A host such as Claude Desktop starts `connect` with the desktop's minimal PATH.
+    if matches!(cli.command, Command::Connect { .. }) {
+        lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
+    }
     // Servers a crashed run left behind end now; this run's are recorded from here on.
     if let Some(dir) = lifeline_core::transport::runs::default_dir() {
         lifeline_core::transport::runs::track(&dir);
@@ -202,6 +212,7 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
+        Command::Clients { command } => clients::run(command),
         Command::Connect { name, config } => connect::run(&name, config.as_deref()).await,
         Command::Bundle {
             config,

@@ -57,6 +57,39 @@ pub fn exit_gloss(status: ExitStatus) -> Option<String> {
     Some(gloss)
 }
 
+/// What an exit status means on the platform Lifeline runs on: `exit_gloss` on Unix,
+/// `windows_exit_gloss` on Windows, where there are no signals and a code above 128 is not
+/// one (the UI's tables, generated from `exit_gloss`, are Unix's).
+pub fn exit_gloss_here(status: ExitStatus) -> Option<String> {
+    if cfg!(windows) {
+        windows_exit_gloss(status)
+    } else {
+        exit_gloss(status)
+    }
+}
+
+/// What a Windows exit code usually means: the NTSTATUS codes a crashed process ends with
+/// (shown as a signed 32-bit code), and cmd.exe's 9009 for a command it could not find.
+/// Never a signal: a Windows process has none, and one Lifeline killed exits with code 1.
+pub fn windows_exit_gloss(status: ExitStatus) -> Option<String> {
+    #[allow(clippy::cast_possible_wrap)]
+    const fn nt(code: u32) -> i32 {
+        code as i32
+    }
+    let gloss = match status {
+        ExitStatus::Code(0) => "exited cleanly, but a server should keep running",
+        ExitStatus::Code(9009) => "command not found (cmd.exe)",
+        ExitStatus::Code(c) if c == nt(0xC000_0005) => "crashed: access violation",
+        ExitStatus::Code(c) if c == nt(0xC000_00FD) => "crashed: stack overflow",
+        ExitStatus::Code(c) if c == nt(0xC000_0409) => "aborted (fail fast)",
+        ExitStatus::Code(c) if c == nt(0xC000_013A) => "interrupted (Ctrl+C)",
+        ExitStatus::Code(c) if c == nt(0xC000_0135) => "a DLL it needs was not found",
+        ExitStatus::Code(c) if c == nt(0xC000_0017) => "out of memory",
+        ExitStatus::Code(_) | ExitStatus::Signal(_) => return None,
+    };
+    Some(gloss.to_owned())
+}
+
 /// Every kind of failure, in the order of `ErrorKind`. wire.rs checks it against the
 /// enum's TypeScript type, so a kind added there and not here fails a test.
 pub const KINDS: [ErrorKind; 13] = [
@@ -123,6 +156,28 @@ mod tests {
         ] {
             assert_eq!(exit_gloss(status).as_deref(), expect, "{status}");
         }
+    }
+
+    #[test]
+    fn windows_codes_are_glossed_without_signals() {
+        use ExitStatus::Code;
+        for (status, expect) in [
+            (Code(-1_073_741_819), Some("crashed: access violation")),
+            (Code(-1_073_741_510), Some("interrupted (Ctrl+C)")),
+            (Code(9009), Some("command not found (cmd.exe)")),
+            (Code(137), None),
+            (Code(143), None),
+            (Code(1), None),
+        ] {
+            assert_eq!(windows_exit_gloss(status).as_deref(), expect, "{status}");
+        }
+        assert_eq!(exit_gloss_here(Code(137)), {
+            if cfg!(windows) {
+                None
+            } else {
+                exit_gloss(Code(137))
+            }
+        });
     }
 
     #[test]

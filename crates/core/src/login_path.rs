@@ -7,6 +7,8 @@
 //! sets PATH) what its PATH is, and puts those entries first, ahead of its own, for the
 //! servers it starts and the commands it resolves.
 //!
+//! Only when no terminal started Lifeline (`TERM` unset; see `wanted`).
+//!
 //! Bounded: the shell gets `timeout` (a shell that prompts or hangs is killed with its
 //! process group) and a spawn that asks while the shell still runs waits at most that long.
 //! Off on Windows, where a GUI app's PATH is the user's, and with `LIFELINE_LOGIN_PATH=0`.
@@ -16,7 +18,9 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
 
+#[cfg_attr(not(unix), allow(dead_code))]
 const START: &str = "__LIFELINE_PATH_START__";
+#[cfg_attr(not(unix), allow(dead_code))]
 const END: &str = "__LIFELINE_PATH_END__";
 
 /// How long the shell may take; a slower one leaves Lifeline with its own PATH.
@@ -101,8 +105,24 @@ pub fn path() -> Option<OsString> {
     }
 }
 
+/// Only for a program a desktop started: one started from a terminal (`TERM` is set) already
+/// has the shell's PATH, perhaps with a virtualenv the login shell would not know.
+/// `LIFELINE_LOGIN_PATH=1` asks anyway, `=0` never.
 fn wanted() -> bool {
-    cfg!(unix) && std::env::var("LIFELINE_LOGIN_PATH").map_or(true, |v| v != "0")
+    cfg!(unix)
+        && match std::env::var("LIFELINE_LOGIN_PATH").as_deref() {
+            Ok("0") => false,
+            Ok("1") => true,
+            _ => std::env::var_os("TERM").is_none(),
+        }
+}
+
+/// The PATH servers are started with and commands are looked up in: the login shell's
+/// entries first when they were found (`path`), else Lifeline's own.
+pub fn effective() -> String {
+    path()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| std::env::var("PATH").unwrap_or_default())
 }
 
 fn shell() -> Option<String> {
@@ -148,6 +168,7 @@ pub fn ask(shell: &str, timeout: Duration) -> Option<String> {
     }
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 fn extract(output: &str) -> Option<String> {
     let start = output.find(START)? + START.len();
     let len = output[start..].find(END)?;

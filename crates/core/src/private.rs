@@ -90,6 +90,7 @@ fn restrict_file(file: &File, mode: u32) -> io::Result<()> {
 }
 
 fn options() -> OpenOptions {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut options = OpenOptions::new();
     #[cfg(unix)]
     {

@@ -8,7 +8,7 @@
 //! word is not masked in tool results, the manifest's sizes and hashes match the files,
 //! and an unwritable destination fails cleanly, leaving nothing.
 
-use crate::cli::{CliRun, lifeline, lifeline_bin};
+use crate::cli::CliRun;
 use crate::support::{self, TempDirGuard, http_fixture};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -418,6 +418,7 @@ async fn a_plain_word_env_value_is_not_masked_in_tool_results() {
 }
 
 /// The effective user id, read off a file this process just made.
+#[cfg(unix)]
 fn running_as_root(dir: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let probe = dir.join("uid-probe");
@@ -427,8 +428,11 @@ fn running_as_root(dir: &Path) -> bool {
     uid == 0
 }
 
+/// Unix only: it takes write permission away with a mode (and drops root with setpriv).
+#[cfg(unix)]
 #[tokio::test]
 async fn an_unwritable_destination_fails_clearly_and_leaves_nothing() {
+    use crate::cli::{lifeline, lifeline_bin};
     let dir = TempDirGuard::new("bundle-dest");
     let config = dir.path().join("config.json");
     std::fs::write(&config, r#"{"mcpServers": {}}"#).expect("a config");

@@ -335,6 +335,8 @@ async fn stdio_never_answer_still_logs_the_request_and_its_cancellation() {
     assert_eq!(cancelled[0]["params"]["requestId"], 2);
 }
 
+/// Unix only: Windows has no SIGTERM (a server's job is terminated instead).
+#[cfg(unix)]
 #[tokio::test]
 async fn stdio_ignoring_sigterm_survives_until_sigkill() {
     let fixture = support::stdio_fixture(&json!({"ignore_sigterm": true, "on_stdin_eof": "stay"}));

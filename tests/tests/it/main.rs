@@ -3,6 +3,7 @@
 
 mod bundle;
 mod cli;
+mod clients;
 mod detail;
 mod docs;
 mod fixture_selftest;
@@ -14,6 +15,9 @@ mod legacy;
 mod modern;
 mod peers;
 mod processes;
+/// Unix only: the recorded story kills a fixture with SIGKILL, and the recording is
+/// compared byte for byte with the checked-in one.
+#[cfg(unix)]
 mod recording;
 mod stdio;
 mod supervise;

@@ -321,6 +321,7 @@ pub fn parse_sse(text: &str) -> Vec<SseEvent> {
 // # Processes outside the test's own children
 
 /// True while `pid` is a live process. A zombie (exited, not yet reaped) is not live.
+#[cfg(target_os = "linux")]
 pub fn is_running(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
@@ -332,8 +333,54 @@ pub fn is_running(pid: u32) -> bool {
     !matches!(state, Some('Z' | 'X') | None)
 }
 
+/// True while `pid` is a live process. Other Unixes have no `/proc`: `kill(pid, 0)`, for
+/// which a zombie still counts.
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn is_running(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// True while `pid` is a live process: its exit code is still `STILL_ACTIVE`.
+#[cfg(windows)]
+pub fn is_running(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: OpenProcess has no memory-safety preconditions; the handle is closed below.
+    let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+    if process.is_null() {
+        return false;
+    }
+    let mut code = 0u32;
+    // SAFETY: a valid process handle and a valid out pointer.
+    let ok = unsafe { GetExitCodeProcess(process, &mut code) } != 0;
+    // SAFETY: the handle was opened above and is closed once.
+    unsafe { CloseHandle(process) };
+    ok && code == STILL_ACTIVE.cast_unsigned()
+}
+
+/// Waits for process `pid` to end, polling `is_running` (there is no pidfd off Linux).
+/// Fails the test after `PATIENCE`.
+#[cfg(not(target_os = "linux"))]
+pub async fn process_ended(what: &str, pid: u32) {
+    let ended = async {
+        while is_running(pid) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, ended)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {PATIENCE:?}"));
+}
+
 /// Waits for process `pid` (any process, not only a child of this one) to end: a pidfd
 /// becomes readable when its process exits. Fails the test after `PATIENCE`.
+#[cfg(target_os = "linux")]
 pub async fn process_ended(what: &str, pid: u32) {
     use std::os::fd::{FromRawFd, OwnedFd};
     use tokio::io::Interest;

@@ -4,6 +4,7 @@
 //! values are `Secret`s; writes are atomic and keep unknown keys (`write`); other clients'
 //! files are imported by `import`. docs/config.md is the reference for people.
 
+pub mod clients;
 mod diff;
 mod error;
 pub mod expand;

@@ -39,7 +39,9 @@ pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
             )],
         )
     };
-    fs::create_dir_all(&dir).map_err(|e| fail(&dir, "could not create the directory", e))?;
+    // A directory made here is the user's alone, like every directory Lifeline makes.
+    crate::private::create_dir(&dir)
+        .map_err(|e| fail(&dir, "could not create the directory", e))?;
     let tmp = temp_path(&dir, &target);
     let result = write_synced(&tmp, &target, to_text(raw).as_bytes(), holds_secrets(raw))
         .map_err(|e| fail(&dir, "could not write a temporary file in the directory", e))
@@ -299,6 +301,26 @@ mod tests {
             fs::read_to_string(&real).expect("read"),
             "{\n  \"mcpServers\": {}\n}\n"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_config_directory_made_by_saving_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let path = scratch
+            .path()
+            .join("config")
+            .join("lifeline")
+            .join("config.json");
+        save(&json!({ "mcpServers": {} }), &path).expect("save");
+        for dir in [
+            path.parent().unwrap(),
+            path.parent().unwrap().parent().unwrap(),
+        ] {
+            let mode = fs::metadata(dir).expect("meta").permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", dir.display());
+        }
     }
 
     /// A directory this process cannot create files in. chmod is not enough for root,

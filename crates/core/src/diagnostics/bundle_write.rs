@@ -141,7 +141,9 @@ impl Bundle {
         let file = crate::private::create_new(&temp).map_err(|e| error(kind_of(&e), Some(&e)))?;
         let written = self
             .zip_into(wrap(file))
-            .and_then(|()| File::open(&temp)?.sync_all())
+            // Write access: Windows refuses to flush a handle opened only for reading
+            // (FlushFileBuffers: access denied).
+            .and_then(|()| fs::OpenOptions::new().write(true).open(&temp)?.sync_all())
             .and_then(|()| {
                 if replace {
                     fs::rename(&temp, path)

@@ -10,6 +10,7 @@ pub mod runs;
 mod spawn;
 pub mod sse;
 pub mod stdio;
+mod tree;
 
 use crate::error::{Error, Result};
 use crate::protocol::revision::Revision;

@@ -7,8 +7,19 @@
 //! belongs to a process that started at another time) is a crashed run: each of its servers
 //! still running — same pid *and* same start time, so never a reused pid — is killed with
 //! its process group; a server already gone (the parent-death signal took it) leaves its
-//! group behind, whose members in the same session that started after it are killed. Linux
-//! only: elsewhere `track` does nothing and servers rely on their stdin closing.
+//! group behind, whose members in the same session that started after it are killed.
+//!
+//! Linux only: elsewhere `track` does nothing.
+//! - Windows needs no reaper. Each server runs in a Job Object of its own with
+//!   `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE` and no breakaway (`tree`), created suspended and
+//!   resumed only once in the job, so everything it starts is in the job. Only Lifeline holds
+//!   the job's handle (it is not inheritable), and the kernel closes every handle of a process
+//!   that ends, however it ends (a crash, `taskkill /F`, TerminateProcess): the job closes and
+//!   kills all of its processes before a next Lifeline could start. A crashed run leaves
+//!   nothing behind to record or reap.
+//! - macOS has neither a parent-death signal nor `/proc`: servers rely on their stdin
+//!   closing when Lifeline dies, which ends every MCP server that reads it (docs/config.md).
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -195,6 +206,13 @@ fn reap(dir: &Path) -> Reaped {
 }
 
 /// Kills what is left of one server of a crashed run; returns the pids signalled.
+#[cfg(not(target_os = "linux"))]
+fn reap_child(_child: Proc, _session: i32) -> Vec<i32> {
+    Vec::new()
+}
+
+/// Kills what is left of one server of a crashed run; returns the pids signalled.
+#[cfg(target_os = "linux")]
 fn reap_child(child: Proc, session: i32) -> Vec<i32> {
     match proc_info(child.pid) {
         // The server itself, still running: it leads its group (the pid is the group id).
@@ -225,6 +243,7 @@ fn reap_child(child: Proc, session: i32) -> Vec<i32> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn signal_group(pid: i32) {
     if pid > 0 {
         // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.

@@ -1,7 +1,10 @@
 //! Starting a stdio server's process: the command with the environment it gets (the MCP
 //! SDKs' few variables from `child_env`, or everything with `inheritEnv`, plus its own
-//! `env`), its working directory, and a process group of its own, so that shutdown reaches
-//! everything it started (`signal_group`, `kill_stragglers`). The process is recorded in the
+//! `env`), its working directory, and a process tree of its own (`tree`: a process group on
+//! Unix, a Job Object on Windows), so that shutdown reaches everything it started. On
+//! Windows the command is first looked up the way a shell would (`resolve::windows_program`:
+//! PATHEXT, so `npx` is `npx.cmd`); std runs a `.cmd`/`.bat` through `cmd.exe /d /c` with its
+//! arguments quoted for it, and refuses arguments it cannot quote safely. The process is recorded in the
 //! runs file while it runs (`runs`) and reaped by a task that owns it. Failing to start is a
 //! `spawn` error naming the command, what went wrong and the PATH that was searched.
 //!
@@ -13,8 +16,11 @@
 //! runtime, but the blocking pool retires idle threads after 10 s and `block_in_place` hands
 //! a worker's role to another thread, so a spawn made from an arbitrary thread could kill its
 //! server long before Lifeline ends. Every server is therefore forked from one dedicated
-//! thread that never exits while the process lives.
+//! thread that never exits while the process lives. On Windows the job does this: it is
+//! closed, and its processes killed, when Lifeline's handles close as it dies. On macOS
+//! neither exists: a server sees its stdin close when Lifeline dies.
 
+use super::tree::Tree;
 use super::{child_env, runs};
 use crate::error::{Error, ErrorKind, ExitStatus, Phase, Stage};
 use crate::redact::Redactor;
@@ -67,10 +73,10 @@ impl StdioConfig {
     }
 }
 
-/// A started server process: its pid (which is also its process group's id), its pipes,
-/// and its exit status once it has exited and was reaped.
+/// A started server process: its process tree, its pipes, and its exit status once
+/// it has exited and was reaped.
 pub(super) struct Started {
-    pub(super) pid: i32,
+    pub(super) tree: Tree,
     pub(super) stdin: Option<ChildStdin>,
     pub(super) stdout: ChildStdout,
     pub(super) stderr: ChildStderr,
@@ -89,22 +95,31 @@ pub(super) fn start(config: &StdioConfig) -> Result<Started, Error> {
             cwd.display()
         )));
     }
+    #[cfg(windows)]
+    let mut cmd = Command::new(super::resolve::windows_program(config));
+    #[cfg(not(windows))]
     let mut cmd = Command::new(&config.command);
     if !config.inherit_env {
         cmd.env_clear()
             .envs(child_env::passed(std::env::vars_os(), cfg!(windows)));
+    }
+    // The login shell's PATH when a desktop started Lifeline (`login_path`); a PATH in the
+    // config's `env` still wins.
+    if let Some(path) = crate::login_path::path() {
+        cmd.env("PATH", path);
     }
     cmd.args(&config.args)
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    Tree::prepare(&mut cmd);
     if let Some(cwd) = &config.cwd {
         cmd.current_dir(cwd);
     }
     let mut child = spawn_from_thread(cmd).map_err(|e| spawn_failure(config, &e))?;
+    let tree = Tree::adopt(&mut child).map_err(|e| spawn_failure(config, &e))?;
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
     runs::started(pid);
     let stdin = child.stdin.take();
@@ -116,13 +131,13 @@ pub(super) fn start(config: &StdioConfig) -> Result<Started, Error> {
         // This task owns the child, so it is always reaped.
         let status = match child.wait().await {
             Ok(s) => exit_status(s),
-            Err(_) => ExitStatus::Signal(libc::SIGKILL),
+            Err(_) => killed(),
         };
         runs::exited(pid);
         let _ = exit_tx.send(Some(status));
     });
     Ok(Started {
-        pid,
+        tree,
         stdin,
         stdout,
         stderr,
@@ -130,37 +145,30 @@ pub(super) fn start(config: &StdioConfig) -> Result<Started, Error> {
     })
 }
 
-/// Once the server has exited, whatever it started in its group (a worker, a `sleep`) is
-/// an orphan holding our pipes: kill it. A process group id is not reused while the group
-/// has members (POSIX), so the group is signalled only when `killpg(…, 0)` says it still
-/// has some.
-pub(super) fn kill_stragglers(pid: i32) {
-    // SAFETY: killpg has no memory-safety preconditions; signal 0 only checks existence.
-    let alive = pid > 0 && unsafe { libc::killpg(pid, 0) } == 0;
-    if alive {
-        signal_group(pid, libc::SIGKILL);
-    }
-}
-
-/// Sends a signal to the child's process group. Only called while the leader has not been
-/// reaped (its pid, and so the group id, cannot have been reused).
-pub(super) fn signal_group(pid: i32, signal: i32) {
-    if pid > 0 {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
-        unsafe {
-            libc::killpg(pid, signal);
+/// How a reaped process ended, in the core's terms.
+/// Unix: a code, or the signal that ended it. Windows: always a code (there are no
+/// signals; a process `Tree::kill` ended exits with `tree::KILLED_EXIT_CODE`).
+fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        match (s.code(), s.signal()) {
+            (Some(c), _) => ExitStatus::Code(c),
+            (None, Some(sig)) => ExitStatus::Signal(sig),
+            (None, None) => ExitStatus::Code(-1),
         }
     }
+    #[cfg(not(unix))]
+    ExitStatus::Code(s.code().unwrap_or(-1))
 }
 
-/// How a reaped process ended, in the core's terms.
-fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => ExitStatus::Code(c),
-        (None, Some(sig)) => ExitStatus::Signal(sig),
-        (None, None) => ExitStatus::Code(-1),
-    }
+/// How a process whose wait failed is reported: it was killed.
+fn killed() -> ExitStatus {
+    #[cfg(unix)]
+    return ExitStatus::Signal(libc::SIGKILL);
+    #[cfg(windows)]
+    #[allow(clippy::cast_possible_wrap)]
+    return ExitStatus::Code(super::tree::KILLED_EXIT_CODE as i32);
 }
 
 fn spawn_error(message: String) -> Error {
@@ -173,11 +181,11 @@ fn spawn_failure(config: &StdioConfig, e: &io::Error) -> Error {
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("PATH").ok())
+        .or_else(|| Some(crate::login_path::effective()))
         .unwrap_or_default();
     let what = match e.kind() {
         // A command with a slash is not looked up in PATH: naming PATH would mislead.
-        io::ErrorKind::NotFound if config.command.contains('/') => {
+        io::ErrorKind::NotFound if super::resolve::is_path(&config.command) => {
             "command not found: no such file; check the path in the config".to_owned()
         }
         io::ErrorKind::NotFound => format!(

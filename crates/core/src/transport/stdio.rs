@@ -1,16 +1,18 @@
 //! A server run as a child process speaking newline-delimited JSON-RPC on stdin/stdout.
 //!
-//! The child leads its own process group so that shutdown reaches everything it started:
-//! close stdin → wait → SIGTERM to the group → wait → SIGKILL to the group. A dropped
-//! transport kills the group at once. Lines longer than the cap are a protocol error, not
+//! The child is the root of its own process tree (`tree`: a process group on Unix, a Job
+//! Object on Windows) so that shutdown reaches everything it started: close stdin → wait →
+//! SIGTERM to the group → wait → SIGKILL to the group. Windows has no SIGTERM: close stdin →
+//! wait → terminate the job. A dropped transport kills the tree at once. Lines longer than the cap are a protocol error, not
 //! unbounded memory; stderr is kept as a bounded tail. Starting the process — its
 //! environment, its group, its death with Lifeline, its reaping — is `spawn`'s.
 
 pub use super::spawn::StdioConfig;
-use super::spawn::{self, Started, io_reason, kill_stragglers, signal_group};
+use super::spawn::{self, Started, io_reason};
+use super::tree::Tree;
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::error::{Error, ErrorKind, ExitStatus};
-use crate::gloss::exit_gloss;
+use crate::gloss::exit_gloss_here;
 use crate::protocol::Message;
 use crate::redact::{Redactor, cap};
 use std::collections::VecDeque;
@@ -22,7 +24,7 @@ use tokio::sync::{mpsc, watch};
 
 pub struct StdioTransport {
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
-    pid: i32,
+    tree: Tree,
     exit: watch::Receiver<Option<ExitStatus>>,
     closed: Arc<Mutex<Option<Error>>>,
     stderr: StderrTail,
@@ -34,7 +36,7 @@ pub struct StdioTransport {
 /// what went wrong and the PATH that was searched.
 pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
     let Started {
-        pid,
+        tree,
         stdin,
         stdout,
         stderr: stderr_pipe,
@@ -57,12 +59,12 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
         stderr: stderr.clone(),
         grace: config.shutdown_grace,
         redactor: redactor.clone(),
-        pid,
+        tree: tree.clone(),
     }));
 
     let transport = StdioTransport {
         stdin: tokio::sync::Mutex::new(stdin),
-        pid,
+        tree,
         exit: exit_rx,
         closed,
         stderr: StderrTail {
@@ -129,7 +131,8 @@ impl StdioTransport {
         self.exit_status()
     }
 
-    /// close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group.
+    /// close stdin → grace → SIGTERM to the group → grace → SIGKILL to the group; on
+    /// Windows close stdin → grace → terminate the job.
     pub async fn close(&self) {
         self.closed
             .lock()
@@ -142,23 +145,23 @@ impl StdioTransport {
         }
         let mut exit = self.exit.clone();
         if !wait_exit(&mut exit, Some(self.grace)).await {
-            signal_group(self.pid, libc::SIGTERM);
-            if !wait_exit(&mut exit, Some(self.grace)).await {
-                signal_group(self.pid, libc::SIGKILL);
-                // SIGKILL cannot be ignored; the owning task reaps the child promptly.
+            let asked = self.tree.terminate();
+            if !asked || !wait_exit(&mut exit, Some(self.grace)).await {
+                self.tree.kill();
+                // A kill cannot be ignored; the owning task reaps the child promptly.
                 wait_exit(&mut exit, None).await;
             }
         }
-        kill_stragglers(self.pid);
+        self.tree.kill_stragglers();
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         if self.exit.borrow().is_none() {
-            signal_group(self.pid, libc::SIGKILL);
+            self.tree.kill();
         } else {
-            kill_stragglers(self.pid);
+            self.tree.kill_stragglers();
         }
     }
 }
@@ -184,7 +187,7 @@ struct StdoutReader {
     stderr: Arc<Mutex<Tail>>,
     grace: Duration,
     redactor: Redactor,
-    pid: i32,
+    tree: Tree,
 }
 
 async fn read_stdout(mut r: StdoutReader) {
@@ -205,7 +208,7 @@ async fn read_stdout(mut r: StdoutReader) {
             Ok(LineRead::Eof) => break ended(&mut r).await,
             Ok(LineRead::TooLong) => {
                 // The rest of the stream cannot be framed reliably; end the connection.
-                signal_group(r.pid, libc::SIGKILL);
+                r.tree.kill();
                 break Error::protocol(format!(
                     "the server wrote a line longer than {} on stdout; the connection was closed",
                     fmt_bytes(r.max_line)
@@ -261,7 +264,7 @@ async fn ended(r: &mut StdoutReader) -> Error {
         );
     }
     let status = r.exit.borrow().expect("exited");
-    let gloss = exit_gloss(status)
+    let gloss = exit_gloss_here(status)
         .map(|g| format!(" — {g}"))
         .unwrap_or_default();
     let last = r

@@ -12,6 +12,8 @@ use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+#[cfg(unix)]
+mod login_path;
 mod sdk_host;
 
 /// A config holding `servers` (the `mcpServers` shape), in a fresh directory.

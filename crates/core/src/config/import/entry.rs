@@ -175,7 +175,7 @@ fn problems(section: &str, name: &str, value: &Value) -> Vec<String> {
 }
 
 /// The name as Lifeline accepts it: other characters become `-`, at most 64 characters.
-fn importable_name(name: &str) -> String {
+pub(crate) fn importable_name(name: &str) -> String {
     if validate::check_name(name).is_none() {
         return name.to_owned();
     }

@@ -14,6 +14,13 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub(crate) use entry::importable_name;
+
+/// Comments and trailing commas blanked out (`jsonc`), for reading a part of a file.
+pub(crate) fn jsonc_to_json(text: &str) -> String {
+    jsonc::to_json(text)
+}
+
 /// A client whose servers can be imported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {

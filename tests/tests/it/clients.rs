@@ -1,0 +1,334 @@
+//! `lifeline clients`: the real binary rewrites a client's file in a scratch home — dry runs
+//! write nothing, a connect backs up and imports, restore round-trips byte for byte and
+//! refuses over later edits unless forced, and no secret is ever printed.
+
+use crate::cli::{CliRun, lifeline_bin, lifeline_with_env};
+use crate::support::TempDirGuard;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const CANARY: &str = "sk-clients-canary-7d41e09b3f2a";
+
+/// A scratch home: HOME, XDG and APPDATA all inside it.
+struct Home {
+    dir: TempDirGuard,
+}
+
+impl Home {
+    fn new(label: &str) -> Home {
+        Home {
+            dir: TempDirGuard::new(label),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn ours(&self) -> PathBuf {
+        self.path().join("lifeline.json")
+    }
+
+    async fn run(&self, args: &[&str]) -> CliRun {
+        let home = self.path().display().to_string();
+        let config = self.path().join(".config").display().to_string();
+        let data = self
+            .path()
+            .join(".local")
+            .join("share")
+            .display()
+            .to_string();
+        let env = [
+            ("HOME", home.as_str()),
+            ("XDG_CONFIG_HOME", config.as_str()),
+            ("XDG_DATA_HOME", data.as_str()),
+            ("APPDATA", config.as_str()),
+            ("LIFELINE_CONFIG", ""),
+        ];
+        lifeline_with_env(args, &env).await
+    }
+
+    /// `lifeline clients ARGS… --config <scratch>/lifeline.json`.
+    async fn clients(&self, args: &[&str]) -> CliRun {
+        let ours = self.ours().display().to_string();
+        let mut all = vec!["clients"];
+        all.extend_from_slice(args);
+        if args.first() == Some(&"connect") {
+            all.extend(["--config", ours.as_str()]);
+        }
+        self.run(&all).await
+    }
+}
+
+/// Cursor's file as Cursor writes it, 2-space indent, with a secret and an unknown key.
+fn cursor_text() -> String {
+    format!(
+        "{{\n  \"mcpServers\": {{\n    \"fs\": {{\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"/tmp\"]\n    }},\n    \"gh\": {{\n      \"command\": \"gh-mcp\",\n      \"env\": {{ \"GITHUB_TOKEN\": \"{CANARY}\" }}\n    }},\n    \"left\": {{ \"command\": \"left-alone\" }}\n  }},\n  \"x-unknown\": {{ \"kept\": true }}\n}}\n"
+    )
+}
+
+fn write_cursor(home: &Home) -> PathBuf {
+    let path = home.path().join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, cursor_text()).unwrap();
+    path
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap()
+}
+
+fn backups(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains(".lifeline-backup-"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn no_secret(run: &CliRun) {
+    assert!(
+        !run.stdout.contains(CANARY) && !run.stderr.contains(CANARY),
+        "a secret was printed: {run:?}"
+    );
+}
+
+#[tokio::test]
+async fn clients_dry_run_prints_the_diff_and_writes_nothing() {
+    let home = Home::new("clients-dry");
+    let file = write_cursor(&home);
+    let run = home
+        .clients(&["connect", "cursor", "--server", "gh", "--dry-run"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    no_secret(&run);
+    assert!(
+        run.stdout.contains("-      \"command\": \"gh-mcp\","),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("+        \"connect\","), "{run:?}");
+    assert!(run.stdout.contains("dry run"), "{run:?}");
+    assert_eq!(read(&file), cursor_text());
+    assert!(backups(file.parent().unwrap()).is_empty());
+    assert!(!home.ours().exists(), "nothing was imported");
+    assert!(
+        !home
+            .path()
+            .join(".local/share/lifeline/clients.json")
+            .exists()
+    );
+}
+
+#[tokio::test]
+async fn clients_connect_backs_up_imports_and_restore_round_trips() {
+    let home = Home::new("clients-connect");
+    let file = write_cursor(&home);
+    let run = home
+        .clients(&["connect", "cursor", "--server", "fs", "--server", "gh"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    no_secret(&run);
+
+    // The entries run `lifeline connect NAME` against our config; the rest is untouched.
+    let written = read(&file);
+    let v: Value = serde_json::from_str(&written).unwrap();
+    let exe = std::fs::canonicalize(lifeline_bin()).unwrap();
+    let ours = home.ours().display().to_string();
+    for name in ["fs", "gh"] {
+        assert_eq!(
+            v["mcpServers"][name],
+            json!({ "command": exe.display().to_string(), "args": ["connect", name, "--config", ours] })
+        );
+    }
+    assert!(written.contains("    \"left\": { \"command\": \"left-alone\" }\n"));
+    assert!(written.ends_with("  \"x-unknown\": { \"kept\": true }\n}\n"));
+
+    // Imported first, the secret kept as the importer keeps it.
+    let imported: Value = serde_json::from_str(&read(&home.ours())).unwrap();
+    assert_eq!(imported["mcpServers"]["fs"]["command"], "npx");
+    assert_eq!(imported["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"], CANARY);
+
+    // A private backup of the original.
+    let found = backups(file.parent().unwrap());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(read(&found[0]), cursor_text());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&found[0]).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    // Found at Cursor's default path, and reported as going through Lifeline.
+    let list = home.run(&["clients", "list"]).await;
+    assert_eq!(list.code, 0, "{list:?}");
+    assert!(list.stdout.contains("mcpServers.gh"), "{list:?}");
+    assert!(list.stdout.contains("through Lifeline"), "{list:?}");
+    assert!(list.stdout.contains("restorable"), "{list:?}");
+
+    // A second connect changes nothing and backs up nothing.
+    let again = home
+        .clients(&["connect", "cursor", "--server", "fs", "--server", "gh"])
+        .await;
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(
+        again.stdout.contains("already goes through Lifeline"),
+        "{again:?}"
+    );
+    assert_eq!(read(&file), written);
+    assert_eq!(backups(file.parent().unwrap()).len(), 1);
+
+    let restore = home.clients(&["restore", "cursor"]).await;
+    assert_eq!(restore.code, 0, "{restore:?}");
+    no_secret(&restore);
+    assert_eq!(read(&file), cursor_text(), "byte for byte");
+}
+
+#[tokio::test]
+async fn clients_restore_refuses_over_later_edits_until_forced() {
+    let home = Home::new("clients-edited");
+    let file = home.path().join("elsewhere.json");
+    std::fs::write(&file, cursor_text()).unwrap();
+    let file_s = file.display().to_string();
+    let run = home
+        .clients(&["connect", "cursor", "--all", "--client-config", &file_s])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let list = home.run(&["clients", "list"]).await;
+    assert!(
+        list.stdout
+            .contains(&format!("{} (restorable)", file.display())),
+        "{list:?}"
+    );
+
+    // The user (or Cursor) edits the file afterwards.
+    let edited = read(&file).replace("\"kept\": true", "\"kept\": false");
+    std::fs::write(&file, &edited).unwrap();
+    let refused = home.clients(&["restore", "cursor"]).await;
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("x-unknown: changed since"),
+        "{refused:?}"
+    );
+    assert!(refused.stderr.contains("--force"), "{refused:?}");
+    no_secret(&refused);
+    assert_eq!(read(&file), edited, "nothing was restored");
+
+    let forced = home.clients(&["restore", "cursor", "--force"]).await;
+    assert_eq!(forced.code, 0, "{forced:?}");
+    assert_eq!(read(&file), cursor_text());
+
+    let nothing = home.clients(&["restore", "cursor"]).await;
+    assert_eq!(nothing.code, 2, "{nothing:?}");
+    assert!(nothing.stderr.contains("nothing to restore"), "{nothing:?}");
+}
+
+#[tokio::test]
+async fn clients_connect_without_servers_or_with_unknown_ones_is_a_usage_error() {
+    let home = Home::new("clients-usage");
+    let file = write_cursor(&home);
+    let none = home.clients(&["connect", "cursor"]).await;
+    assert_eq!(none.code, 2, "{none:?}");
+    let unknown = home
+        .clients(&["connect", "cursor", "--server", "nope"])
+        .await;
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(unknown.stderr.contains("nope"), "{unknown:?}");
+    assert_eq!(read(&file), cursor_text());
+}
+
+#[tokio::test]
+async fn clients_vscode_and_claude_desktop_at_their_default_paths_round_trip() {
+    let home = Home::new("clients-defaults");
+    let config = home.path().join(".config");
+    let vscode = config.join("Code").join("User").join("mcp.json");
+    let vscode_text = "{\n\t// servers for every workspace\n\t\"servers\": {\n\t\t\"mem\": {\n\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": \"node\",\n\t\t\t\"args\": [\"mem.js\"],\n\t\t},\n\t},\n\t\"inputs\": []\n}";
+    let desktop = config.join("Claude").join("claude_desktop_config.json");
+    let desktop_text = "{\r\n    \"mcpServers\": {\r\n        \"web\": {\r\n            \"url\": \"https://mcp.example.com/mcp\",\r\n            \"headers\": {\r\n                \"Authorization\": \"Bearer sk-clients-canary-7d41e09b3f2a\"\r\n            }\r\n        }\r\n    },\r\n    \"globalShortcut\": \"\"\r\n}\r\n";
+    for (path, text) in [(&vscode, vscode_text), (&desktop, desktop_text)] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    let run = home.clients(&["connect", "vscode", "--all"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    let written = read(&vscode);
+    assert!(
+        written.starts_with("{\n\t// servers for every workspace\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("\t\t\t\"type\": \"stdio\",\n\t\t\t\"command\": \""),
+        "{written}"
+    );
+    let run = home
+        .clients(&["connect", "claude-desktop", "--server", "web"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    no_secret(&run);
+    let written = read(&desktop);
+    assert!(
+        written.contains("\r\n                \"connect\",\r\n"),
+        "{written:?}"
+    );
+    assert!(!written.contains(CANARY));
+
+    for (client, path, text) in [
+        ("vscode", &vscode, vscode_text),
+        ("claude-desktop", &desktop, desktop_text),
+    ] {
+        let restore = home.clients(&["restore", client]).await;
+        assert_eq!(restore.code, 0, "{restore:?}");
+        assert_eq!(read(path), text, "{client} byte for byte");
+    }
+}
+
+#[tokio::test]
+async fn clients_the_rewritten_entry_starts_a_working_gateway() {
+    use lifeline_core::session::RequestOptions;
+    use lifeline_core::transport::stdio::{self, StdioConfig};
+    use lifeline_core::{Session, SessionOptions};
+
+    let home = Home::new("clients-gateway");
+    let fx = crate::support::stdio_fixture(&json!({}));
+    let file = home.path().join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let text = serde_json::to_string_pretty(&json!({ "mcpServers": {
+        "fixture": { "command": fx.program, "args": fx.args },
+    }}))
+    .unwrap();
+    std::fs::write(&file, &text).unwrap();
+    let run = home
+        .clients(&["connect", "cursor", "--server", "fixture"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // Start the entry exactly as Cursor would: its command with its args.
+    let v: Value = serde_json::from_str(&read(&file)).unwrap();
+    let entry = &v["mcpServers"]["fixture"];
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let cfg = StdioConfig::new(entry["command"].as_str().unwrap().to_owned(), args);
+    let conn = stdio::spawn(&cfg).expect("spawn the rewritten entry");
+    let session = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("the gateway's handshake");
+    let tools = session.list_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|t| t.name == "echo"), "{tools:?}");
+    let echo = session
+        .call_tool(
+            "echo",
+            json!({"text": "via lifeline"}),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("a call through the gateway");
+    assert_eq!(echo["content"][0]["text"], "via lifeline");
+    session.close().await;
+}
