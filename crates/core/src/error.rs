@@ -151,6 +151,17 @@ impl fmt::Display for ExitStatus {
     }
 }
 
+/// A server's JSON-RPC error `data`. Its Debug prints no content: the data may hold
+/// anything the server put there.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RpcData(pub serde_json::Value);
+
+impl fmt::Debug for RpcData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<rpc data>")
+    }
+}
+
 /// Allow-listed context of a failure. Every field is safe to show and to export.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Context {
@@ -170,6 +181,10 @@ pub struct Context {
     pub exit: Option<ExitStatus>,
     /// JSON-RPC error code when the server answered with an error object.
     pub rpc_code: Option<i64>,
+    /// JSON-RPC error `data` the server sent with `rpc_code`. Not allow-listed: it is never
+    /// put in an event or a bundle (`FailureInfo` leaves it out); the gateway passes it to
+    /// its host, scrubbed with the server's secrets, as a direct connection would.
+    pub rpc_data: Option<RpcData>,
     /// The revisions a stateless-revision server listed when it refused ours (error -32022), only
     /// revision-shaped strings.
     pub supported_versions: Option<Vec<String>>,

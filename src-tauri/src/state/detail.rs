@@ -200,6 +200,7 @@ impl AppState {
         let opts = CallOptions {
             progress: Some(progress_tx),
             cancel: Some(cancel),
+            ..Default::default()
         };
         let mut stopping = self.stopping.subscribe();
         let started_at = SystemTime::now();

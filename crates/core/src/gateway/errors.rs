@@ -184,7 +184,11 @@ pub fn answered(
         Some(code) => RpcError {
             code,
             message,
-            data: None,
+            data: e
+                .context()
+                .rpc_data
+                .as_ref()
+                .map(|d| scrub_value(&d.0, redactor)),
         },
         None => {
             let failure = FailureInfo::from_error(e, generation, None);
@@ -194,6 +198,19 @@ pub fn answered(
                 data: Some(data(server, info, Some(&failure), redactor)),
             }
         }
+    }
+}
+
+/// `v` with every string in it (keys too) scrubbed of the server's secrets.
+pub(super) fn scrub_value(v: &Value, redactor: &Redactor) -> Value {
+    match v {
+        Value::String(s) => Value::String(redactor.scrub(s)),
+        Value::Array(a) => a.iter().map(|x| scrub_value(x, redactor)).collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, x)| (redactor.scrub(k), scrub_value(x, redactor)))
+            .collect(),
+        other => other.clone(),
     }
 }
 
@@ -279,6 +296,16 @@ mod tests {
             answered("fx", &StateInfo::default(), &e, 1, &r).code,
             -32602
         );
+        let r = Redactor::new(["hunter2"]);
+        let e = e.with(|c| {
+            c.rpc_data = Some(crate::error::RpcData(
+                json!({"field": "x", "why": ["hunter2"]}),
+            ))
+        });
+        let a = answered("fx", &StateInfo::default(), &e, 1, &r);
+        assert_eq!(a.data.unwrap()["field"], "x", "the server's data is kept");
+        let a = answered("fx", &StateInfo::default(), &e, 1, &r);
+        assert!(!a.data.unwrap().to_string().contains("hunter2"));
         let t = Error::timeout("no answer in 60 s");
         let a = answered("fx", &StateInfo::default(), &t, 1, &r);
         assert_eq!(a.code, RpcError::INTERNAL_ERROR);

@@ -28,11 +28,16 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
         "tools/list" => Some(tools_list(shared).await),
         "tools/call" => call(shared, r.params.clone(), cancel).await,
         method => {
+            super::subs::before(shared, method, r.params.as_ref());
             let forwarded = forward(shared, method, r.params.clone());
-            tokio::select! {
+            let outcome = tokio::select! {
                 outcome = forwarded => Some(outcome),
                 () = cancelled(cancel) => None,
+            };
+            if !matches!(outcome, Some(Ok(_))) {
+                super::subs::failed(shared, method, r.params.as_ref());
             }
+            outcome
         }
     };
     if let Some(outcome) = outcome {
@@ -91,10 +96,6 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
             if !caps.is_object() {
                 caps = json!({});
             }
-            // Resource subscriptions are not forwarded yet (docs/gateway.md).
-            if let Some(res) = caps.get_mut("resources").and_then(Value::as_object_mut) {
-                res.remove("subscribe");
-            }
             // Lifeline tells the host when the tool set changes across generations.
             caps["tools"] = json!({ "listChanged": true });
             let mut r = json!({
@@ -140,7 +141,7 @@ async fn tools_list(shared: &Shared) -> Result<Value, RpcError> {
         let wait = shared.options.request_wait;
         ready(shared, 0, Instant::now() + wait, wait).await?;
     }
-    let tools = sup.tools();
+    let tools: Vec<Value> = sup.tools().iter().map(|t| t.raw_json()).collect();
     *shared.known.lock().expect("known lock") = Some((fingerprint(sup), false));
     Ok(json!({ "tools": tools }))
 }
@@ -165,6 +166,14 @@ fn why_not(decision: Reissue, method: &str) -> String {
 /// The host's progress token on this request, if it asked for progress.
 fn progress_token(params: Option<&Value>) -> Option<Value> {
     params?.get("_meta")?.get("progressToken").cloned()
+}
+
+/// The host's `_meta` on a call, without its `progressToken` (the session sets its own and
+/// the gateway maps the progress back to the host's token).
+fn host_meta(params: Option<&Value>) -> Option<Box<serde_json::Map<String, Value>>> {
+    let mut meta = params?.get("_meta")?.as_object()?.clone();
+    meta.remove("progressToken");
+    Some(Box::new(meta))
 }
 
 /// The upstream's progress for one request, on its way to the host under the host's token.
@@ -315,6 +324,7 @@ async fn call(
         let opts = CallOptions {
             progress,
             cancel: Some(cancel_rx),
+            meta: host_meta(params.as_ref()),
         };
         let run = relay(shared, relayed, sup.call_with(&tool, args.clone(), opts));
         tokio::pin!(run);

@@ -7,11 +7,15 @@
 //! host hears `notifications/tools/list_changed` when the tool set changes.
 //!
 //! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
-//! `forward.rs` answers one request; `errors.rs` is the state-to-error mapping
+//! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
+//! `subs.rs` keeps the host's resource subscriptions across generations;
+//! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md).
 
 mod errors;
 mod forward;
+mod notes;
+mod subs;
 
 #[cfg(test)]
 mod tests;
@@ -59,6 +63,8 @@ pub(crate) struct Shared {
     pub(crate) supervisor: Arc<Supervisor>,
     pub(crate) options: GatewayOptions,
     pub(crate) out: mpsc::UnboundedSender<Message>,
+    /// The URIs the host subscribed to (`subs.rs`).
+    pub(crate) subscriptions: Mutex<std::collections::BTreeSet<String>>,
     /// The tool set the host was last given (`tools/list`), and whether it was already
     /// told that it changed since.
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
@@ -98,9 +104,12 @@ where
         options,
         out,
         known: Mutex::new(None),
+        subscriptions: Mutex::default(),
     });
     let writer = tokio::spawn(write_all(write, out_rx));
     let watcher = tokio::spawn(watch_tools(shared.clone()));
+    let notes = tokio::spawn(notes::pass_on(shared.clone()));
+    let resubscriber = tokio::spawn(subs::resubscribe(shared.clone()));
     let mut requests: JoinSet<()> = JoinSet::new();
     let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<RequestId>();
@@ -179,6 +188,10 @@ where
     while requests.join_next().await.is_some() {}
     watcher.abort();
     let _ = watcher.await;
+    notes.abort();
+    let _ = notes.await;
+    resubscriber.abort();
+    let _ = resubscriber.await;
     // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
     // it gave and can stop it.
     drop(shared);

@@ -48,7 +48,9 @@ fn upstream(calls: Calls) -> Supervisor {
                         "serverInfo": {"name": "mem", "version": "7"}, "instructions": "hi"}),
                     "tools/list" => {
                         let mut tools = json!([
-                            {"name": "echo", "inputSchema": {"type": "object"}},
+                            {"name": "echo", "inputSchema": {"type": "object"},
+                             "outputSchema": {"type": "object"}, "icons": [{"src": "data:,"}],
+                             "_meta": {"ui": 1}},
                             {"name": "die", "inputSchema": {"type": "object"}},
                             {"name": "peek", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}},
                         ]);
@@ -71,6 +73,44 @@ fn upstream(calls: Calls) -> Supervisor {
                                 let _ = end.to_client.send(Incoming::Message(note)).await;
                             }
                         }
+                        if tool == "notify" {
+                            for (method, params) in [
+                                (
+                                    "notifications/message",
+                                    json!({"level": "info", "logger": "l", "data": "hunter2 here"}),
+                                ),
+                                (
+                                    "notifications/resources/updated",
+                                    json!({"uri": "file:///a"}),
+                                ),
+                                ("notifications/prompts/list_changed", json!({})),
+                                ("notifications/unknown", json!({})),
+                            ] {
+                                let note = Message::notification(method, Some(params));
+                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                            }
+                        }
+                        if tool == "meta" {
+                            let meta = r.params.as_ref().unwrap()["_meta"].clone();
+                            let reply = Message::Response(Response {
+                                id: r.id,
+                                outcome: Ok(json!({"content": [], "structuredContent": meta})),
+                            });
+                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            continue;
+                        }
+                        if tool == "refuse" {
+                            let reply = Message::Response(Response {
+                                id: r.id,
+                                outcome: Err(crate::protocol::RpcError {
+                                    code: -32602,
+                                    message: "bad arguments".into(),
+                                    data: Some(json!({"field": "x"})),
+                                }),
+                            });
+                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            continue;
+                        }
                         if tool == "die" || (tool == "peek" && generation == 1) {
                             let cause = Error::transport("the server went away");
                             let _ = end.to_client.send(Incoming::Closed(cause)).await;
@@ -79,6 +119,14 @@ fn upstream(calls: Calls) -> Supervisor {
                         json!({"content": [{"type": "text", "text": format!("{tool}@{generation}")}]})
                     }
                     "resources/list" => json!({"resources": []}),
+                    "resources/subscribe" | "resources/unsubscribe" => {
+                        let uri = r.params.as_ref().unwrap()["uri"].as_str().unwrap();
+                        calls
+                            .lock()
+                            .unwrap()
+                            .push(format!("{} {uri}@{generation}", r.method));
+                        json!({})
+                    }
                     _ => json!({}),
                 };
                 let reply = Message::Response(Response {
@@ -156,7 +204,7 @@ async fn the_host_gets_the_servers_answers() {
     assert_eq!(init["protocolVersion"], "2025-06-18");
     assert_eq!(init["instructions"], "hi");
     assert_eq!(init["capabilities"]["tools"]["listChanged"], true);
-    assert!(init["capabilities"]["resources"].get("subscribe").is_none());
+    assert_eq!(init["capabilities"]["resources"]["subscribe"], true);
     assert_eq!(
         ask(&mut w, &mut r, 2, "ping", json!({})).await.0["result"],
         json!({})
@@ -174,6 +222,105 @@ async fn the_host_gets_the_servers_answers() {
     assert_eq!(call["result"]["content"][0]["text"], "echo@1");
     let (res, _) = ask(&mut w, &mut r, 5, "resources/list", json!({})).await;
     assert_eq!(res["result"], json!({"resources": []}));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_servers_notifications_reach_the_host_scrubbed() {
+    let options = GatewayOptions {
+        redactor: crate::redact::Redactor::new(["hunter2"]),
+        ..GatewayOptions::default()
+    };
+    let sup = Arc::new(upstream(Calls::default()));
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    tokio::spawn(serve(sup.clone(), gw_read, gw_write, options));
+    let (host_read, mut w) = tokio::io::split(host);
+    let mut r = BufReader::new(host_read).lines();
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    let (_, mut notes) = ask(&mut w, &mut r, 2, "tools/call", json!({"name": "notify"})).await;
+    // The notifications travel beside the answer: read on until the three are in.
+    while notes.len() < 3 {
+        let line = tokio::time::timeout(Duration::from_secs(600), r.next_line())
+            .await
+            .expect("the notifications")
+            .unwrap()
+            .expect("the gateway closed");
+        notes.push(serde_json::from_str(&line).unwrap());
+    }
+    let methods: Vec<_> = notes
+        .iter()
+        .map(|n| n["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/message",
+            "notifications/resources/updated",
+            "notifications/prompts/list_changed"
+        ]
+    );
+    assert_eq!(notes[0]["params"]["level"], "info");
+    assert_eq!(notes[0]["params"]["logger"], "l");
+    assert!(!notes[0].to_string().contains("hunter2"), "{}", notes[0]);
+    assert_eq!(notes[1]["params"]["uri"], "file:///a");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hosts_subscriptions_are_made_again_after_a_reconnect() {
+    let calls = Calls::default();
+    let sup = Arc::new(upstream(calls.clone()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    for (id, uri) in [(2, "file:///a"), (3, "file:///b")] {
+        let (ok, _) = ask(
+            &mut w,
+            &mut r,
+            id,
+            "resources/subscribe",
+            json!({"uri": uri}),
+        )
+        .await;
+        assert_eq!(ok["result"], json!({}), "{ok}");
+    }
+    let params = json!({"uri": "file:///b"});
+    ask(&mut w, &mut r, 4, "resources/unsubscribe", params).await;
+    ask(&mut w, &mut r, 5, "tools/call", json!({"name": "die"})).await;
+    let again = "resources/subscribe file:///a@2";
+    for _ in 0..1000 {
+        if calls.lock().unwrap().iter().any(|c| c == again) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seen: Vec<String> = calls.lock().unwrap().clone();
+    assert!(seen.iter().any(|c| c == again), "{seen:?}");
+    assert!(
+        !seen.iter().any(|c| c == "resources/subscribe file:///b@2"),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn tools_errors_and_meta_pass_through_unchanged() {
+    let sup = Arc::new(upstream(Calls::default()));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    // Every field the server listed reaches the host, not only the parsed ones.
+    let (list, _) = ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    let echo = &list["result"]["tools"][0];
+    assert_eq!(echo["outputSchema"], json!({"type": "object"}), "{list}");
+    assert_eq!(echo["icons"][0]["src"], "data:,", "{list}");
+    assert_eq!(echo["_meta"], json!({"ui": 1}), "{list}");
+    // The server's error keeps its data.
+    let (refused, _) = ask(&mut w, &mut r, 3, "tools/call", json!({"name": "refuse"})).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"], json!({"field": "x"}), "{refused}");
+    // The host's _meta reaches the server; its progressToken is the session's own.
+    let params = json!({"name": "meta", "_meta": {"trace": "t1", "progressToken": "host"}});
+    let (meta, _) = ask(&mut w, &mut r, 4, "tools/call", params).await;
+    let seen = &meta["result"]["structuredContent"];
+    assert_eq!(seen["trace"], "t1", "{meta}");
+    assert_ne!(seen["progressToken"], "host", "{meta}");
 }
 
 #[tokio::test(start_paused = true)]

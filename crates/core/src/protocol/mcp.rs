@@ -86,10 +86,13 @@ pub struct Implementation {
 }
 
 /// A tool as listed by the server. The schema and annotations are kept as JSON: Lifeline
-/// shows and checks them but never needs their fields as Rust types.
+/// shows and checks them but never needs their fields as Rust types. `raw` is the tool's
+/// JSON exactly as the server sent it (outputSchema, icons, `_meta` and any field a later
+/// revision adds): the gateway serves it to the host verbatim. It is never serialized, so
+/// events and the UI see only the parsed fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "Value")]
 pub struct Tool {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +107,51 @@ pub struct Tool {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub annotations: Option<Value>,
+    #[serde(skip)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub raw: Option<std::sync::Arc<Value>>,
+}
+
+/// `Tool`'s parsed fields, read from the same JSON the tool keeps as `raw`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolFields {
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default = "empty_object_schema")]
+    input_schema: Value,
+    #[serde(default)]
+    annotations: Option<Value>,
+}
+
+impl TryFrom<Value> for Tool {
+    type Error = serde_json::Error;
+
+    fn try_from(raw: Value) -> Result<Self, Self::Error> {
+        let f = ToolFields::deserialize(&raw)?;
+        Ok(Tool {
+            name: f.name,
+            title: f.title,
+            description: f.description,
+            input_schema: f.input_schema,
+            annotations: f.annotations,
+            raw: Some(std::sync::Arc::new(raw)),
+        })
+    }
+}
+
+impl Tool {
+    /// The tool as the server listed it; a tool not read from a server's JSON is
+    /// serialized from its parsed fields.
+    pub fn raw_json(&self) -> Value {
+        match &self.raw {
+            Some(raw) => Value::clone(raw),
+            None => serde_json::to_value(self).unwrap_or_default(),
+        }
+    }
 }
 
 fn empty_object_schema() -> Value {
@@ -206,5 +254,17 @@ mod tests {
         );
         assert_eq!(page.tools[1].input_schema, json!({"type":"object"}));
         assert_eq!(page.next_cursor.as_deref(), Some("c2"));
+    }
+
+    #[test]
+    fn a_tool_keeps_its_raw_json_and_serializes_only_the_parsed_fields() {
+        let listed = json!({"name":"a","inputSchema":{"type":"object"},
+            "outputSchema":{"type":"object"},"icons":[{"src":"data:,"}],"_meta":{"k":1}});
+        let tool: Tool = serde_json::from_value(listed.clone()).unwrap();
+        assert_eq!(tool.raw_json(), listed);
+        let shown = serde_json::to_value(&tool).unwrap();
+        assert_eq!(shown, json!({"name":"a","inputSchema":{"type":"object"}}));
+        let again: Tool = serde_json::from_value(shown.clone()).unwrap();
+        assert_eq!(again.raw_json(), shown);
     }
 }

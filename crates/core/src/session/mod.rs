@@ -275,7 +275,22 @@ impl Session {
         arguments: Value,
         opts: RequestOptions,
     ) -> Result<Value, Error> {
-        let params = json!({ "name": name, "arguments": arguments });
+        self.call_tool_with_meta(name, arguments, None, opts).await
+    }
+
+    /// `call_tool` with the call's `params._meta` (its `progressToken` is replaced by the
+    /// session's own request id).
+    pub async fn call_tool_with_meta(
+        &self,
+        name: &str,
+        arguments: Value,
+        meta: Option<serde_json::Map<String, Value>>,
+        opts: RequestOptions,
+    ) -> Result<Value, Error> {
+        let mut params = json!({ "name": name, "arguments": arguments });
+        if let Some(meta) = meta.filter(|m| !m.is_empty()) {
+            params["_meta"] = Value::Object(meta);
+        }
         self.request("tools/call", Some(params), opts)
             .await
             .map_err(|e| e.in_stage(Phase::Call, None))

@@ -74,6 +74,7 @@ fn rpc_error(redactor: &Redactor, method: &str, e: &RpcError) -> Error {
     )
     .with(|c| {
         c.rpc_code = Some(e.code);
+        c.rpc_data = e.data.clone().map(crate::error::RpcData);
         c.method = Some(method.to_owned());
         c.supported_versions = crate::transport::http::errors::supported_versions(e);
     })

@@ -6,7 +6,7 @@
 
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
-use lifeline_core::session::RequestOptions;
+use lifeline_core::session::{RequestOptions, ServerNotification};
 use lifeline_core::transport::stdio::{self, StdioConfig};
 use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
@@ -178,4 +178,44 @@ fn gateway_unknown_name_lists_the_configured_ones() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("alpha"), "{err}");
+}
+
+#[tokio::test]
+async fn gateway_passes_the_servers_log_messages_to_the_host() {
+    let dir = TempDirGuard::new("gateway-log");
+    let fx = stdio_fixture(&json!({}));
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": fx.program, "args": fx.args } }),
+    );
+    let session = host("fixture", &path).await;
+    let mut notes = session.subscribe();
+    session
+        .call_tool(
+            "log",
+            json!({"level": "warning", "text": "from upstream"}),
+            RequestOptions::default(),
+        )
+        .await
+        .expect("the log call");
+    let seen = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            match notes.recv().await {
+                Ok(ServerNotification::Log {
+                    level,
+                    logger,
+                    data,
+                }) => return (level, logger, data),
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    panic!("the gateway's session ended")
+                }
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the server's log message reached the host");
+    assert_eq!(seen.0, "warning");
+    assert_eq!(seen.1.as_deref(), Some("lifeline-fixture"));
+    assert!(seen.2.to_string().contains("from upstream"), "{seen:?}");
 }

@@ -1,6 +1,7 @@
-//! The TypeScript SDK client (1.32.2, tests/peers) as the host of `lifeline connect`:
-//! `tests/peers/gateway_host.mjs` connects over `StdioClientTransport`, lists, calls, has
-//! the upstream crash under a call, pings and calls again, and prints what it saw.
+//! The TypeScript SDK client (1.32.2, tests/peers) and the Python SDK client (`mcp`, the
+//! .tools/venv) as hosts of `lifeline connect`: `tests/peers/gateway_host.mjs` and
+//! `tests/peers/gateway_host.py` connect over stdio, list, call, have the upstream crash
+//! under a call, ping and call again, and print what they saw.
 
 use super::config;
 use crate::cli::lifeline_bin;
@@ -9,42 +10,49 @@ use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
 use serde_json::{Value, json};
 use std::time::Duration;
 
-#[tokio::test]
-async fn gateway_typescript_sdk_host_survives_an_upstream_crash() {
-    let dir = TempDirGuard::new("gateway-sdk");
+/// A config with the crashable stdio fixture as `fixture`, fast to reconnect.
+fn fixture_config(dir: &TempDirGuard) -> (crate::support::StdioFixture, std::path::PathBuf) {
     let fx = stdio_fixture(&json!({}));
     let path = config(
-        &dir,
+        dir,
         json!({ "fixture": { "command": fx.program, "args": fx.args,
             "reconnect": { "initialDelayMs": 10, "maxDelayMs": 50 } } }),
     );
-    let script = require(
-        repo().join("tests/peers/gateway_host.mjs"),
-        "the gateway host script",
-    );
-    require(
-        repo().join("tests/peers/node_modules/@modelcontextprotocol/sdk/package.json"),
-        "@modelcontextprotocol/sdk",
-    );
-    let run = tokio::process::Command::new("node")
+    (fx, path)
+}
+
+/// Runs a host script (`program script LIFELINE CONFIG fixture`) and returns the JSON
+/// line it printed.
+async fn run_host(
+    program: &std::path::Path,
+    script: &std::path::Path,
+    config: &std::path::Path,
+) -> Value {
+    let run = tokio::process::Command::new(program)
         .arg(script)
         .arg(lifeline_bin())
-        .arg(&path)
+        .arg(config)
         .arg("fixture")
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(Duration::from_secs(120), run)
         .await
         .expect("the SDK host finished within 120 s")
-        .expect("node runs");
+        .expect("the SDK host runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "the SDK host failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// What every SDK host must have seen: the server, its tools, a call, the crash under a
+/// call reported as UPSTREAM_LOST with its cause, the session surviving it, and the
+/// crashing call run once.
+fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
     assert_eq!(seen["server"]["name"], "lifeline-fixture", "{seen}");
     assert!(
         seen["tools"].as_array().unwrap().contains(&json!("echo")),
@@ -63,4 +71,36 @@ async fn gateway_typescript_sdk_host_survives_an_upstream_crash() {
         .filter(|e| e["params"]["name"] == "crash")
         .count();
     assert_eq!(crashes, 1, "the crashing call ran once");
+}
+
+#[tokio::test]
+async fn gateway_typescript_sdk_host_survives_an_upstream_crash() {
+    let dir = TempDirGuard::new("gateway-sdk");
+    let (fx, path) = fixture_config(&dir);
+    let script = require(
+        repo().join("tests/peers/gateway_host.mjs"),
+        "the gateway host script",
+    );
+    require(
+        repo().join("tests/peers/node_modules/@modelcontextprotocol/sdk/package.json"),
+        "@modelcontextprotocol/sdk",
+    );
+    let seen = run_host(std::path::Path::new("node"), &script, &path).await;
+    assert_survived(&seen, &fx);
+}
+
+#[tokio::test]
+async fn gateway_python_sdk_host_survives_an_upstream_crash() {
+    let dir = TempDirGuard::new("gateway-sdk-py");
+    let (fx, path) = fixture_config(&dir);
+    let python = require(
+        repo().join(".tools/venv/bin/python"),
+        "the Python venv with mcp",
+    );
+    let script = require(
+        repo().join("tests/peers/gateway_host.py"),
+        "the gateway host script (Python)",
+    );
+    let seen = run_host(&python, &script, &path).await;
+    assert_survived(&seen, &fx);
 }

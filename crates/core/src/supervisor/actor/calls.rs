@@ -125,7 +125,11 @@ async fn run_call(
         session,
         generation,
     } = gate;
-    let CallOptions { progress, cancel } = opts;
+    let CallOptions {
+        progress,
+        cancel,
+        meta,
+    } = opts;
     let cancelled = cancelled(cancel);
     tokio::pin!(cancelled);
     let permit = tokio::select! {
@@ -145,7 +149,7 @@ async fn run_call(
             // Dropping the call's future on cancel is what sends the server
             // `notifications/cancelled` (the session's cancel-on-drop).
             let result = tokio::select! {
-                result = session.call_tool(&tool, args, opts) => result,
+                result = session.call_tool_with_meta(&tool, args, meta.map(|m| *m), opts) => result,
                 () = &mut cancelled => Err(Error::cancelled(
                     "the call was cancelled; the server was sent notifications/cancelled",
                 )

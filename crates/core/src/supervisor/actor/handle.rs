@@ -9,13 +9,17 @@ use super::{Actor, Details};
 use crate::error::Error;
 use crate::events::{EventBus, StateInfo};
 use crate::protocol::mcp::{Progress, Tool};
+use crate::session::ServerNotification;
 use crate::supervisor::SupervisorConfig;
 use crate::supervisor::state::Input;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+/// Notifications a `Supervisor::notifications` receiver may fall behind by.
+const NOTES_CAPACITY: usize = 256;
 
 /// What a consumer (CLI, UI) needs to draw one server right now.
 #[derive(Debug, Clone, Serialize)]
@@ -40,6 +44,9 @@ pub struct CallOptions {
     /// `notifications/cancelled`; a queued one is never sent. Dropping the sender does not
     /// cancel.
     pub cancel: Option<oneshot::Receiver<()>>,
+    /// The call's `params._meta` (the gateway passes its host's); the session sets
+    /// `progressToken` in it to its own request id.
+    pub meta: Option<Box<serde_json::Map<String, Value>>>,
 }
 
 /// What the handle asks of the actor through its mailbox.
@@ -65,6 +72,7 @@ pub struct Supervisor {
     tx: mpsc::UnboundedSender<Command>,
     snapshot: watch::Receiver<Snapshot>,
     details: Arc<Mutex<Details>>,
+    notes: broadcast::Sender<ServerNotification>,
     pub(super) lane: CallLane,
     task: tokio::task::JoinHandle<()>,
 }
@@ -83,7 +91,8 @@ impl Supervisor {
         });
         let name = cfg.name.clone();
         let details = Arc::new(Mutex::new(Details::default()));
-        let actor = Actor::new(cfg, bus, snapshot_tx, details.clone());
+        let (notes, _) = broadcast::channel(NOTES_CAPACITY);
+        let actor = Actor::new(cfg, bus, snapshot_tx, details.clone(), notes.clone());
         let lane = actor.lane();
         let task = tokio::spawn(actor.run(rx));
         Supervisor {
@@ -91,9 +100,17 @@ impl Supervisor {
             tx,
             snapshot,
             details,
+            notes,
             lane,
             task,
         }
+    }
+
+    /// The live generation's notifications other than progress and `tools/list_changed`
+    /// (which the supervisor handles itself): logging messages, resource and prompt
+    /// changes, and any other the server sends. A slow receiver sees `Lagged`.
+    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
+        self.notes.subscribe()
     }
 
     /// `stderr()` as text per generation, oldest first (the diagnostic bundle's files).

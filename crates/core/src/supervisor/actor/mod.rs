@@ -156,6 +156,8 @@ struct Actor {
     gate: watch::Sender<Option<Gate>>,
     snapshot: watch::Sender<Snapshot>,
     details: Arc<Mutex<Details>>,
+    /// Passes the live generation's notifications on (`Supervisor::notifications`).
+    notes: tokio::sync::broadcast::Sender<crate::session::ServerNotification>,
 }
 
 impl Actor {
@@ -164,6 +166,7 @@ impl Actor {
         bus: Arc<EventBus>,
         snapshot: watch::Sender<Snapshot>,
         details: Arc<Mutex<Details>>,
+        notes: tokio::sync::broadcast::Sender<crate::session::ServerNotification>,
     ) -> Self {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let first_stage = cfg.first_stage;
@@ -194,6 +197,7 @@ impl Actor {
             gate: watch::channel(None).0,
             snapshot,
             details,
+            notes,
         }
     }
 

@@ -23,11 +23,13 @@ impl Actor {
         self.relist = Relist::default();
     }
 
-    /// Watches `live` for `list_changed` (and for lags that may have hidden one).
+    /// Watches `live` for `list_changed` (and for lags that may have hidden one), and
+    /// passes its other notifications but progress on to `Supervisor::notifications`.
     pub(super) fn watch_list_changed(&self, live: &mut Live) {
         let generation = live.generation;
         let mut notes = live.session.subscribe();
         let tx = self.internal_tx.clone();
+        let pass = self.notes.clone();
         live.tasks.push(tokio::spawn(async move {
             loop {
                 match notes.recv().await {
@@ -37,7 +39,10 @@ impl Actor {
                     | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                         let _ = tx.send(Internal::ListChanged { generation });
                     }
-                    Ok(_) => {}
+                    Ok(ServerNotification::Progress { .. }) => {}
+                    Ok(note) => {
+                        let _ = pass.send(note);
+                    }
                     Err(_) => return,
                 }
             }

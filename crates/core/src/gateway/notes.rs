@@ -1,0 +1,55 @@
+//! The upstream's notifications on their way to the host: logging messages
+//! (`notifications/message`), resource changes (`notifications/resources/updated`,
+//! `notifications/resources/list_changed`) and `notifications/prompts/list_changed`, from
+//! whichever generation is live. Progress goes with its request (`forward.rs`) and
+//! `tools/list_changed` is the gateway's own (`watch_tools`). Every string is scrubbed of
+//! the server's configured secrets on the way.
+
+use super::Shared;
+use super::errors::scrub_value;
+use crate::protocol::Message;
+use crate::session::ServerNotification;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+
+/// The upstream notifications a host is sent as they are.
+const PASSED: &[&str] = &[
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+];
+
+/// Passes the supervisor's notifications to the host until the supervisor ends.
+pub(super) async fn pass_on(shared: Arc<Shared>) {
+    let mut rx = shared.supervisor.notifications();
+    loop {
+        let note = match rx.recv().await {
+            Ok(note) => note,
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!("the host missed {n} of the server's notifications");
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        let redactor = &shared.options.redactor;
+        let (method, params) = match note {
+            ServerNotification::Log {
+                level,
+                logger,
+                data,
+            } => {
+                let mut p = json!({ "level": level, "data": scrub_value(&data, redactor) });
+                if let Some(logger) = logger {
+                    p["logger"] = Value::from(redactor.scrub(&logger));
+                }
+                ("notifications/message".to_owned(), Some(p))
+            }
+            ServerNotification::Other { method, params } if PASSED.contains(&method.as_str()) => {
+                (method, params.map(|p| scrub_value(&p, redactor)))
+            }
+            _ => continue,
+        };
+        shared.send(Message::notification(&method, params));
+    }
+}

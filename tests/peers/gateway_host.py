@@ -1,0 +1,43 @@
+"""The official Python SDK's client as a host of `lifeline connect`, for Lifeline's
+integration tests (tests/tests/it/gateway/sdk_host.rs): connect over stdio, initialize,
+list the tools, call one, crash the upstream under a call, ping and call again. Prints
+one JSON line with what it saw; logs go to stderr.
+
+    <repo>/.tools/venv/bin/python <repo>/tests/peers/gateway_host.py LIFELINE_BIN CONFIG NAME
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+
+
+def dump(model):
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def main(lifeline: str, config: str, name: str) -> None:
+    params = StdioServerParameters(command=lifeline, args=["connect", name, "--config", config])
+    out = {}
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = dump(await session.initialize())
+            out["server"] = init.get("serverInfo")
+            out["protocol"] = init.get("protocolVersion")
+            out["tools"] = [t.name for t in (await session.list_tools()).tools]
+            first = await session.call_tool("echo", {"text": "one"})
+            out["first"] = dump(first)["content"][0]["text"]
+            try:
+                await session.call_tool("crash", {"code": 3})
+                out["crash"] = "succeeded"
+            except MCPError as e:
+                out["crash"] = {"code": e.code, "message": e.message, "data": e.error.data}
+            await session.send_ping()
+            second = await session.call_tool("echo", {"text": "two"})
+            out["second"] = dump(second)["content"][0]["text"]
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main, *sys.argv[1:4])
