@@ -8,8 +8,10 @@
 //!
 //! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
 //! `forward.rs` answers one request; `errors.rs` is the state-to-error mapping
-//! (docs/gateway.md).
+//! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
+//! supervisor over `local_socket`.
 
+pub mod attach;
 mod errors;
 mod forward;
 

@@ -66,7 +66,8 @@ pub struct Supervisor {
     snapshot: watch::Receiver<Snapshot>,
     details: Arc<Mutex<Details>>,
     pub(super) lane: CallLane,
-    task: tokio::task::JoinHandle<()>,
+    /// The actor's task; `None` in a `share`d handle, which does not own the actor.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Supervisor {
@@ -92,7 +93,22 @@ impl Supervisor {
             snapshot,
             details,
             lane,
-            task,
+            task: Some(task),
+        }
+    }
+
+    /// Another handle on this supervisor, for someone who uses it without owning it (the
+    /// app's gateway sessions for attached hosts). Calls, requests, snapshots and actions
+    /// reach the same actor; dropping it changes nothing. Once the owner stops the
+    /// supervisor, its calls fail `cancelled` and its `watch` ends.
+    pub fn share(&self) -> Supervisor {
+        Supervisor {
+            name: self.name.clone(),
+            tx: self.tx.clone(),
+            snapshot: self.snapshot.clone(),
+            details: self.details.clone(),
+            lane: self.lane.clone(),
+            task: None,
         }
     }
 
@@ -267,6 +283,8 @@ impl Supervisor {
         if self.tx.send(Command::Stop { reply }).is_ok() {
             let _ = rx.await;
         }
-        let _ = self.task.await;
+        if let Some(task) = self.task {
+            let _ = task.await;
+        }
     }
 }
