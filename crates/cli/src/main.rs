@@ -143,6 +143,10 @@ enum Command {
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Run the server's supervisor in this process even when the Lifeline app runs
+        /// (by default the app's own supervisor serves the client)
+        #[arg(long)]
+        no_attach: bool,
     },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
@@ -202,7 +206,11 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
-        Command::Connect { name, config } => connect::run(&name, config.as_deref()).await,
+        Command::Connect {
+            name,
+            config,
+            no_attach,
+        } => connect::run(&name, config.as_deref(), !no_attach).await,
         Command::Bundle {
             config,
             out,
