@@ -12,6 +12,7 @@ use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod attach;
 mod sdk_host;
 
 /// A config holding `servers` (the `mcpServers` shape), in a fresh directory.
