@@ -6,10 +6,20 @@
 //! drops it when the process ends, however it ends) and listens on the directory's local
 //! endpoint (`lifeline_core::local_socket`: `app.sock` on Unix, a named pipe on Windows). A
 //! later one finds the lock taken, connects, writes `show`, and exits 0.
+//!
+//! The same endpoint serves `lifeline connect NAME` bridges: a line `attach v1 NAME`
+//! (`lifeline_core::gateway::attach`) is answered `ok` and the connection becomes a host's
+//! gateway session on the app's own supervisor for NAME (or `error KIND MESSAGE`).
 
-use lifeline_core::local_socket::{self, Listener};
+use lifeline_core::gateway::attach::{Answer, Refusal, Request};
+use lifeline_core::gateway::{self, GatewayOptions};
+use lifeline_core::local_socket::{self, Listener, Stream};
+use lifeline_core::supervisor::Supervisor;
 use std::fs::{File, TryLockError};
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -92,9 +102,17 @@ fn ask_to_show(dir: &Path) -> bool {
     })
 }
 
+/// What an attach request gets: the supervisor to serve the host with and how, or why not.
+pub type Attached = Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)>;
+
+/// Answers an attach request (the app: `AppState::attach`).
+pub type OnAttach =
+    Arc<dyn Fn(Request) -> Pin<Box<dyn Future<Output = Attached> + Send>> + Send + Sync>;
+
 impl Guard {
-    /// Answers later instances on a task of its own: `show` calls `on_show`.
-    pub fn serve(mut self, on_show: impl Fn() + Send + Sync + 'static) {
+    /// Answers later instances and bridges on a task of its own: `show` calls `on_show`;
+    /// `attach v1 NAME` asks `on_attach` and serves the host on the connection.
+    pub fn serve(mut self, on_show: impl Fn() + Send + Sync + 'static, on_attach: OnAttach) {
         let Some(mut listener) = self.listener.take() else {
             // Nothing to serve, but the lock must still be held for the app's life.
             std::mem::forget(self);
@@ -112,15 +130,19 @@ impl Guard {
                     }
                 };
                 let on_show = on_show.clone();
+                let on_attach = on_attach.clone();
                 tauri::async_runtime::spawn(async move {
                     let mut line = String::new();
                     let mut reader = BufReader::new(stream);
                     let read = reader.read_line(&mut line);
-                    if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), read).await
-                        && line.trim() == "show"
-                    {
+                    let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), read).await else {
+                        return;
+                    };
+                    if line.trim() == "show" {
                         tracing::info!("another instance was started; showing this window instead");
                         on_show();
+                    } else if let Some(request) = Request::parse(&line) {
+                        attach(reader, request, &on_attach).await;
                     }
                 });
             }
@@ -128,10 +150,62 @@ impl Guard {
     }
 }
 
+/// Answers an attach request and, when it is granted, serves the host on the connection
+/// until the bridge closes it. Whatever the reader buffered past the request line is the
+/// host's: the reader itself is the session's input.
+async fn attach(
+    mut reader: BufReader<Stream>,
+    request: Result<Request, Refusal>,
+    on_attach: &OnAttach,
+) {
+    let attached = match request {
+        Ok(request) => {
+            let name = request.name.clone();
+            on_attach(request).await.map(|a| (name, a))
+        }
+        Err(kind) => Err((
+            kind,
+            format!(
+                "this app speaks attach {}; update lifeline and lifeline-app to the same version",
+                lifeline_core::gateway::attach::VERSION
+            ),
+        )),
+    };
+    let (name, (supervisor, options)) = match attached {
+        Ok(a) => a,
+        Err((kind, message)) => {
+            tracing::info!("a bridge could not attach: {} {message}", kind.as_str());
+            let line = Answer::Refused { kind, message }.to_line();
+            let _ = reader.write_all(line.as_bytes()).await;
+            let _ = reader.shutdown().await;
+            return;
+        }
+    };
+    if reader
+        .write_all(Answer::Ok.to_line().as_bytes())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    tracing::info!("a host attached to `{name}` (lifeline connect)");
+    let (read, write) = tokio::io::split(reader);
+    gateway::serve(supervisor, read, write, options).await;
+    tracing::info!("a host detached from `{name}`");
+}
+
+#[cfg(test)]
+#[path = "instance_tests.rs"]
+mod attach_tests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::mpsc;
+
+    fn refuse_all() -> OnAttach {
+        Arc::new(|_| Box::pin(async { Err((Refusal::Unknown, "none here".into())) }))
+    }
 
     #[test]
     fn a_second_instance_asks_the_first_to_show_itself_and_does_not_run() {
@@ -140,7 +214,7 @@ mod tests {
             panic!("the first claim must win");
         };
         let (shown_tx, shown) = mpsc::channel();
-        guard.serve(move || shown_tx.send(()).unwrap());
+        guard.serve(move || shown_tx.send(()).unwrap(), refuse_all());
         match claim(dir.path()) {
             Claim::Running { shown, dir: d } => {
                 assert!(shown);

@@ -141,7 +141,21 @@ fn main() {
             }
             if let Some(guard) = instance.take() {
                 let handle = app.handle().clone();
-                guard.serve(move || tray::show_window(&handle));
+                let app = app.handle().clone();
+                // `lifeline connect NAME` bridges attach to this app's supervisors.
+                let on_attach: instance::OnAttach = std::sync::Arc::new(move |request| {
+                    let app = app.clone();
+                    Box::pin(async move {
+                        match app.try_state::<AppState>() {
+                            Some(state) => state.attach(&request).await,
+                            None => Err((
+                                lifeline_core::gateway::attach::Refusal::Closing,
+                                "the app is not running its servers yet".into(),
+                            )),
+                        }
+                    })
+                });
+                guard.serve(move || tray::show_window(&handle), on_attach);
             }
             Ok(())
         })

@@ -23,6 +23,7 @@ use tokio::sync::broadcast;
 use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
+mod attach;
 pub mod detail;
 
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.

@@ -1,26 +1,145 @@
 //! `lifeline connect NAME`: the stdio MCP server a host (Claude Desktop, Cursor, Claude
-//! Code, VS Code) runs in place of the real server. It runs NAME's supervisor in this
-//! process (headless) and serves the host on stdin/stdout through `lifeline_core::gateway`,
-//! so the host's session survives the server's crashes and reconnects. stdout carries only
-//! JSON-RPC; everything else goes to stderr. Ends when the host closes stdin, stopping the
-//! supervisor and its child process (bounded). Attaching to a running app's supervisor over
-//! `lifeline_core::local_socket` is the next slice (docs/gateway.md).
+//! Code, VS Code) runs in place of the real server, so the host's session survives the
+//! server's crashes and reconnects. When the Lifeline app runs, it attaches to the app's
+//! own supervisor for NAME over `lifeline_core::local_socket` (the handshake is
+//! `gateway::attach`) and only copies bytes between stdio and the app; otherwise (no app,
+//! `--no-attach`, or the app refused) it runs NAME's supervisor in this process and serves
+//! the host through `lifeline_core::gateway`. stdout carries only JSON-RPC; everything else
+//! goes to stderr. Ends when the host closes stdin, stopping an in-process supervisor and
+//! its child process (bounded). docs/gateway.md says what falls back when.
 
 use crate::fleet;
 use crate::output::{EXIT_OK, Out};
 use lifeline_core::events::EventBus;
+use lifeline_core::gateway::attach::{Answer, Request};
 use lifeline_core::gateway::{self, GatewayOptions};
+use lifeline_core::local_socket::{self, Stream};
 use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// How long stopping the supervisor may take on the way out (the stdio shutdown sequence
 /// is about 4 s; disposal is bounded at 10 s).
 const STOP_LIMIT: Duration = Duration::from_secs(15);
 
-pub async fn run(name: &str, config: Option<&Path>) -> i32 {
+/// How long the app may take to answer an attach request.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// How long, after the host closed stdin, the app may take to end the session.
+const DETACH_WAIT: Duration = Duration::from_secs(5);
+
+/// Exit code when the app went away under an attached host.
+const EXIT_APP_GONE: i32 = 1;
+
+pub async fn run(name: &str, config: Option<&Path>, attach: bool) -> i32 {
+    if attach {
+        match try_attach(name, config).await {
+            Attach::Attached(app) => return pump(name, app).await,
+            Attach::NoApp => {}
+            Attach::Refused(why) => {
+                eprintln!("lifeline connect: {why}; running `{name}` in this process instead")
+            }
+        }
+    }
+    in_process(name, config).await
+}
+
+enum Attach {
+    Attached(BufReader<Stream>),
+    /// No app listens (the usual headless case): no note.
+    NoApp,
+    Refused(String),
+}
+
+/// Asks the running app, if any, to serve the host with its supervisor for `name`. Only
+/// an explicit `--config` is sent: the app attaches then only if it runs that file.
+async fn try_attach(name: &str, config: Option<&Path>) -> Attach {
+    let Some(dir) =
+        lifeline_core::history::resolve_path().and_then(|p| p.parent().map(Path::to_owned))
+    else {
+        return Attach::NoApp;
+    };
+    let Ok(stream) = local_socket::connect(&dir).await else {
+        return Attach::NoApp;
+    };
+    let request = Request {
+        name: name.to_owned(),
+        config: config.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_owned())),
+    };
+    let mut app = BufReader::new(stream);
+    if app
+        .get_mut()
+        .write_all(request.to_line().as_bytes())
+        .await
+        .is_err()
+    {
+        return Attach::Refused("the Lifeline app's endpoint did not take the request".into());
+    }
+    let mut line = String::new();
+    match tokio::time::timeout(ANSWER_WAIT, app.read_line(&mut line)).await {
+        Ok(Ok(0)) => Attach::Refused(
+            "the running Lifeline app cannot serve `lifeline connect` (it predates attach v1: update it)"
+                .into(),
+        ),
+        Ok(Ok(_)) => match Answer::parse(&line) {
+            Answer::Ok => Attach::Attached(app),
+            Answer::Refused { kind, message } => Attach::Refused(format!(
+                "the Lifeline app did not attach ({}: {message})",
+                kind.as_str()
+            )),
+            Answer::Other(text) => {
+                Attach::Refused(format!("the Lifeline app answered `{text}`, not `ok`"))
+            }
+        },
+        Ok(Err(e)) => Attach::Refused(format!("reading the Lifeline app's answer failed ({e})")),
+        Err(_) => Attach::Refused(format!(
+            "the Lifeline app did not answer within {}s",
+            ANSWER_WAIT.as_secs()
+        )),
+    }
+}
+
+/// Copies the host's bytes to the app and the app's to the host. The host closing stdin
+/// ends the session (the app cancels its calls, then closes); the app closing first (it
+/// quit) ends this process with a line on stderr: the host sees its server exit and
+/// restarts it, which then attaches again or runs in-process.
+async fn pump(name: &str, app: BufReader<Stream>) -> i32 {
+    tracing::info!("attached to the Lifeline app's supervisor for `{name}`");
+    let (mut stdin, mut stdout, writer) = stdio();
+    let (mut app_read, mut app_write) = tokio::io::split(app);
+    let code = {
+        let up = async {
+            let _ = tokio::io::copy(&mut stdin, &mut app_write).await;
+            let _ = app_write.shutdown().await;
+        };
+        let down = tokio::io::copy(&mut app_read, &mut stdout);
+        tokio::pin!(up, down);
+        tokio::select! {
+            () = &mut up => {
+                let _ = tokio::time::timeout(DETACH_WAIT, &mut down).await;
+                EXIT_OK
+            }
+            _ = &mut down => {
+                eprintln!(
+                    "lifeline connect: the Lifeline app closed the connection to `{name}` (it quit); \
+                     restart the server in your client to reconnect"
+                );
+                EXIT_APP_GONE
+            }
+        }
+    };
+    drop(stdout);
+    // Whatever the app sent last reaches the host before the process exits.
+    let joined = tokio::task::spawn_blocking(move || writer.join());
+    let _ = tokio::time::timeout(DETACH_WAIT, joined).await;
+    code
+}
+
+/// NAME's supervisor in this process, serving the host on stdio.
+async fn in_process(name: &str, config: Option<&Path>) -> i32 {
     let out = Out {
         json: false,
         redactor: Redactor::default(),
@@ -45,7 +164,7 @@ pub async fn run(name: &str, config: Option<&Path>) -> i32 {
     let bus = Arc::new(EventBus::new(256));
     log_events(&bus);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus));
-    let (read, write) = stdio();
+    let (read, write, _writer) = stdio();
     gateway::serve(supervisor.clone(), read, write, options).await;
     tracing::info!("the host closed stdin; stopping `{name}`");
     match Arc::try_unwrap(supervisor) {
@@ -59,10 +178,15 @@ pub async fn run(name: &str, config: Option<&Path>) -> i32 {
 
 /// stdin and stdout as async streams: a thread per direction copies between the blocking
 /// standard streams and an in-process pipe (stdout flushed per write, so each JSON-RPC
-/// line leaves at once). stdin's EOF ends the read side.
-fn stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+/// line leaves at once). stdin's EOF ends the read side. The stdout thread ends once the
+/// write side is dropped and drained.
+fn stdio() -> (
+    tokio::io::DuplexStream,
+    tokio::io::DuplexStream,
+    std::thread::JoinHandle<()>,
+) {
     use std::io::{Read, Write};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncReadExt;
     let handle = tokio::runtime::Handle::current();
     let (read, mut feed) = tokio::io::duplex(1 << 16);
     let (write, mut drain) = tokio::io::duplex(1 << 16);
@@ -82,7 +206,7 @@ fn stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
         }
         // Dropping `feed` is the gateway's EOF.
     });
-    std::thread::spawn(move || {
+    let writer = std::thread::spawn(move || {
         let mut stdout = std::io::stdout().lock();
         let mut buf = vec![0u8; 1 << 16];
         loop {
@@ -100,7 +224,7 @@ fn stdio() -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
             }
         }
     });
-    (read, write)
+    (read, write, writer)
 }
 
 /// Each run its own jitter, so several hosts' bridges to one server do not retry together.

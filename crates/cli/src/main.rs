@@ -149,6 +149,10 @@ enum Command {
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Run the server's supervisor in this process even when the Lifeline app runs
+        /// (by default the app's own supervisor serves the client)
+        #[arg(long)]
+        no_attach: bool,
     },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
@@ -213,7 +217,11 @@ async fn run(cli: Cli) -> i32 {
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
         Command::Clients { command } => clients::run(command),
-        Command::Connect { name, config } => connect::run(&name, config.as_deref()).await,
+        Command::Connect {
+            name,
+            config,
+            no_attach,
+        } => connect::run(&name, config.as_deref(), !no_attach).await,
         Command::Bundle {
             config,
             out,

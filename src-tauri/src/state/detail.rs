@@ -24,7 +24,7 @@ pub const CALL_ID_IN_USE: &str = "call_id_in_use";
 pub struct Detail {
     /// The config's servers, for the config view and the command resolution; replaced
     /// when the config changes.
-    servers: Mutex<Vec<ServerConfig>>,
+    pub(super) servers: Mutex<Vec<ServerConfig>>,
     /// The cancel switch of every call in flight that the UI named with a `call_id`.
     calls: Mutex<HashMap<String, oneshot::Sender<()>>>,
 }

@@ -10,8 +10,10 @@
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
 //! `errors.rs` is the state-to-error mapping
-//! (docs/gateway.md).
+//! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
+//! supervisor over `local_socket`.
 
+pub mod attach;
 mod errors;
 mod forward;
 mod notes;

@@ -74,7 +74,8 @@ pub struct Supervisor {
     details: Arc<Mutex<Details>>,
     notes: broadcast::Sender<ServerNotification>,
     pub(super) lane: CallLane,
-    task: tokio::task::JoinHandle<()>,
+    /// The actor's task; `None` in a `share`d handle, which does not own the actor.
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Supervisor {
@@ -102,7 +103,23 @@ impl Supervisor {
             details,
             notes,
             lane,
-            task,
+            task: Some(task),
+        }
+    }
+
+    /// Another handle on this supervisor, for someone who uses it without owning it (the
+    /// app's gateway sessions for attached hosts). Calls, requests, snapshots and actions
+    /// reach the same actor; dropping it changes nothing. Once the owner stops the
+    /// supervisor, its calls fail `cancelled` and its `watch` ends.
+    pub fn share(&self) -> Supervisor {
+        Supervisor {
+            name: self.name.clone(),
+            tx: self.tx.clone(),
+            snapshot: self.snapshot.clone(),
+            details: self.details.clone(),
+            notes: self.notes.clone(),
+            lane: self.lane.clone(),
+            task: None,
         }
     }
 
@@ -284,6 +301,8 @@ impl Supervisor {
         if self.tx.send(Command::Stop { reply }).is_ok() {
             let _ = rx.await;
         }
-        let _ = self.task.await;
+        if let Some(task) = self.task {
+            let _ = task.await;
+        }
     }
 }

@@ -1,0 +1,219 @@
+//! The attach handshake on the app's local endpoint (`local_socket`): how `lifeline connect
+//! NAME` asks the running app to serve its host with the app's own supervisor for NAME.
+//! One line each way, then the stream is the host's MCP session (`gateway::serve` on the
+//! app's side, a byte pump on the bridge's):
+//!
+//! ```text
+//! bridge → app   attach v1 NAME\n            (or `attach v1 NAME CONFIG_PATH\n`)
+//! app → bridge   ok\n                        (or `error KIND MESSAGE\n`, then it closes)
+//! ```
+//!
+//! Server names are ASCII letters, digits, `-`, `_` and `.` (the config's rule), so NAME
+//! never holds a space; CONFIG_PATH is the rest of the line (the `--config` the bridge was
+//! given, made absolute). An app that predates attach reads the line, finds it is not
+//! `show`, and closes without an answer: the bridge takes that as "cannot attach".
+
+use std::path::PathBuf;
+
+/// The protocol revision this build speaks.
+pub const VERSION: &str = "v1";
+
+/// What a bridge asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The server to attach to.
+    pub name: String,
+    /// The config the bridge was told to use (`--config`), if any: the app attaches only
+    /// when it is the config the app runs.
+    pub config: Option<PathBuf>,
+}
+
+/// Why the app did not attach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The bridge speaks another revision of this protocol.
+    Version,
+    /// The app has no server by that name.
+    Unknown,
+    /// The bridge's `--config` is not the config the app runs.
+    Config,
+    /// The app is shutting down.
+    Closing,
+    /// The line was not an attach request this build understands.
+    Malformed,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Version => "version",
+            Refusal::Unknown => "unknown",
+            Refusal::Config => "config",
+            Refusal::Closing => "closing",
+            Refusal::Malformed => "malformed",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Refusal> {
+        [
+            Refusal::Version,
+            Refusal::Unknown,
+            Refusal::Config,
+            Refusal::Closing,
+            Refusal::Malformed,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// The app's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Ok,
+    Refused {
+        kind: Refusal,
+        message: String,
+    },
+    /// An answer this build does not know (a newer app): treated as a refusal.
+    Other(String),
+}
+
+impl Request {
+    /// The request line, newline included.
+    pub fn to_line(&self) -> String {
+        match &self.config {
+            Some(path) => format!("attach {VERSION} {} {}\n", self.name, path.display()),
+            None => format!("attach {VERSION} {}\n", self.name),
+        }
+    }
+
+    /// Parses a line (with or without its newline). `None` when it is not an attach
+    /// request at all (`show`, say); `Err` when it is one this build cannot serve.
+    pub fn parse(line: &str) -> Option<Result<Request, Refusal>> {
+        let line = line.strip_suffix('\n').unwrap_or(line);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let rest = line.strip_prefix("attach ")?;
+        let Some((version, rest)) = rest.split_once(' ') else {
+            return Some(Err(Refusal::Malformed));
+        };
+        if version != VERSION {
+            return Some(Err(Refusal::Version));
+        }
+        let (name, config) = match rest.split_once(' ') {
+            Some((name, path)) if !path.is_empty() => (name, Some(PathBuf::from(path))),
+            Some((name, _)) => (name, None),
+            None => (rest, None),
+        };
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            return Some(Err(Refusal::Malformed));
+        }
+        Some(Ok(Request {
+            name: name.to_owned(),
+            config,
+        }))
+    }
+}
+
+impl Answer {
+    /// The answer line, newline included (a message's own line breaks become spaces).
+    pub fn to_line(&self) -> String {
+        match self {
+            Answer::Ok => "ok\n".to_owned(),
+            Answer::Refused { kind, message } => {
+                let message = message.replace(['\r', '\n'], " ");
+                format!("error {} {message}\n", kind.as_str())
+            }
+            Answer::Other(text) => format!("{}\n", text.replace(['\r', '\n'], " ")),
+        }
+    }
+
+    pub fn parse(line: &str) -> Answer {
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line == "ok" {
+            return Answer::Ok;
+        }
+        if let Some(rest) = line.strip_prefix("error ") {
+            let (kind, message) = rest.split_once(' ').unwrap_or((rest, ""));
+            if let Some(kind) = Refusal::parse(kind) {
+                return Answer::Refused {
+                    kind,
+                    message: message.to_owned(),
+                };
+            }
+        }
+        Answer::Other(line.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_round_trips_with_and_without_a_config() {
+        for config in [
+            None,
+            Some(PathBuf::from("/home/ada/My Configs/lifeline.json")),
+        ] {
+            let req = Request {
+                name: "fixture.v2".into(),
+                config,
+            };
+            let line = req.to_line();
+            assert!(line.ends_with('\n') && line.starts_with("attach v1 fixture.v2"));
+            assert_eq!(Request::parse(&line), Some(Ok(req)));
+        }
+    }
+
+    #[test]
+    fn other_lines_are_not_attach_requests() {
+        assert_eq!(Request::parse("show\n"), None);
+        assert_eq!(Request::parse(""), None);
+        assert_eq!(Request::parse("attached v1 x"), None);
+    }
+
+    #[test]
+    fn another_revision_or_a_bad_name_is_refused() {
+        assert_eq!(
+            Request::parse("attach v2 fixture\n"),
+            Some(Err(Refusal::Version))
+        );
+        assert_eq!(
+            Request::parse("attach fixture\n"),
+            Some(Err(Refusal::Malformed))
+        );
+        assert_eq!(
+            Request::parse("attach v1 \n"),
+            Some(Err(Refusal::Malformed))
+        );
+        assert_eq!(
+            Request::parse("attach v1 a/b\n"),
+            Some(Err(Refusal::Malformed))
+        );
+    }
+
+    #[test]
+    fn answers_round_trip_and_unknown_ones_are_kept() {
+        assert_eq!(Answer::parse(&Answer::Ok.to_line()), Answer::Ok);
+        let refused = Answer::Refused {
+            kind: Refusal::Unknown,
+            message: "no server `x` in the app".into(),
+        };
+        assert_eq!(Answer::parse(&refused.to_line()), refused);
+        let broken = Answer::Refused {
+            kind: Refusal::Config,
+            message: "two\nlines".into(),
+        };
+        assert_eq!(broken.to_line(), "error config two lines\n");
+        assert_eq!(
+            Answer::parse("error teapot short and stout\n"),
+            Answer::Other("error teapot short and stout".into())
+        );
+        assert_eq!(Answer::parse("welcome\n"), Answer::Other("welcome".into()));
+    }
+}
