@@ -97,7 +97,10 @@ protocol_version: string | null, };
 
 /**
  * A tool as listed by the server. The schema and annotations are kept as JSON: Lifeline
- * shows and checks them but never needs their fields as Rust types.
+ * shows and checks them but never needs their fields as Rust types. `raw` is the tool's
+ * JSON exactly as the server sent it (outputSchema, icons, `_meta` and any field a later
+ * revision adds): the gateway serves it to the host verbatim. It is never serialized, so
+ * events and the UI see only the parsed fields.
  */
 export type Tool = { name: string, title?: string, description?: string, inputSchema: Record<string, unknown>, annotations?: Record<string, unknown>, };
 
