@@ -3,7 +3,7 @@
 //! the previewed files or fails with `{kind, message}` naming the path.
 
 use crate::ipc_tests::{invoke, window};
-use crate::source::{AppInfo, Mode, Source};
+use crate::source::Source;
 use crate::state::AppState;
 use lifeline_core::config;
 use lifeline_core::events::{EventBody, StateName};
@@ -33,13 +33,7 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let state = tauri::async_runtime::block_on(async {
         let state = AppState::start(Source {
             config,
-            info: AppInfo {
-                version: "test",
-                mode: Mode::Config,
-                config_path: None,
-                log_dir: None,
-                notices: Vec::new(),
-            },
+            info: crate::test_support::app_info(),
             fixtures: Vec::new(),
         });
         state

@@ -2,7 +2,7 @@
 //! run's commands return; a file another instance holds is a notice, not a failure.
 
 use super::*;
-use crate::source::{AppInfo, Mode, Source};
+use crate::source::Source;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;
@@ -18,13 +18,7 @@ const GONE: &str = r#"{"mcpServers": {
 fn source() -> Source {
     Source {
         config: config::parse(GONE, None, &|_| None).unwrap(),
-        info: AppInfo {
-            version: "test",
-            mode: Mode::Config,
-            config_path: None,
-            log_dir: None,
-            notices: Vec::new(),
-        },
+        info: crate::test_support::app_info(),
         fixtures: Vec::new(),
     }
 }

@@ -23,13 +23,7 @@ pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let state = tauri::async_runtime::block_on(async {
         let state = AppState::start(Source {
             config,
-            info: AppInfo {
-                version: "test",
-                mode: Mode::Config,
-                config_path: None,
-                log_dir: None,
-                notices: Vec::new(),
-            },
+            info: crate::test_support::app_info(),
             fixtures: Vec::new(),
         });
         for server in ["notes", "web"] {

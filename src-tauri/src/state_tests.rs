@@ -2,7 +2,6 @@
 //! once, so every test runs without a server and without sleeping.
 
 use super::*;
-use crate::source::Mode;
 use lifeline_core::config;
 use lifeline_core::events::{StateInfo, StateName};
 use serde_json::json;
@@ -12,13 +11,7 @@ fn start(config: &str) -> AppState {
     let config = config::parse(config, None, &|_| None).unwrap();
     AppState::start(Source {
         config,
-        info: AppInfo {
-            version: "test",
-            mode: Mode::Config,
-            config_path: None,
-            log_dir: None,
-            notices: Vec::new(),
-        },
+        info: crate::test_support::app_info(),
         fixtures: Vec::new(),
     })
 }

@@ -1,4 +1,4 @@
-//! What the app's tests share: where the fixture server is.
+//! What the app's tests share: where the fixture server is, and a plain `AppInfo`.
 
 use std::path::PathBuf;
 
@@ -16,4 +16,15 @@ pub fn fixture() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// What a test's app says about itself: a config-mode app with no file and no notices.
+pub fn app_info() -> crate::source::AppInfo {
+    crate::source::AppInfo {
+        version: "test",
+        mode: crate::source::Mode::Config,
+        config_path: None,
+        log_dir: None,
+        notices: Vec::new(),
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::super::AppState;
 use super::*;
-use crate::source::{AppInfo, Mode, Source};
+use crate::source::Source;
 use crate::test_support::fixture;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
@@ -62,13 +62,7 @@ fn start(log: &std::path::Path) -> AppState {
     let config = config::parse(&text, None, &|_| None).unwrap();
     AppState::start(Source {
         config,
-        info: AppInfo {
-            version: "test",
-            mode: Mode::Config,
-            config_path: None,
-            log_dir: None,
-            notices: Vec::new(),
-        },
+        info: crate::test_support::app_info(),
         fixtures: Vec::new(),
     })
 }
