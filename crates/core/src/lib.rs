@@ -20,6 +20,7 @@
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
+pub mod auth;
 pub mod config;
 pub mod diagnostics;
 pub mod error;

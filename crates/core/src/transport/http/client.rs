@@ -112,7 +112,7 @@ fn redirects(follow: Arc<AtomicBool>) -> reqwest::redirect::Policy {
 /// process and shared. Building it loads and parses every system root certificate, which
 /// was the largest part of an idle HTTP connection's memory (issue 6); each attempt still
 /// gets a client, a connection pool and a TLS session cache of its own.
-fn tls_config() -> Result<rustls::ClientConfig, Error> {
+pub(crate) fn tls_config() -> Result<rustls::ClientConfig, Error> {
     use rustls_platform_verifier::Verifier;
     static VERIFIER: Mutex<Option<Arc<Verifier>>> = Mutex::new(None);
     let unavailable = || Error::config("could not set up the HTTP client (TLS roots unavailable)");
