@@ -36,10 +36,7 @@ pub enum SignIn {
     /// followed to the loopback listener (the conformance suite's servers, tests).
     FollowRedirect,
     /// `open` shows the URL to a person (the system browser), who has `wait` to finish.
-    Open {
-        open: OpenUrl,
-        wait: Duration,
-    },
+    Open { open: OpenUrl, wait: Duration },
 }
 
 /// The error of a server that needs a person to sign in.

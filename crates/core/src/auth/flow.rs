@@ -4,7 +4,7 @@
 //! exchanged for tokens.
 
 use super::loopback::{Callback, Listener};
-use super::metadata::{Discovered, same_issuer};
+use super::metadata::Discovered;
 use super::pkce::{Pkce, random_token};
 use super::register::{self, Client};
 use super::token::{self, Grant, Tokens};
@@ -59,7 +59,8 @@ pub fn check_callback(
         ));
     }
     match cb.iss.as_deref() {
-        Some(iss) if !same_issuer(iss, issuer) => {
+        // Compared as strings, with no normalization at all (RFC 9207 §2.4).
+        Some(iss) if iss != issuer => {
             return Err(auth_error(
                 "the sign-in came back from another issuer than the authorization server \
                  (RFC 9207): refused as a possible mix-up attack",
@@ -119,20 +120,20 @@ pub async fn sign_in(
         resource,
         scopes,
     )?;
-    let wait = match mode {
+    let cb = match mode {
         SignIn::Never => {
             return Err(super::authorizer::sign_in_needed());
         }
+        // The listener answers while the redirect is being followed: both at once.
         SignIn::FollowRedirect => {
-            follow_redirect(http, &url, &listener.redirect_uri).await?;
-            HEADLESS_WAIT
+            let follow = follow_redirect(http, &url, &listener.redirect_uri);
+            tokio::try_join!(listener.wait(HEADLESS_WAIT), follow)?.0
         }
         SignIn::Open { open, wait } => {
             open(url.as_str())?;
-            *wait
+            listener.wait(*wait).await?
         }
     };
-    let cb = listener.wait(wait).await?;
     let code = check_callback(
         &cb,
         &state,
@@ -213,6 +214,7 @@ mod tests {
         // RFC 9207: a wrong issuer is refused whether or not it was advertised.
         assert!(ok(cb("s", Some("https://evil"), Some("c"), None), false).is_err());
         assert!(ok(cb("s", Some("https://as/t/"), Some("c"), None), true).is_err());
+        assert!(ok(cb("s", Some("HTTPS://as/t"), Some("c"), None), true).is_err());
         assert!(ok(cb("s", None, Some("c"), None), true).is_err());
         assert!(ok(cb("x", Some("https://as/t"), Some("c"), None), true).is_err());
         assert!(ok(cb("s", None, None, None), false).is_err());

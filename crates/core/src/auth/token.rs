@@ -72,8 +72,40 @@ pub async fn request(
     resource: &str,
     asked: &[String],
 ) -> Result<Tokens, Error> {
+    let (form, basic, previous_refresh) = form_of(client, &grant, resource);
+    let granted: Granted = http.post_form(endpoint, form, basic).await?;
+    if let Some(t) = granted.token_type.as_deref()
+        && !t.eq_ignore_ascii_case("bearer")
+    {
+        return Err(super::auth_error(format!(
+            "the authorization server issued a {t:?} token; Lifeline uses Bearer tokens"
+        )));
+    }
+    let scopes = match granted.scope.as_deref() {
+        Some(s) => super::scope::parse(Some(s)),
+        None => asked.to_vec(),
+    };
+    Ok(Tokens {
+        access: Secret::new(granted.access_token),
+        refresh: granted
+            .refresh_token
+            .filter(|r| !r.is_empty())
+            .map(Secret::new)
+            .or(previous_refresh),
+        expires_at: granted
+            .expires_in
+            .map(|s| SystemTime::now() + Duration::from_secs(s.min(10 * 365 * 86_400))),
+        scopes,
+    })
+}
+
+/// The form body of a token request, the HTTP Basic credentials (form-encoded, RFC 6749
+/// §2.3.1) when the client authenticates that way, and the refresh token being traded.
+type Form = (String, Option<(String, String)>, Option<Secret>);
+
+fn form_of(client: &Client, grant: &Grant<'_>, resource: &str) -> Form {
     let mut form = url::form_urlencoded::Serializer::new(String::new());
-    let previous_refresh = match &grant {
+    let previous_refresh = match grant {
         Grant::Code {
             code,
             verifier,
@@ -111,28 +143,5 @@ pub async fn request(
             basic = Some((enc(&client.id), enc(secret)));
         }
     }
-    let granted: Granted = http.post_form(endpoint, form.finish(), basic).await?;
-    if let Some(t) = granted.token_type.as_deref()
-        && !t.eq_ignore_ascii_case("bearer")
-    {
-        return Err(super::auth_error(format!(
-            "the authorization server issued a {t:?} token; Lifeline uses Bearer tokens"
-        )));
-    }
-    let scopes = match granted.scope.as_deref() {
-        Some(s) => super::scope::parse(Some(s)),
-        None => asked.to_vec(),
-    };
-    Ok(Tokens {
-        access: Secret::new(granted.access_token),
-        refresh: granted
-            .refresh_token
-            .filter(|r| !r.is_empty())
-            .map(Secret::new)
-            .or(previous_refresh),
-        expires_at: granted
-            .expires_in
-            .map(|s| SystemTime::now() + Duration::from_secs(s.min(10 * 365 * 86_400))),
-        scopes,
-    })
+    (form.finish(), basic, previous_refresh)
 }
