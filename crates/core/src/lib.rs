@@ -36,6 +36,7 @@ pub mod protocol;
 pub mod redact;
 pub mod session;
 pub mod supervisor;
+pub(crate) mod tls;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Phase, Result, Stage};

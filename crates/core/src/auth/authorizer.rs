@@ -6,10 +6,11 @@
 //! another task already replaced just retries with the new one.
 
 use super::challenge::Challenge;
+use super::flow::{self, SignIn, sign_in_needed};
 use super::metadata::{self, Discovered};
 use super::register::Client;
 use super::token::{self, Grant, Tokens};
-use super::{Http, OAuthSettings, flow, scope};
+use super::{Http, OAuthSettings, scope};
 use crate::error::{Error, ErrorKind};
 use reqwest::Url;
 use std::collections::HashMap;
@@ -22,31 +23,6 @@ pub const MAX_STEP_UPS: u32 = 2;
 
 /// An access token expiring within this is refreshed before it is used.
 const EXPIRY_MARGIN: Duration = Duration::from_secs(60);
-
-/// Shows a sign-in URL to a person (opens the system browser).
-pub type OpenUrl = Arc<dyn Fn(&str) -> Result<(), Error> + Send + Sync>;
-
-/// How a sign-in reaches a person.
-#[derive(Clone)]
-pub enum SignIn {
-    /// It does not: a server that needs one fails with "sign-in needed" (a supervised
-    /// connection, which must never pop up a browser on its own).
-    Never,
-    /// Headless: the authorization endpoint is asked directly and its immediate redirect
-    /// followed to the loopback listener (the conformance suite's servers, tests).
-    FollowRedirect,
-    /// `open` shows the URL to a person (the system browser), who has `wait` to finish.
-    Open { open: OpenUrl, wait: Duration },
-}
-
-/// The error of a server that needs a person to sign in.
-pub(crate) fn sign_in_needed() -> Error {
-    Error::new(
-        ErrorKind::Auth,
-        "sign-in needed: the server uses OAuth and Lifeline holds no valid token for it; \
-         sign in (lifeline login NAME)",
-    )
-}
 
 #[derive(Default)]
 struct State {

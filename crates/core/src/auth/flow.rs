@@ -8,10 +8,36 @@ use super::metadata::Discovered;
 use super::pkce::{Pkce, random_token};
 use super::register::{self, Client};
 use super::token::{self, Grant, Tokens};
-use super::{Http, OAuthSettings, SignIn, auth_error, scope};
-use crate::error::Error;
+use super::{Http, OAuthSettings, auth_error, scope};
+use crate::error::{Error, ErrorKind};
 use reqwest::Url;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Shows a sign-in URL to a person (opens the system browser).
+pub type OpenUrl = Arc<dyn Fn(&str) -> Result<(), Error> + Send + Sync>;
+
+/// How a sign-in reaches a person.
+#[derive(Clone)]
+pub enum SignIn {
+    /// It does not: a server that needs one fails with "sign-in needed" (a supervised
+    /// connection, which must never pop up a browser on its own).
+    Never,
+    /// Headless: the authorization endpoint is asked directly and its immediate redirect
+    /// followed to the loopback listener (the conformance suite's servers, tests).
+    FollowRedirect,
+    /// `open` shows the URL to a person (the system browser), who has `wait` to finish.
+    Open { open: OpenUrl, wait: Duration },
+}
+
+/// The error of a server that needs a person to sign in.
+pub(crate) fn sign_in_needed() -> Error {
+    Error::new(
+        ErrorKind::Auth,
+        "sign-in needed: the server uses OAuth and Lifeline holds no valid token for it; \
+         sign in (lifeline login NAME)",
+    )
+}
 
 /// How long a headless sign-in waits for its redirect to arrive.
 const HEADLESS_WAIT: Duration = Duration::from_secs(30);
@@ -98,6 +124,9 @@ pub async fn sign_in(
     scopes: &[String],
     mode: &SignIn,
 ) -> Result<(Client, Tokens), Error> {
+    if matches!(mode, SignIn::Never) {
+        return Err(sign_in_needed());
+    }
     let server = &found.server;
     if let Some(methods) = &server.code_challenge_methods_supported
         && !methods.iter().any(|m| m == "S256")
@@ -121,9 +150,7 @@ pub async fn sign_in(
         scopes,
     )?;
     let cb = match mode {
-        SignIn::Never => {
-            return Err(super::authorizer::sign_in_needed());
-        }
+        SignIn::Never => return Err(sign_in_needed()),
         // The listener answers while the redirect is being followed: both at once.
         SignIn::FollowRedirect => {
             let follow = follow_redirect(http, &url, &listener.redirect_uri);

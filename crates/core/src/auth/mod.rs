@@ -20,12 +20,13 @@ pub mod register;
 pub mod scope;
 pub mod token;
 
-pub use authorizer::{Authorizer, OpenUrl, SignIn};
+pub use authorizer::Authorizer;
 pub use challenge::Challenge;
+pub use flow::{OpenUrl, SignIn};
 pub use token::Tokens;
 
-pub use crate::config::Secret;
 use crate::error::{Error, ErrorKind, IoKind};
+pub use crate::redact::Secret;
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ impl Http {
     pub fn new() -> Result<Http, Error> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
-            .tls_backend_preconfigured(crate::transport::http::tls_config()?)
+            .tls_backend_preconfigured(crate::tls::tls_config()?)
             .build()
             .map_err(|_| Error::config("could not set up the HTTP client for sign-in"))?;
         Ok(Http { client })

@@ -5,10 +5,10 @@
 use super::error::{ConfigError, ConfigErrorKind, Problem};
 use super::expand::{Ctx, Lookup};
 use super::policy;
-use super::secret::Secret;
 use super::transport;
 use super::types::{Config, ServerConfig, ServerPolicy};
 use super::validate::{self, join};
+use crate::redact::Secret;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -3,10 +3,10 @@
 //! `config::parse`/`config::load`, which check every value; env and header values are
 //! `Secret`s, and `Debug` never shows a secret.
 
-use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
 use crate::protocol::revision::ProtocolChoice;
 use crate::redact::Redactor;
+use crate::redact::Secret;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;

@@ -17,7 +17,7 @@ pub(crate) mod errors;
 pub mod legacy;
 mod stream;
 
-pub(crate) use client::{Prepared, authority_of, prepare, tls_config};
+pub(crate) use client::{Prepared, authority_of, prepare};
 pub use errors::parse_retry_after;
 use errors::{
     Target, redirect_error, request_error, retry_after_of, status_error, timeout_error, with_target,
