@@ -101,11 +101,7 @@ pub fn check_callback(
         _ => {}
     }
     if let Some(e) = &cb.error {
-        let code: String = e
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .take(64)
-            .collect();
+        let code = super::known_error(e).unwrap_or("an unknown error");
         return Err(auth_error(format!(
             "the authorization server refused the sign-in ({code})"
         )));
@@ -245,11 +241,10 @@ mod tests {
         assert!(ok(cb("s", None, Some("c"), None), true).is_err());
         assert!(ok(cb("x", Some("https://as/t"), Some("c"), None), true).is_err());
         assert!(ok(cb("s", None, None, None), false).is_err());
-        let refused = ok(cb("s", None, None, Some("access_denied<script>")), false).unwrap_err();
-        assert!(
-            refused.message().contains("(access_deniedscript)"),
-            "{refused}"
-        );
+        let refused = ok(cb("s", None, None, Some("access_denied")), false).unwrap_err();
+        assert!(refused.message().contains("(access_denied)"), "{refused}");
+        let odd = ok(cb("s", None, None, Some("CANARYcode")), false).unwrap_err();
+        assert!(!odd.message().contains("CANARY"), "{odd}");
     }
 
     #[test]

@@ -11,14 +11,31 @@ use tokio::net::TcpListener;
 
 pub const CALLBACK_PATH: &str = "/callback";
 
-/// What the authorization server sent back to the redirect URI.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+/// What the authorization server sent back to the redirect URI. `Debug` leaves out the
+/// code and the state, which are secrets, and the server's free text.
+#[derive(Default, Clone, PartialEq, Eq)]
 pub struct Callback {
     pub code: Option<String>,
     pub state: Option<String>,
     pub iss: Option<String>,
     pub error: Option<String>,
     pub error_description: Option<String>,
+}
+
+impl std::fmt::Debug for Callback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Callback")
+            .field("has_code", &self.code.is_some())
+            .field("iss", &self.iss)
+            .field(
+                "error",
+                &self
+                    .error
+                    .as_deref()
+                    .map(|e| super::known_error(e).unwrap_or("?")),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl Callback {

@@ -12,7 +12,7 @@
 
 mod authorizer;
 pub mod challenge;
-mod flow;
+pub mod flow;
 pub mod loopback;
 pub mod metadata;
 pub mod pkce;
@@ -186,18 +186,48 @@ impl Http {
     }
 }
 
-/// The OAuth `error` code of an error answer (RFC 6749 §5.2), if it has a sane one.
+/// The OAuth error codes an error may quote (RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2,
+/// RFC 8707, RFC 6750): anything else a server sends in `error` is not repeated, since it
+/// could be anything.
+const KNOWN_ERRORS: &[&str] = &[
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "unsupported_response_type",
+    "invalid_scope",
+    "access_denied",
+    "server_error",
+    "temporarily_unavailable",
+    "too_many_requests",
+    "invalid_client_metadata",
+    "invalid_redirect_uri",
+    "invalid_target",
+    "invalid_token",
+    "insufficient_scope",
+];
+
+/// `code` if it is a known OAuth error code.
+pub fn known_error(code: &str) -> Option<&'static str> {
+    KNOWN_ERRORS.iter().find(|k| **k == code).copied()
+}
+
+/// The OAuth `error` code of an error answer (RFC 6749 §5.2), if it is a known one.
 pub fn oauth_error_code(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let code = v.get("error")?.as_str()?;
-    (code.len() <= 64 && code.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .then(|| code.to_owned())
+    known_error(v.get("error")?.as_str()?).map(str::to_owned)
 }
 
 /// An authorization server's refusal: 5xx, 429 and the OAuth codes that mean "later" are
 /// transient (`Server`, `RateLimited`); anything else (`invalid_grant`, `invalid_client`, …)
 /// is `Auth`, which waiting does not fix.
-fn status_error(method: &str, url: &str, status: reqwest::StatusCode, body: &[u8]) -> Error {
+pub(crate) fn status_error(
+    method: &str,
+    url: &str,
+    status: reqwest::StatusCode,
+    body: &[u8],
+) -> Error {
     let code = oauth_error_code(body);
     let kind = match (status.as_u16(), code.as_deref()) {
         (429, _) | (_, Some("too_many_requests")) => ErrorKind::RateLimited,
