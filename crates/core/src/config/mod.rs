@@ -9,6 +9,7 @@ mod diff;
 mod error;
 pub mod expand;
 pub mod import;
+mod oauth;
 mod parse;
 mod policy;
 mod transport;

@@ -4,6 +4,7 @@
 //! `Secret`s, and `Debug` never shows a secret.
 
 use super::url::{shown_url, url_secrets};
+use crate::auth::{Authorizer, OAuthSettings, SignIn};
 use crate::protocol::revision::ProtocolChoice;
 use crate::redact::Redactor;
 use crate::redact::Secret;
@@ -12,6 +13,7 @@ use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A loaded config file.
@@ -68,6 +70,8 @@ pub struct ServerConfig {
     pub protocol: ProtocolChoice,
     pub disabled: bool,
     pub policy: ServerPolicy,
+    /// The `oauth` block of an http or sse server (docs/auth.md); `None` without one.
+    pub oauth: Option<OAuthSettings>,
     /// The values `${…}` references expanded to anywhere in this entry (a token in an
     /// argument or a URL). Kept only so the redactor can scrub them.
     pub substituted: Vec<Secret>,
@@ -103,6 +107,14 @@ impl ServerConfig {
         };
         let mut config = HttpConfig::new(url.clone());
         config.headers = expose(headers);
+        // A supervised connection never opens a browser: with no token it says "sign-in
+        // needed". The URL was validated, so only the TLS setup could fail here, and then
+        // the transport fails the same way.
+        config.auth = self.oauth.as_ref().and_then(|settings| {
+            Authorizer::new(url, settings.clone(), SignIn::Never)
+                .ok()
+                .map(Arc::new)
+        });
         Some(config)
     }
 
@@ -125,6 +137,12 @@ impl ServerConfig {
             }
             TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
                 out.extend(headers.iter().map(|(_, v)| v.expose().to_owned()));
+                out.extend(
+                    self.oauth
+                        .iter()
+                        .filter_map(|o| o.client_secret.as_ref())
+                        .map(|s| s.expose().to_owned()),
+                );
                 out.extend(url_secrets(url));
             }
         }
