@@ -235,7 +235,7 @@ async fn a_revoked_refresh_token_ends_in_sign_in_needed_without_a_loop() {
     *state.needs_person.lock().unwrap() = true;
     state.expire_all();
     let e = session.list_tools().await.expect_err("needs a person now");
-    assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
+    assert_eq!(e.kind(), ErrorKind::SignIn, "{e}");
     assert!(e.to_string().contains("needs a person to sign in"), "{e}");
     assert_no_secret(&e);
     // One refresh refused, one sign-in attempt that stopped at the login page, no more.
@@ -249,7 +249,7 @@ async fn a_supervised_connection_never_signs_in_on_its_own() {
     let Err(e) = connect(&state, SignIn::Never).await else {
         panic!("connected without a token");
     };
-    assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
+    assert_eq!(e.kind(), ErrorKind::SignIn, "{e}");
     assert!(e.to_string().contains("sign-in needed"), "{e}");
     assert_eq!(
         counts(&state),

@@ -33,7 +33,7 @@ pub enum SignIn {
 /// The error of a server that needs a person to sign in.
 pub(crate) fn sign_in_needed() -> Error {
     Error::new(
-        ErrorKind::Auth,
+        ErrorKind::SignIn,
         "sign-in needed: the server uses OAuth and Lifeline holds no valid token for it; \
          sign in (lifeline login NAME)",
     )
@@ -194,11 +194,14 @@ async fn follow_redirect(http: &Http, url: &Url, redirect_uri: &str) -> Result<(
         .and_then(|l| resp.url().join(l).ok())
         .filter(|_| resp.status().is_redirection());
     let Some(location) = location else {
-        return Err(auth_error(format!(
-            "the authorization endpoint answered {} instead of redirecting back: it needs a \
-             person to sign in in a browser",
-            resp.status().as_u16()
-        )));
+        return Err(Error::new(
+            ErrorKind::SignIn,
+            format!(
+                "the authorization endpoint answered {} instead of redirecting back: it needs a \
+                 person to sign in in a browser",
+                resp.status().as_u16()
+            ),
+        ));
     };
     if !location.as_str().starts_with(redirect_uri) {
         return Err(auth_error(
