@@ -90,6 +90,7 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
     let sup = &shared.supervisor;
     let wait = shared.options.initialize_wait;
     let _ = ready(shared, 0, Instant::now() + wait, wait).await;
+    super::host_requests::reinitialize(shared).await;
     let mut result = match sup.server_info() {
         Some((_, info)) => {
             let mut caps = info.capabilities.clone();
