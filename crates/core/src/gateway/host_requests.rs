@@ -9,8 +9,10 @@
 //! The host's `notifications/roots/list_changed` goes upstream.
 
 use super::Shared;
+use super::errors::scrub_value;
 use crate::events::StateName;
 use crate::protocol::{Message, RequestId, Response, RpcError};
+use crate::redact::Redactor;
 use crate::supervisor::Host;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -27,6 +29,8 @@ pub(crate) struct HostLink {
     out: mpsc::UnboundedSender<Message>,
     /// How long the host may take to answer (the server's request timeout).
     wait: Duration,
+    /// Scrubs the server's configured secrets from what it asks the host.
+    redactor: Redactor,
     /// The client capabilities of the host's `initialize`.
     capabilities: Mutex<Value>,
     /// The requests sent to the host, by the gateway's id, waiting for its answer.
@@ -39,10 +43,15 @@ pub(crate) struct HostLink {
 }
 
 impl HostLink {
-    pub(crate) fn new(out: mpsc::UnboundedSender<Message>, wait: Duration) -> Self {
+    pub(crate) fn new(
+        out: mpsc::UnboundedSender<Message>,
+        wait: Duration,
+        redactor: Redactor,
+    ) -> Self {
         HostLink {
             out,
             wait,
+            redactor,
             capabilities: Mutex::new(json!({})),
             waiting: Arc::default(),
             next_id: AtomicI64::new(1),
@@ -73,6 +82,7 @@ impl Host for HostLink {
             .lock()
             .expect("waiting lock")
             .insert(id.clone(), tx);
+        let params = scrub_value(&params, &self.redactor);
         let _ = self
             .out
             .send(Message::request(id.clone(), method, Some(params)));
@@ -200,11 +210,13 @@ pub(super) fn attach(shared: &Shared, params: Option<&Value>) {
     }
 }
 
-/// Detaches the host when its session ends.
+/// Detaches the host when its session ends; the server's requests still waiting for it
+/// fail at once ("the host went away").
 pub(super) fn detach(shared: &Shared) {
     if let Some(key) = shared.host.key.lock().expect("key lock").take() {
         shared.supervisor.hosts().detach(key);
     }
+    shared.host.waiting.lock().expect("waiting lock").clear();
 }
 
 /// After the host's `initialize` found the server ready: when the live generation was

@@ -396,3 +396,31 @@ async fn a_line_that_is_not_json_rpc_gets_an_error_with_a_null_id() {
     assert_eq!(init["id"], 0);
     assert!(init["result"].is_object());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_host_that_leaves_fails_the_servers_request_at_once() {
+    let log = Log::default();
+    let sup = upstream(log.clone());
+    let mut host = TestHost::attach(&sup);
+    host.initialize(serde_json::from_str(ALL).unwrap()).await;
+    host.ask(1, "roots/list").await;
+    host.until("roots/list").await;
+    let started = tokio::time::Instant::now();
+    host.w.shutdown().await.unwrap();
+    while log.lock().unwrap().answers.is_empty() {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "not the timeout"
+    );
+    let answer = log.lock().unwrap().answers[0].clone();
+    assert_eq!(answer["error"]["code"], -32603);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("went away"),
+        "{answer}"
+    );
+}

@@ -109,6 +109,7 @@ where
     let host = Arc::new(host_requests::HostLink::new(
         out.clone(),
         options.request_wait,
+        options.redactor.clone(),
     ));
     let shared = Arc::new(Shared {
         supervisor,
