@@ -2,7 +2,8 @@
 //! .tools/venv) as hosts of `lifeline connect`: `tests/peers/gateway_host.mjs` and
 //! `tests/peers/gateway_host.py` connect over stdio, list, call, have the upstream crash
 //! under a call, ping and call again, then have the upstream ask them for sampling,
-//! elicitation and roots (the fixture's `ask` tool), and print what they saw.
+//! elicitation and roots (the fixture's `ask` tool), and print what they saw;
+//! `tests/peers/gateway_host_everything.mjs` does the same in front of server-everything.
 
 use super::config;
 use crate::cli::lifeline_bin;
@@ -143,4 +144,50 @@ async fn gateway_python_sdk_host_survives_an_upstream_crash() {
     let seen = run_host(&python, &script, &path).await;
     assert_survived(&seen, &fx);
     assert_asked(&seen, &fx);
+}
+
+#[tokio::test]
+async fn gateway_typescript_sdk_host_answers_server_everythings_requests() {
+    let dir = TempDirGuard::new("gateway-sdk-everything");
+    let everything = require(
+        repo()
+            .join("tests/peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
+        "@modelcontextprotocol/server-everything",
+    );
+    let script = require(
+        repo().join("tests/peers/gateway_host_everything.mjs"),
+        "the gateway host script (server-everything)",
+    );
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": "node", "args": [everything, "stdio"] } }),
+    );
+    let seen = run_host(std::path::Path::new("node"), &script, &path).await;
+    // Registered only for a client that declared the capability: the upstream was
+    // initialized with the host's.
+    for tool in [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
+        assert!(
+            seen["tools"].as_array().unwrap().contains(&json!(tool)),
+            "{tool}: {seen}"
+        );
+    }
+    let sampling = seen["sampling"].as_str().unwrap();
+    assert!(sampling.contains("the host sampled this"), "{seen}");
+    let elicitation = seen["elicitation"].as_str().unwrap();
+    assert!(elicitation.contains("Host Person"), "{seen}");
+    let roots = seen["roots"].as_str().unwrap();
+    assert!(roots.contains("file:///host/root"), "{seen}");
+    let asked: Vec<&str> = seen["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for method in ["sampling/createMessage", "elicitation/create", "roots/list"] {
+        assert!(asked.contains(&method), "{method}: {seen}");
+    }
 }
