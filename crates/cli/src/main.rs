@@ -10,6 +10,7 @@ mod host_stdio;
 mod import;
 mod output;
 mod table;
+mod takeover;
 mod target;
 mod watch;
 
