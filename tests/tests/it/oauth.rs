@@ -3,6 +3,8 @@
 //! here (one hyper server, two roles). Headless sign-in follows the authorization
 //! endpoint's redirect to Lifeline's loopback listener, as the conformance suite's do.
 
+use crate::cli::lifeline;
+use crate::support::{TempDirGuard, write_config};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
@@ -23,6 +25,8 @@ const CANARY: &str = "CANARY-oauth";
 
 #[derive(Default)]
 struct Counts {
+    /// 401s the MCP endpoint answered.
+    unauthorized: usize,
     authorize: usize,
     code_grants: usize,
     refresh_grants: usize,
@@ -40,6 +44,8 @@ struct As {
     revoked: Mutex<bool>,
     /// The authorization endpoint shows a login page instead of redirecting at once.
     needs_person: Mutex<bool>,
+    /// The `expires_in` of the tokens issued (3600 when 0).
+    expires_in: Mutex<u64>,
     next: Mutex<u32>,
 }
 
@@ -55,7 +61,7 @@ impl As {
         json!({
             "access_token": access,
             "token_type": "Bearer",
-            "expires_in": 3600,
+            "expires_in": match *self.expires_in.lock().unwrap() { 0 => 3600, n => n },
             "refresh_token": format!("{CANARY}-refresh-{n}"),
         })
     }
@@ -152,6 +158,7 @@ async fn route(state: Arc<As>, parts: Parts, body: Bytes) -> Response<Body> {
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(str::to_owned);
             if !bearer.is_some_and(|b| state.valid.lock().unwrap().contains(&b)) {
+                state.counts.lock().unwrap().unauthorized += 1;
                 let mut resp = json_response(401, json!({ "error": "invalid_token" }));
                 let challenge = format!(
                     "Bearer resource_metadata=\"{o}/.well-known/oauth-protected-resource/mcp\""
@@ -256,4 +263,65 @@ async fn a_supervised_connection_never_signs_in_on_its_own() {
         (0, 0, 0),
         "the authorization endpoint was never asked"
     );
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
+    let state = serve().await;
+    // Inside the 60 s margin from the start: every use refreshes first.
+    *state.expires_in.lock().unwrap() = 30;
+    let session = connect(&state, SignIn::FollowRedirect)
+        .await
+        .expect("signed in");
+    let before = state.counts.lock().unwrap().unauthorized;
+    session.list_tools().await.expect("listed");
+    let c = state.counts.lock().unwrap();
+    assert!(c.refresh_grants >= 1, "refreshed before sending");
+    assert_eq!(c.unauthorized, before, "no 401 was needed");
+    assert_eq!(c.authorize, 1, "no second sign-in");
+}
+
+#[tokio::test]
+async fn a_supervised_server_with_an_oauth_block_is_retired_as_sign_in_needed() {
+    let state = serve().await;
+    let dir = TempDirGuard::new("oauth-check");
+    let url = format!("{}/mcp", state.origin);
+    let config = write_config(
+        &dir,
+        json!({
+            "with-oauth": { "url": url, "oauth": { "clientId": "pre", "clientSecret": "CANARY-oauth-cs" } },
+            "without": { "url": url },
+        }),
+    );
+    let run = lifeline(&["check", "--json", "--config", config.to_str().unwrap()]).await;
+    assert!(
+        !run.stdout.contains(CANARY) && !run.stderr.contains(CANARY),
+        "{run:?}"
+    );
+    let servers = run.outcome()["servers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let retired = |name: &str| {
+        let s = servers
+            .iter()
+            .find(|s| s["server"] == name)
+            .unwrap_or_else(|| panic!("{name}: {run:?}"));
+        (
+            s["state"].clone(),
+            s["reason"].clone(),
+            s["cause"]["kind"].clone(),
+        )
+    };
+    assert_eq!(
+        retired("with-oauth"),
+        (json!("retired"), json!("sign_in"), json!("sign_in")),
+        "{run:?}"
+    );
+    assert_eq!(
+        retired("without"),
+        (json!("retired"), json!("auth"), json!("auth")),
+        "{run:?}"
+    );
+    assert_eq!(counts(&state).0, 0, "no sign-in was attempted: {run:?}");
 }

@@ -34,8 +34,8 @@ pub enum SignIn {
 pub(crate) fn sign_in_needed() -> Error {
     Error::new(
         ErrorKind::SignIn,
-        "sign-in needed: the server uses OAuth and Lifeline holds no valid token for it; \
-         sign in (lifeline login NAME)",
+        "sign-in needed: the server uses OAuth and Lifeline holds no valid token for it \
+         (docs/auth.md)",
     )
 }
 
