@@ -282,7 +282,7 @@ async fn a_token_about_to_expire_is_refreshed_before_it_is_sent() {
 }
 
 #[tokio::test]
-async fn a_supervised_server_with_an_oauth_block_is_retired_as_sign_in_needed() {
+async fn a_supervised_oauth_server_is_retired_as_sign_in_needed_a_static_token_as_auth() {
     let state = serve().await;
     let dir = TempDirGuard::new("oauth-check");
     let url = format!("{}/mcp", state.origin);
@@ -290,7 +290,8 @@ async fn a_supervised_server_with_an_oauth_block_is_retired_as_sign_in_needed() 
         &dir,
         json!({
             "with-oauth": { "url": url, "oauth": { "clientId": "pre", "clientSecret": "CANARY-oauth-cs" } },
-            "without": { "url": url },
+            "no-header": { "url": url },
+            "static-token": { "url": url, "headers": { "Authorization": "Bearer wrong" } },
         }),
     );
     let run = lifeline(&["check", "--json", "--config", config.to_str().unwrap()]).await;
@@ -319,7 +320,12 @@ async fn a_supervised_server_with_an_oauth_block_is_retired_as_sign_in_needed() 
         "{run:?}"
     );
     assert_eq!(
-        retired("without"),
+        retired("no-header"),
+        (json!("retired"), json!("sign_in"), json!("sign_in")),
+        "{run:?}"
+    );
+    assert_eq!(
+        retired("static-token"),
         (json!("retired"), json!("auth"), json!("auth")),
         "{run:?}"
     );

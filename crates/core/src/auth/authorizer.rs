@@ -96,18 +96,20 @@ impl Authorizer {
 
     /// The server answered 401 to a request sent with `used`: gets a usable token (another
     /// task's newer one, a refreshed one, or a new sign-in) or says why there is none.
+    /// `Ok(true)`: send the request again; `Ok(false)`: the server publishes no OAuth
+    /// metadata, so its 401 stands as it came (a wrong or missing static credential).
     pub async fn unauthorized(
         &self,
         used: Option<&str>,
         challenge: &Challenge,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let mut state = self.state.lock().await;
         if self.replaced(used) {
-            return Ok(());
+            return Ok(true);
         }
         if state.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
             match self.refresh(&mut state).await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return Ok(true),
                 // Revoked or expired refresh token: a new sign-in is the way.
                 Err(e) if e.kind() == ErrorKind::Auth => {}
                 Err(e) => return Err(e),
@@ -120,6 +122,9 @@ impl Authorizer {
             challenge.resource_metadata.as_deref(),
         )
         .await?;
+        let Some(found) = found else {
+            return Ok(false);
+        };
         let scopes = scope::initial_scopes(
             &challenge.scopes(),
             &self.settings.scopes,
@@ -130,20 +135,20 @@ impl Authorizer {
             found.server.scopes_supported.as_deref(),
             found.server.grant_types_supported.as_deref(),
         );
-        self.sign_in(&mut state, found, scopes).await
+        self.sign_in(&mut state, found, scopes).await.map(|()| true)
     }
 
     /// The server answered 403 `insufficient_scope` to a request sent with `used`: signs
     /// in again asking for the challenged scopes on top of the earlier ones, unless that
-    /// asks for nothing new or the step-ups are used up.
+    /// asks for nothing new or the step-ups are used up. `Ok(false)` as for `unauthorized`.
     pub async fn insufficient_scope(
         &self,
         used: Option<&str>,
         challenge: &Challenge,
-    ) -> Result<(), Error> {
+    ) -> Result<bool, Error> {
         let mut state = self.state.lock().await;
         if self.replaced(used) {
-            return Ok(());
+            return Ok(true);
         }
         let scopes = scope::step_up_scopes(&state.requested, &challenge.scopes());
         if scopes == state.requested || state.step_ups >= MAX_STEP_UPS {
@@ -156,9 +161,13 @@ impl Authorizer {
         state.step_ups += 1;
         let found = match (&challenge.resource_metadata, &state.found) {
             (None, Some(found)) => found.clone(),
-            (from, _) => metadata::discover(&self.http, &self.server, from.as_deref()).await?,
+            (from, _) => match metadata::discover(&self.http, &self.server, from.as_deref()).await?
+            {
+                Some(found) => found,
+                None => return Ok(false),
+            },
         };
-        self.sign_in(&mut state, found, scopes).await
+        self.sign_in(&mut state, found, scopes).await.map(|()| true)
     }
 
     fn replaced(&self, used: Option<&str>) -> bool {

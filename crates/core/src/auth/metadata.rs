@@ -116,11 +116,13 @@ pub struct Discovered {
 }
 
 /// Finds the protected resource metadata, then its first authorization server's metadata.
+/// `None` when the server publishes no protected resource metadata at all: it does not use
+/// OAuth as MCP describes, and its 401 stands as it came.
 pub async fn discover(
     http: &Http,
     server: &Url,
     from_challenge: Option<&str>,
-) -> Result<Discovered, Error> {
+) -> Result<Option<Discovered>, Error> {
     let mut resource = None;
     for url in resource_metadata_urls(server, from_challenge) {
         if let Some(doc) = http.get_json::<ResourceMetadata>(&url).await? {
@@ -128,12 +130,9 @@ pub async fn discover(
             break;
         }
     }
-    let resource = resource.ok_or_else(|| {
-        super::auth_error(
-            "the server asks for OAuth sign-in but publishes no protected resource metadata \
-             (RFC 9728), so Lifeline cannot find its authorization server",
-        )
-    })?;
+    let Some(resource) = resource else {
+        return Ok(None);
+    };
     if !resource_covers(&resource.resource, server) {
         return Err(super::auth_error(format!(
             "the server's protected resource metadata names another resource ({}); \
@@ -156,10 +155,10 @@ pub async fn discover(
                     doc.issuer
                 )));
             }
-            return Ok(Discovered {
+            return Ok(Some(Discovered {
                 resource,
                 server: doc,
-            });
+            }));
         }
     }
     Err(super::auth_error(format!(

@@ -74,6 +74,8 @@ mod tests {
                 "scopes": ["a b", "c"], "callbackPort": 8765, "x-other": 1 } },
             "t": { "url": "https://h.example/mcp", "oauth": { "scopes": "read write" } },
             "n": { "url": "https://h.example/mcp" },
+            "a": { "url": "https://h.example/mcp", "headers": { "authorization": "Bearer x" },
+                   "oauth": { "clientId": "id" } },
             "s": { "command": "a", "oauth": { "clientId": 5 } }
         }}));
         let h = c.server("h").expect("h");
@@ -86,15 +88,13 @@ mod tests {
         assert!(h.http_config().expect("http").auth.is_some());
         let t = c.server("t").expect("t").oauth.clone().expect("oauth");
         assert_eq!(t.scopes, ["read", "write"]);
+        // Without a block, a server with no static Authorization header still gets OAuth
+        // (a 401 starts discovery); a static header always wins.
         assert!(c.server("n").expect("n").oauth.is_none());
-        assert!(
-            c.server("n")
-                .expect("n")
-                .http_config()
-                .expect("http")
-                .auth
-                .is_none()
-        );
+        let n = c.server("n").expect("n").http_config().expect("http");
+        assert!(n.auth.is_some());
+        let a = c.server("a").expect("a").http_config().expect("http");
+        assert!(a.auth.is_none());
         // A stdio server's block is kept as written and not read.
         assert!(c.server("s").expect("s").oauth.is_none());
     }

@@ -107,14 +107,19 @@ impl ServerConfig {
         };
         let mut config = HttpConfig::new(url.clone());
         config.headers = expose(headers);
-        // A supervised connection never opens a browser: with no token it says "sign-in
-        // needed". The URL was validated, so only the TLS setup could fail here, and then
-        // the transport fails the same way.
-        config.auth = self.oauth.as_ref().and_then(|settings| {
-            Authorizer::new(url, settings.clone(), SignIn::Never)
-                .ok()
-                .map(Arc::new)
-        });
+        // OAuth for a server with an `oauth` block, or with no static Authorization header
+        // (its 401 starts discovery; without OAuth metadata the 401 stands). Never both: a
+        // configured Authorization header is what the server gets. A supervised connection
+        // never opens a browser: with no token it says "sign-in needed". The URL was
+        // validated, so only the TLS setup could fail here, and then the transport fails
+        // the same way.
+        let static_auth = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        config.auth = (!static_auth)
+            .then(|| self.oauth.clone().unwrap_or_default())
+            .and_then(|settings| Authorizer::new(url, settings, SignIn::Never).ok())
+            .map(Arc::new);
         Some(config)
     }
 

@@ -365,7 +365,7 @@ impl Inner {
                 break (resp, sent_session);
             };
             let challenge = Challenge::of(resp.headers());
-            match resp.status().as_u16() {
+            let again = match resp.status().as_u16() {
                 401 => auth.unauthorized(used.as_deref(), &challenge).await,
                 403 if challenge.is_insufficient_scope() => {
                     auth.insufficient_scope(used.as_deref(), &challenge).await
@@ -373,6 +373,9 @@ impl Inner {
                 _ => break (resp, sent_session),
             }
             .map_err(|e| with_target(e, &target))?;
+            if !again {
+                break (resp, sent_session);
+            }
             auth_rounds += 1;
         };
         let limit = self.config.request_timeout;
