@@ -18,6 +18,7 @@
 pub mod attach;
 mod errors;
 mod forward;
+pub mod http;
 mod notes;
 mod subs;
 
@@ -56,6 +57,21 @@ impl Default for GatewayOptions {
             request_wait: Duration::from_secs(60),
             redactor: Redactor::default(),
         }
+    }
+}
+
+impl GatewayOptions {
+    /// The options for serving `server`: its request timeout, and its secrets scrubbed.
+    pub fn for_server(server: &crate::config::ServerConfig) -> GatewayOptions {
+        let mut options = GatewayOptions {
+            redactor: Redactor::new(server.secrets()),
+            ..GatewayOptions::default()
+        };
+        if let Ok(cfg) = crate::supervisor::SupervisorConfig::from_server(server, 0) {
+            options.request_wait = cfg.request_timeout;
+            options.initialize_wait = cfg.request_timeout.min(Duration::from_secs(10));
+        }
+        options
     }
 }
 
