@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 mod attach;
+mod http;
 #[cfg(unix)]
 mod login_path;
 mod sdk_host;
