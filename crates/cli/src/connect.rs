@@ -108,7 +108,8 @@ async fn try_attach(name: &str, config: Option<&Path>) -> Attach {
 /// restarts it, which then attaches again or runs in-process.
 async fn pump(name: &str, app: BufReader<Stream>) -> i32 {
     tracing::info!("attached to the Lifeline app's supervisor for `{name}`");
-    let (mut stdin, mut stdout, writer) = stdio();
+    let host = crate::host_stdio::open();
+    let (mut stdin, mut stdout, writer) = (host.read, host.write, host.writer);
     let (mut app_read, mut app_write) = tokio::io::split(app);
     let code = {
         let up = async {
@@ -131,10 +132,13 @@ async fn pump(name: &str, app: BufReader<Stream>) -> i32 {
             }
         }
     };
+    let _ = stdout.flush().await;
     drop(stdout);
     // Whatever the app sent last reaches the host before the process exits.
-    let joined = tokio::task::spawn_blocking(move || writer.join());
-    let _ = tokio::time::timeout(DETACH_WAIT, joined).await;
+    if let Some(writer) = writer {
+        let joined = tokio::task::spawn_blocking(move || writer.join());
+        let _ = tokio::time::timeout(DETACH_WAIT, joined).await;
+    }
     code
 }
 
@@ -164,8 +168,8 @@ async fn in_process(name: &str, config: Option<&Path>) -> i32 {
     let bus = Arc::new(EventBus::new(256));
     log_events(&bus);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus));
-    let (read, write, _writer) = stdio();
-    gateway::serve(supervisor.clone(), read, write, options).await;
+    let host = crate::host_stdio::open();
+    gateway::serve(supervisor.clone(), host.read, host.write, options).await;
     tracing::info!("the host closed stdin; stopping `{name}`");
     match Arc::try_unwrap(supervisor) {
         Ok(s) => {
@@ -174,57 +178,6 @@ async fn in_process(name: &str, config: Option<&Path>) -> i32 {
         Err(_) => tracing::warn!("a request still held the supervisor; leaving it to the exit"),
     }
     EXIT_OK
-}
-
-/// stdin and stdout as async streams: a thread per direction copies between the blocking
-/// standard streams and an in-process pipe (stdout flushed per write, so each JSON-RPC
-/// line leaves at once). stdin's EOF ends the read side. The stdout thread ends once the
-/// write side is dropped and drained.
-fn stdio() -> (
-    tokio::io::DuplexStream,
-    tokio::io::DuplexStream,
-    std::thread::JoinHandle<()>,
-) {
-    use std::io::{Read, Write};
-    use tokio::io::AsyncReadExt;
-    let handle = tokio::runtime::Handle::current();
-    let (read, mut feed) = tokio::io::duplex(1 << 16);
-    let (write, mut drain) = tokio::io::duplex(1 << 16);
-    let h = handle.clone();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if h.block_on(feed.write_all(&buf[..n])).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        // Dropping `feed` is the gateway's EOF.
-    });
-    let writer = std::thread::spawn(move || {
-        let mut stdout = std::io::stdout().lock();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            match handle.block_on(drain.read(&mut buf)) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if stdout
-                        .write_all(&buf[..n])
-                        .and_then(|()| stdout.flush())
-                        .is_err()
-                    {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    (read, write, writer)
 }
 
 /// Each run its own jitter, so several hosts' bridges to one server do not retry together.
