@@ -10,6 +10,7 @@ use lifeline_core::config::ServeSettings;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens, tokens};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -49,12 +50,38 @@ impl Served {
 
 /// Starts the endpoint when `settings` enable it; always manages `Served`.
 pub fn start<R: Runtime>(app: &AppHandle<R>, settings: ServeSettings) {
-    app.manage(Arc::new(Served::default()));
-    let served = app.state::<Arc<Served>>().inner().clone();
-    if !settings.enabled {
-        return;
+    let served = Arc::new(Served::default());
+    app.manage(served.clone());
+    if settings.enabled {
+        let resolve = resolver(app.clone());
+        let tokens_file = tokens::default_path();
+        tauri::async_runtime::spawn(listen(served, settings.port, resolve, tokens_file));
     }
-    let tokens_file = tokens::default_path();
+}
+
+/// Each host session is attached to the app's supervisor as a `lifeline connect` bridge is.
+pub fn resolver<R: Runtime>(app: AppHandle<R>) -> Resolve {
+    Arc::new(move |name: String| {
+        let app = app.clone();
+        Box::pin(async move {
+            match app.try_state::<AppState>() {
+                Some(state) => state.attach(&Request { name, config: None }).await,
+                None => Err((
+                    Refusal::Closing,
+                    "the app is not running its servers yet".into(),
+                )),
+            }
+        })
+    })
+}
+
+/// Listens on 127.0.0.1:`port` with the tokens of `tokens_file`, and says so in `served`.
+pub async fn listen(
+    served: Arc<Served>,
+    port: u16,
+    resolve: Resolve,
+    tokens_file: Option<PathBuf>,
+) {
     {
         let mut view = served.view.lock().expect("view lock");
         view.enabled = true;
@@ -65,48 +92,26 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, settings: ServeSettings) {
             Some("no data directory for the tokens file".into());
         return;
     };
-    let handle = app.clone();
-    let resolve: Resolve = Arc::new(move |name: String| {
-        let app = handle.clone();
-        Box::pin(async move {
-            match app.try_state::<AppState>() {
-                Some(state) => state.attach(&Request { name, config: None }).await,
-                None => Err((
-                    Refusal::Closing,
-                    "the app is not running its servers yet".into(),
-                )),
+    match Endpoint::bind(port, resolve, Auth::Tokens(Tokens::new(tokens_file))).await {
+        Ok(endpoint) => {
+            let port = endpoint.addr().port();
+            let url = http::url(port, "NAME");
+            tracing::info!("serving the servers over HTTP at {url}");
+            {
+                let mut view = served.view.lock().expect("view lock");
+                view.url = Some(url);
+                view.port = Some(port);
             }
-        })
-    });
-    tauri::async_runtime::spawn(async move {
-        let bound = Endpoint::bind(
-            settings.port,
-            resolve,
-            Auth::Tokens(Tokens::new(tokens_file)),
-        )
-        .await;
-        match bound {
-            Ok(endpoint) => {
-                let port = endpoint.addr().port();
-                let url = http::url(port, "NAME");
-                tracing::info!("serving the servers over HTTP at {url}");
-                {
-                    let mut view = served.view.lock().expect("view lock");
-                    view.url = Some(url);
-                    view.port = Some(port);
-                }
-                *served.endpoint.lock().await = Some(endpoint);
-            }
-            Err(e) => {
-                let why = format!(
-                    "cannot listen on 127.0.0.1:{} ({e}); set another `lifeline.serve.port`",
-                    settings.port
-                );
-                tracing::warn!("the HTTP endpoint is off: {why}");
-                served.view.lock().expect("view lock").error = Some(why);
-            }
+            *served.endpoint.lock().await = Some(endpoint);
         }
-    });
+        Err(e) => {
+            let why = format!(
+                "cannot listen on 127.0.0.1:{port} ({e}); set another `lifeline.serve.port`"
+            );
+            tracing::warn!("the HTTP endpoint is off: {why}");
+            served.view.lock().expect("view lock").error = Some(why);
+        }
+    }
 }
 
 /// The local HTTP endpoint: whether it is on, its URL, where the tokens are.
@@ -114,6 +119,10 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, settings: ServeSettings) {
 pub fn gateway_endpoint(served: tauri::State<'_, Arc<Served>>) -> EndpointView {
     served.view()
 }
+
+#[cfg(test)]
+#[path = "serve_tests.rs"]
+mod served_tests;
 
 #[cfg(test)]
 mod tests {
