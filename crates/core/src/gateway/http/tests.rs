@@ -250,3 +250,42 @@ async fn a_calls_progress_travels_on_its_own_stream_before_the_answer() {
     }
     ep.stop().await;
 }
+
+#[tokio::test]
+async fn what_belongs_to_no_request_goes_on_the_get_stream() {
+    let (ep, host, _dir) = endpoint().await;
+    let r = host.post(None, init(1)).send().await.unwrap();
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let mut stream = host
+        .http
+        .get(&host.url)
+        .header("accept", "text/event-stream")
+        .header("authorization", format!("Bearer {}", host.token))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "notify", "arguments": {}}});
+    let r = host.post(Some(&session), call).send().await.unwrap();
+    let answer = events(&r.text().await.unwrap());
+    assert_eq!(
+        answer.len(),
+        1,
+        "only the answer on the POST's stream: {answer:?}"
+    );
+    assert_eq!(answer[0]["id"], 2);
+    let mut text = String::new();
+    let wanted = ["notifications/message", "notifications/resources/updated"];
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !wanted.iter().all(|m| text.contains(m)) {
+            let chunk = stream.chunk().await.unwrap().expect("the stream is open");
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the notifications on the GET stream: {text}"));
+    let got = events(&text);
+    assert!(got.iter().all(|m| m.get("id").is_none()), "{got:?}");
+    ep.stop().await;
+}
