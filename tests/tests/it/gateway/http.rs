@@ -1,8 +1,9 @@
 //! `lifeline serve` end to end: a real process serving the crashable stdio fixture at its
 //! local Streamable HTTP endpoint, a token made with `lifeline serve token add`, and the
-//! TypeScript SDK's StreamableHTTPClientTransport as the host (`tests/peers/
-//! gateway_http_host.mjs`): it lists and calls tools, survives the upstream dying under a
-//! call (that call fails at once with UPSTREAM_LOST, the next one succeeds), ends its session.
+//! TypeScript SDK's StreamableHTTPClientTransport (`tests/peers/gateway_http_host.mjs`) and
+//! the Python SDK's streamable_http_client (`tests/peers/gateway_http_host.py`) as hosts:
+//! each lists and calls tools, survives the upstream dying under a call (that call fails at
+//! once with UPSTREAM_LOST and ran once, the next one succeeds) and ends its session.
 //! Raw requests check what is refused: no token or a wrong one (401), a foreign Host or
 //! Origin (403). The token file is 0600 and the token appears in none of the output.
 
@@ -62,9 +63,19 @@ async fn serve(config: &Path, history: &Path, stderr: &Path) -> Served {
     Served { child, port }
 }
 
-#[tokio::test]
-async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
-    let dir = TempDirGuard::new("gateway-http");
+/// A served fixture with a client's token.
+struct Setup {
+    dir: TempDirGuard,
+    fx: crate::support::StdioFixture,
+    history: std::path::PathBuf,
+    token: String,
+    served: Served,
+    url: String,
+    stderr: std::path::PathBuf,
+}
+
+async fn setup(label: &str) -> Setup {
+    let dir = TempDirGuard::new(label);
     let history = dir.path().join("data").join("history.db");
     let fx = stdio_fixture(&json!({}));
     let path = config(
@@ -72,34 +83,31 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
         json!({ "fixture": { "command": fx.program, "args": fx.args,
             "reconnect": { "initialDelayMs": 10, "maxDelayMs": 50 } } }),
     );
-    let script = require(
-        repo().join("tests/peers/gateway_http_host.mjs"),
-        "the gateway HTTP host script",
-    );
     let printed = token_command(&history, &["add", "sdk-host"]);
     let token = token_command(&history, &["show", "sdk-host"])
         .trim()
         .to_owned();
     assert!(token.starts_with("lifeline_") && printed.contains(&token));
-    let tokens_file = history.parent().unwrap().join("gateway-tokens.json");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&tokens_file)
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600, "the tokens file is private");
-    }
-
     let stderr = dir.path().join("serve.stderr");
-    let mut served = serve(&path, &history, &stderr).await;
+    let served = serve(&path, &history, &stderr).await;
     let url = format!("http://127.0.0.1:{}/servers/fixture/mcp", served.port);
+    Setup {
+        dir,
+        fx,
+        history,
+        token,
+        served,
+        url,
+        stderr,
+    }
+}
 
-    let run = tokio::process::Command::new("node")
-        .arg(&script)
-        .arg(&url)
-        .arg(&token)
+/// Runs a host script (`program script URL TOKEN`) and returns the JSON line it printed.
+async fn run_host(program: &Path, script: &Path, url: &str, token: &str) -> Value {
+    let run = tokio::process::Command::new(program)
+        .arg(script)
+        .arg(url)
+        .arg(token)
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(Duration::from_secs(120), run)
@@ -112,13 +120,14 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
         "the SDK host failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
 
-    assert!(
-        seen["session"].as_str().is_some_and(|s| !s.is_empty()),
-        "{seen}"
-    );
+/// What every HTTP host must have seen: the server, its tools, a call, the crash under a
+/// call reported as UPSTREAM_LOST with its cause, the session surviving it, and the
+/// crashing call run once.
+fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
     assert_eq!(seen["server"]["name"], "lifeline-fixture", "{seen}");
     assert!(
         seen["tools"].as_array().unwrap().contains(&json!("echo")),
@@ -132,17 +141,66 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
     );
     assert_eq!(seen["crash"]["data"]["kind"], "process_exit", "{seen}");
     assert_eq!(seen["second"], "two", "the session survived: {seen}");
+    let crashes = received(&read_log(&fx.log), "tools/call")
+        .iter()
+        .filter(|e| e["params"]["name"] == "crash")
+        .count();
+    assert_eq!(crashes, 1, "the crashing call ran once");
+}
+
+#[tokio::test]
+async fn gateway_http_python_sdk_host_survives_an_upstream_crash() {
+    let python = require(
+        repo().join(".tools/venv/bin/python"),
+        "the Python venv with mcp",
+    );
+    let script = require(
+        repo().join("tests/peers/gateway_http_host.py"),
+        "the gateway HTTP host script (Python)",
+    );
+    let s = setup("gateway-http-py").await;
+    let seen = run_host(&python, &script, &s.url, &s.token).await;
+    assert_survived(&seen, &s.fx);
+}
+
+#[tokio::test]
+async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
+    let script = require(
+        repo().join("tests/peers/gateway_http_host.mjs"),
+        "the gateway HTTP host script",
+    );
+    let s = setup("gateway-http").await;
+    let Setup {
+        dir: _dir,
+        fx,
+        history,
+        token,
+        mut served,
+        url,
+        stderr,
+    } = s;
+    let tokens_file = history.parent().unwrap().join("gateway-tokens.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&tokens_file)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the tokens file is private");
+    }
+    let seen = run_host(Path::new("node"), &script, &url, &token).await;
+    assert_survived(&seen, &fx);
+    assert!(
+        seen["session"].as_str().is_some_and(|s| !s.is_empty()),
+        "{seen}"
+    );
     assert_eq!(seen["terminated"], true, "{seen}");
     for refused in ["noToken", "wrongToken"] {
         assert_eq!(seen[refused]["code"], 401, "{refused}: {seen}");
     }
     let told = seen["noToken"]["message"].as_str().unwrap_or_default();
     assert!(told.contains("lifeline serve token add"), "{told}");
-    let crashes = received(&read_log(&fx.log), "tools/call")
-        .iter()
-        .filter(|e| e["params"]["name"] == "crash")
-        .count();
-    assert_eq!(crashes, 1, "the crashing call ran once");
 
     // What is refused, with raw requests.
     let _ = rustls::crypto::ring::default_provider().install_default();
