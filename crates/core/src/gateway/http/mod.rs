@@ -29,7 +29,7 @@ use hyper::http::request::Parts;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use reply::{empty, event_stream, json_response, refuse, session_gone, unauthorized};
 use serde_json::Value;
 use session::{Answer, HttpSession, Refused};
@@ -57,6 +57,13 @@ const KEEPALIVE: Duration = Duration::from_secs(25);
 /// A session with no open stream and nothing in flight ends after this long unused (the
 /// host then gets 404 and initializes again, as the spec has it).
 const IDLE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// At most this many host sessions at once; past it, the least recently used idle one
+/// ends, and without one a new `initialize` is refused (503).
+const MAX_SESSIONS: usize = 256;
+
+/// How long a client may take to send a request's headers.
+const HEADER_WAIT: Duration = Duration::from_secs(30);
 
 /// How long `Endpoint::stop` lets the sessions cancel their calls.
 const STOP_WAIT: Duration = Duration::from_secs(5);
@@ -172,7 +179,10 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             async move { Ok::<_, Infallible>(handle(state, req).await) }
         });
         connections.spawn(async move {
+            // A client that opens a connection and never finishes its headers is dropped.
             let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_WAIT)
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
@@ -407,7 +417,13 @@ async fn initialize(
     client: Option<String>,
     stream: bool,
 ) -> Response<Body> {
-    sweep(state);
+    if !sweep(state) {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            format!("{MAX_SESSIONS} host sessions are open and busy: end one (DELETE) first"),
+        );
+    }
     let (supervisor, options) = match (state.resolve)(name.clone()).await {
         Ok(found) => found,
         Err((kind, message)) => {
@@ -455,21 +471,32 @@ async fn initialize(
     response
 }
 
-/// Ends the sessions that have been unused for `IDLE`.
-fn sweep(state: &State) {
-    let idle: Vec<_> = {
+/// Ends the sessions that have been unused for `IDLE`, and, at `MAX_SESSIONS`, the least
+/// recently used idle one. Whether there is room for a new session.
+fn sweep(state: &State) -> bool {
+    let (ended, room) = {
         let mut sessions = state.sessions.lock().expect("sessions lock");
-        let ids: Vec<_> = sessions
+        let mut ids: Vec<_> = sessions
             .iter()
             .filter(|(_, s)| s.idle_for(IDLE))
             .map(|(id, _)| id.clone())
             .collect();
-        ids.iter().filter_map(|id| sessions.remove(id)).collect()
+        if sessions.len() - ids.len() >= MAX_SESSIONS {
+            let oldest = sessions
+                .iter()
+                .filter(|(_, s)| s.idle_for(Duration::ZERO))
+                .min_by_key(|(_, s)| s.last_used())
+                .map(|(id, _)| id.clone());
+            ids.extend(oldest);
+        }
+        let ended: Vec<_> = ids.iter().filter_map(|id| sessions.remove(id)).collect();
+        (ended, sessions.len() < MAX_SESSIONS)
     };
-    for s in idle {
+    for s in ended {
         tracing::info!("gateway: ending an idle session on `{}`", s.server);
         tokio::spawn(s.end());
     }
+    room
 }
 
 /// 32 hex digits from the OS's random source: visible ASCII, as the spec asks.

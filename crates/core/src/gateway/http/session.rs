@@ -186,6 +186,11 @@ impl HttpSession {
         self.routes.lock().expect("routes lock").used = Some(Instant::now());
     }
 
+    /// When the host last did anything in this session.
+    pub fn last_used(&self) -> Option<Instant> {
+        self.routes.lock().expect("routes lock").used
+    }
+
     /// Whether nothing is open or waiting and nothing was done for `idle`.
     pub fn idle_for(&self, idle: std::time::Duration) -> bool {
         let routes = self.routes.lock().expect("routes lock");
