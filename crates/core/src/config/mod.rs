@@ -24,7 +24,8 @@ pub use expand::{Lookup, env_lookup};
 pub use parse::from_value;
 pub use secret::Secret;
 pub use types::{
-    Config, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy, Timeouts, TransportConfig,
+    Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
+    Timeouts, TransportConfig,
 };
 pub use url::shown_url;
 pub use write::save;

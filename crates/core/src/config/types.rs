@@ -62,6 +62,9 @@ impl fmt::Debug for Config {
     }
 }
 
+/// The port of the local HTTP endpoint (`gateway::http`) unless told otherwise.
+pub const DEFAULT_SERVE_PORT: u16 = 7424;
+
 /// The app's local HTTP endpoint (`lifeline.serve`). Off unless the file turns it on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServeSettings {
@@ -74,7 +77,7 @@ impl Default for ServeSettings {
     fn default() -> Self {
         ServeSettings {
             enabled: false,
-            port: crate::gateway::http::DEFAULT_PORT,
+            port: DEFAULT_SERVE_PORT,
         }
     }
 }

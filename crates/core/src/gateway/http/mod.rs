@@ -46,7 +46,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// The port `lifeline serve` and the app listen on unless told otherwise.
-pub const DEFAULT_PORT: u16 = 7424;
+pub const DEFAULT_PORT: u16 = crate::config::DEFAULT_SERVE_PORT;
 
 /// The largest request body (a tool call's arguments included), as the stdio gateway.
 const MAX_BODY: usize = super::MAX_LINE;
