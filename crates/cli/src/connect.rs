@@ -142,6 +142,9 @@ async fn pump(name: &str, app: BufReader<Stream>) -> i32 {
     code
 }
 
+/// How long the in-process supervisor's first attempt waits for the host's `initialize`.
+const HOST_HOLD: Duration = Duration::from_secs(5);
+
 /// NAME's supervisor in this process, serving the host on stdio.
 async fn in_process(name: &str, config: Option<&Path>) -> i32 {
     let out = Out {
@@ -165,6 +168,10 @@ async fn in_process(name: &str, config: Option<&Path>) -> i32 {
         request_wait: cfg.request_timeout,
         redactor,
     };
+    // The host's `initialize` comes at once: the first attempt waits for it, so the server
+    // is initialized with the host's capabilities (roots, sampling, elicitation) the first
+    // time instead of reconnected for them.
+    cfg.hosts.hold_first_attempt(HOST_HOLD);
     let bus = Arc::new(EventBus::new(256));
     log_events(&bus);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus));

@@ -90,6 +90,7 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
     let sup = &shared.supervisor;
     let wait = shared.options.initialize_wait;
     let _ = ready(shared, 0, Instant::now() + wait, wait).await;
+    super::host_requests::reinitialize(shared).await;
     let mut result = match sup.server_info() {
         Some((_, info)) => {
             let mut caps = info.capabilities.clone();
@@ -250,6 +251,9 @@ async fn forward(
         }
         match sent.result {
             Ok(v) => return Ok(v),
+            // Refused unrun (its connection had closed, or its session was gone): sending
+            // it on the next generation is not a repetition.
+            Err(e) if e.never_ran() => after = sent.generation,
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream(method, false, reissued);
                 if decision == Reissue::Again {
@@ -350,6 +354,8 @@ async fn call(
         };
         match result {
             Ok(v) => return Some(Ok(v)),
+            // Refused unrun: sent on the next generation, not a repetition.
+            Err(e) if e.never_ran() => after = generation,
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream("tools/call", repeatable, reissued);
                 if decision == Reissue::Again {

@@ -11,6 +11,8 @@
 //! Streamable HTTP;
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
+//! `host_requests.rs` relays the upstream's requests to the host (sampling, elicitation,
+//! roots);
 //! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
@@ -18,6 +20,7 @@
 pub mod attach;
 mod errors;
 mod forward;
+mod host_requests;
 pub mod http;
 mod notes;
 mod subs;
@@ -97,6 +100,8 @@ pub(crate) struct Shared {
     /// The tool set the host was last given (`tools/list`), and whether it was already
     /// told that it changed since.
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
+    /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
+    pub(crate) host: Arc<host_requests::HostLink>,
 }
 
 impl Shared {
@@ -135,23 +140,57 @@ pub(crate) fn fingerprint(supervisor: &Supervisor) -> ToolSet {
 /// session: its requests in flight are cancelled, and `done` resolves once every task of
 /// the session is gone (then the caller holds the only `Arc<Supervisor>` it gave).
 pub struct Session {
-    pub input: mpsc::UnboundedSender<Message>,
+    pub input: Input,
     pub output: mpsc::UnboundedReceiver<Outgoing>,
     pub done: tokio::task::JoinHandle<()>,
 }
+
+/// The host's side of a session: what the host sends goes in here.
+pub struct Input {
+    tx: mpsc::UnboundedSender<Message>,
+    shared: Arc<Shared>,
+}
+
+impl Input {
+    /// Passes a message of the host's to the session; `Err` when the session has ended. The host's `initialize` attaches it to the supervisor's hosts at once, before
+    /// the session task runs, so a first attempt that starts meanwhile already offers the
+    /// host's client capabilities (`host_requests.rs`).
+    pub fn send(&self, msg: Message) -> Result<(), Ended> {
+        if let Message::Request(r) = &msg
+            && r.method == "initialize"
+        {
+            host_requests::attach(&self.shared, r.params.as_ref());
+        }
+        self.tx.send(msg).map_err(|_| Ended)
+    }
+}
+
+/// The session a message was sent to has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended;
 
 /// Starts a gateway session for one host on `supervisor` (a stdio host: `serve`; a
 /// Streamable HTTP host: `http`).
 pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
     let (out, output) = mpsc::unbounded_channel();
-    let (input, input_rx) = mpsc::unbounded_channel();
+    let (tx, input_rx) = mpsc::unbounded_channel();
+    let host = Arc::new(host_requests::HostLink::new(
+        out.clone(),
+        options.request_wait,
+        options.redactor.clone(),
+    ));
     let shared = Arc::new(Shared {
         supervisor,
         options,
         out,
+        host,
         known: Mutex::new(None),
         subscriptions: Mutex::default(),
     });
+    let input = Input {
+        tx,
+        shared: shared.clone(),
+    };
     let done = tokio::spawn(run(shared, input_rx));
     Session {
         input,
@@ -189,6 +228,7 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
                 let done = done_tx.clone();
                 requests.spawn(async move {
                     let id = r.id.clone();
+                    let _busy = host_requests::busy(&shared);
                     forward::answer(&shared, r, cancel_rx).await;
                     let _ = done.send(id);
                 });
@@ -203,14 +243,11 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
                     if let Some(tx) = id.and_then(|id| cancels.remove(&id)) {
                         let _ = tx.send(true);
                     }
+                } else {
+                    host_requests::notification(&shared, &n.method, n.params);
                 }
-                // `initialized` needs nothing; `roots/list_changed` and others are not
-                // forwarded yet (docs/gateway.md, next slices).
             }
-            Message::Response(_) => {
-                // Lifeline sends the host no requests yet (sampling, elicitation and roots
-                // are the next slice), so no answer is expected.
-            }
+            Message::Response(r) => host_requests::answered(&shared, r),
         }
     }
     for tx in cancels.values() {
@@ -229,6 +266,7 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
     let _ = notes.await;
     resubscriber.abort();
     let _ = resubscriber.await;
+    host_requests::detach(&shared);
     // Every clone of `shared` is gone with this, so the caller holds the only
     // `Arc<Supervisor>` it gave and can stop it.
     drop(shared);
@@ -247,7 +285,9 @@ where
         output,
         done,
     } = start(supervisor, options);
-    let writer = tokio::spawn(write_all(write, output));
+    // The framing's own answers (to a line that is not JSON-RPC) beside the session's.
+    let (local, local_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_all(write, output, local_rx));
     let mut lines = BufReader::new(read);
     let mut line = Vec::new();
     loop {
@@ -269,9 +309,13 @@ where
             .map_err(|e| e.to_string())
             .and_then(|v| Message::from_value(v).map_err(|e| e.0));
         match msg {
-            // JSON-RPC's answer to garbage carries `id: null`, which a host whose own
-            // request ids start at 0 could take for one of its requests; say it on stderr.
-            Err(why) => tracing::warn!("the host sent a line that is not JSON-RPC: {why}"),
+            Err(why) => {
+                tracing::warn!("the host sent a line that is not JSON-RPC: {why}");
+                let _ = local.send(Outgoing {
+                    message: host_requests::not_json_rpc(text, &why),
+                    related: None,
+                });
+            }
             Ok(msg) => {
                 if input.send(msg).is_err() {
                     break;
@@ -280,14 +324,24 @@ where
         }
     }
     drop(input);
+    drop(local);
     let _ = done.await;
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
 }
 
-/// Writes each message as one line, flushed; ends when every sender is gone or the host
-/// stopped reading.
-async fn write_all<W: AsyncWrite + Unpin>(mut write: W, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
-    while let Some(out) = rx.recv().await {
+/// Writes each message, the session's and the framing's own, as one line, flushed; ends
+/// when every sender is gone or the host stopped reading.
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut session: mpsc::UnboundedReceiver<Outgoing>,
+    mut local: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    loop {
+        let out = tokio::select! {
+            Some(out) = session.recv() => out,
+            Some(out) = local.recv() => out,
+            else => return,
+        };
         let mut line = out.message.to_json();
         line.push('\n');
         if write.write_all(line.as_bytes()).await.is_err() || write.flush().await.is_err() {

@@ -2,7 +2,8 @@
 //! (the bridge) against a stand-in for the app's local endpoint, made of the same core
 //! pieces the app uses (`local_socket::Listener`, `gateway::attach`, `gateway::serve` on a
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
-//! tested in src-tauri/src/instance_tests.rs with a real `AppState`.
+//! tested in src-tauri/src/instance_tests.rs with a real `AppState`. Two bridges on one
+//! supervisor are two hosts: the server's requests go to the host whose call caused them.
 
 use super::config;
 use crate::cli::lifeline_bin;
@@ -29,7 +30,7 @@ struct App {
     bus: Arc<EventBus>,
     attached: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
-    _supervisor: Arc<Supervisor>,
+    supervisor: Arc<Supervisor>,
 }
 
 fn app(dir: &Path, config_path: &Path) -> App {
@@ -75,7 +76,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
         bus,
         attached,
         task,
-        _supervisor: supervisor,
+        supervisor,
     }
 }
 
@@ -249,5 +250,99 @@ async fn gateway_attach_no_attach_runs_in_process() {
         .expect("the bridge exits")
         .unwrap();
     assert_eq!(status.code(), Some(0));
+    app.task.abort();
+}
+
+impl Bridge {
+    /// Sends a request and answers the requests the gateway sends meanwhile with
+    /// `answer(method)`; returns the answer and the methods it was asked.
+    async fn rpc_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&str) -> Value,
+    ) -> (Value, Vec<String>) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut asked = Vec::new();
+        let run = async {
+            loop {
+                let mut line = String::new();
+                let n = self.stdout.read_line(&mut line).await.unwrap();
+                assert!(n > 0, "the bridge closed stdout before answering {method}");
+                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+                if let (Some(m), Some(rid)) = (v["method"].as_str(), v.get("id")) {
+                    asked.push(m.to_owned());
+                    let reply = json!({"jsonrpc": "2.0", "id": rid, "result": answer(m)});
+                    self.stdin
+                        .write_all(format!("{reply}\n").as_bytes())
+                        .await
+                        .unwrap();
+                } else if v["id"] == id && v.get("method").is_none() {
+                    return v;
+                }
+            }
+        };
+        let v = tokio::time::timeout(PATIENCE, run)
+            .await
+            .expect("an answer in time");
+        (v, asked)
+    }
+}
+
+#[tokio::test]
+async fn gateway_attach_relays_the_servers_requests_to_the_host_that_caused_them() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    // The app's supervisor is ready before any host: its generation offers nothing.
+    app.supervisor
+        .wait_for(|s| s.state.state == Some(lifeline_core::events::StateName::Ready))
+        .await;
+    let caps = json!({"sampling": {}, "roots": {}});
+    let mut a = bridge(dir.path(), &["fixture"]);
+    let mut b = bridge(dir.path(), &["fixture"]);
+    let init = |caps: &Value| {
+        json!({"protocolVersion": "2025-11-25", "capabilities": caps,
+               "clientInfo": {"name": "it-host", "version": "1"}})
+    };
+    a.rpc("initialize", init(&caps)).await;
+    b.rpc("initialize", init(&caps)).await;
+    // A's capabilities reconnected the shared supervisor once; B's changed nothing.
+    let inits = crate::support::received(&crate::support::read_log(&fx.log), "initialize");
+    assert_eq!(inits.len(), 2, "{inits:?}");
+    assert_eq!(inits[1]["params"]["capabilities"]["sampling"], json!({}));
+    let ask = |method: &str| json!({"name": "ask", "arguments": {"method": method}});
+    let who = |name: &'static str| {
+        move |method: &str| match method {
+            "roots/list" => json!({"roots": [{"uri": format!("file:///{name}")}]}),
+            _ => json!({"model": name, "role": "assistant",
+                        "content": {"type": "text", "text": name}}),
+        }
+    };
+    // A is the older host; its call's sampling goes to it, not to B (the most recent).
+    let (call, asked) = a
+        .rpc_answering("tools/call", ask("sampling/createMessage"), who("a"))
+        .await;
+    assert_eq!(asked, ["sampling/createMessage"]);
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    let answered: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(answered["result"]["model"], "a", "{call}");
+    let (call, asked) = b
+        .rpc_answering("tools/call", ask("roots/list"), who("b"))
+        .await;
+    assert_eq!(asked, ["roots/list"]);
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    let answered: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(answered["result"]["roots"][0]["uri"], "file:///b", "{call}");
+    drop(a.stdin);
+    drop(b.stdin);
+    let _ = tokio::time::timeout(PATIENCE, a.child.wait()).await;
+    let _ = tokio::time::timeout(PATIENCE, b.child.wait()).await;
     app.task.abort();
 }

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 mod attach;
 mod http;
+mod http_upstream;
 mod inspector;
 #[cfg(unix)]
 mod login_path;

@@ -40,7 +40,7 @@ pub struct HttpSession {
     pub server: String,
     /// The client whose token opened it (`None` without tokens).
     pub client: Option<String>,
-    input: Mutex<Option<mpsc::UnboundedSender<Message>>>,
+    input: Mutex<Option<gateway::Input>>,
     routes: Mutex<Routes>,
     done: Mutex<Option<JoinHandle<()>>>,
 }
