@@ -3,7 +3,9 @@
 //! TypeScript SDK's StreamableHTTPClientTransport (`tests/peers/gateway_http_host.mjs`) and
 //! the Python SDK's streamable_http_client (`tests/peers/gateway_http_host.py`) as hosts:
 //! each lists and calls tools, survives the upstream dying under a call (that call fails at
-//! once with UPSTREAM_LOST and ran once, the next one succeeds) and ends its session.
+//! once with UPSTREAM_LOST and ran once, the next one succeeds) and ends its session; the
+//! TypeScript host also answers the server's sampling, elicitation and roots requests, which
+//! reach it on its GET stream.
 //! Raw requests check what is refused: no token or a wrong one (401), a foreign Host or
 //! Origin (403). The token file is 0600 and the token appears in none of the output.
 
