@@ -11,6 +11,7 @@ mod import;
 mod output;
 mod serve;
 mod table;
+mod takeover;
 mod target;
 mod watch;
 

@@ -4,8 +4,9 @@
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
 //! tested in src-tauri/src/instance_tests.rs with a real `AppState`. Two bridges on one
 //! supervisor are two hosts: the server's requests go to the host whose call caused them.
+//! When the app quits, the bridge takes the host's session over (crates/cli/src/takeover.rs).
 
-use super::config;
+use super::{calls_of, config};
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, stdio_fixture};
 use lifeline_core::events::{EventBody, EventBus};
@@ -88,10 +89,15 @@ struct Bridge {
 }
 
 fn bridge(history_dir: &Path, args: &[&str]) -> Bridge {
+    bridge_with_env(history_dir, args, &[])
+}
+
+fn bridge_with_env(history_dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Bridge {
     let mut child = Command::new(lifeline_bin())
         .arg("connect")
         .args(args)
         .env("LIFELINE_HISTORY", history_dir.join("history.db"))
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -122,6 +128,24 @@ impl Bridge {
                 assert!(n > 0, "the bridge closed stdout before answering {method}");
                 let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
                 if v["id"] == id {
+                    return v;
+                }
+            }
+        };
+        tokio::time::timeout(PATIENCE, answer)
+            .await
+            .expect("an answer in time")
+    }
+
+    /// Reads until the answer to `id` (a request written by hand).
+    async fn answer_to(&mut self, id: &Value) -> Value {
+        let answer = async {
+            loop {
+                let mut line = String::new();
+                let n = self.stdout.read_line(&mut line).await.unwrap();
+                assert!(n > 0, "the bridge closed stdout before answering {id}");
+                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+                if &v["id"] == id {
                     return v;
                 }
             }
@@ -207,11 +231,82 @@ async fn gateway_attach_serves_the_host_with_the_apps_supervisor() {
 }
 
 #[tokio::test]
-async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
+async fn gateway_attach_the_app_quitting_hands_the_session_to_the_bridge() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    let config_arg = path.display().to_string();
+    let mut host = bridge(dir.path(), &["fixture", "--config", &config_arg]);
+    host.initialize().await;
+    // A call in flight on the app when it quits.
+    let slow = json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 60000}}});
+    host.stdin
+        .write_all(format!("{slow}\n").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, async {
+        while calls_of(&fx.log, "slow") == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the slow call reached the app's server");
+    app.task.abort();
+    let _ = app.task.await;
+
+    // The call the app left unanswered fails at once, and is not sent again.
+    let lost = host.answer_to(&json!("slow-1")).await;
+    assert_eq!(
+        lost["error"]["code"],
+        lifeline_core::gateway::UPSTREAM_LOST,
+        "{lost}"
+    );
+    assert!(
+        lost["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the Lifeline app quit while tools/call")),
+        "{lost}"
+    );
+    // The host's session goes on, on a supervisor of the bridge's own.
+    let call = host
+        .rpc(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "after the app"}}),
+        )
+        .await;
+    assert_eq!(
+        call["result"]["content"][0]["text"], "after the app",
+        "{call}"
+    );
+    assert_eq!(
+        calls_of(&fx.log, "slow"),
+        1,
+        "the lost call was not sent again"
+    );
+    drop(host.stdin);
+    let out = tokio::time::timeout(PATIENCE, host.child.wait_with_output())
+        .await
+        .expect("the bridge exits when the host closes stdin")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("serving `fixture` from this process now"),
+        "{stderr}"
+    );
+    drop(app.supervisor);
+}
+
+#[tokio::test]
+async fn gateway_attach_the_app_quitting_ends_a_bridge_that_cannot_run_the_server() {
     let dir = TempDirGuard::new("gateway-attach");
     let (path, _fx) = fixture_config(&dir);
     let app = app(dir.path(), &path);
-    let mut host = bridge(dir.path(), &["fixture"]);
+    // No --config, and the bridge's own config has no `fixture`.
+    let elsewhere = dir.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, r#"{"mcpServers": {}}"#).unwrap();
+    let mut host = bridge_with_env(dir.path(), &["fixture"], &[("LIFELINE_CONFIG", &elsewhere)]);
     host.initialize().await;
     app.task.abort();
     let _ = app.task.await;
@@ -222,7 +317,8 @@ async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("the Lifeline app closed the connection to `fixture`"),
+        stderr.contains("the Lifeline app closed the connection to `fixture`")
+            && stderr.contains("cannot run in this process"),
         "{stderr}"
     );
 }
