@@ -38,6 +38,9 @@ pub const SERVER_KEYS: [&str; 14] = [
 /// other one, is masked like an unknown key.
 pub const OAUTH_KEYS: [&str; 3] = ["clientId", "scopes", "callbackPort"];
 
+/// The app's local HTTP endpoint, `lifeline.serve` (`config::ServeSettings`).
+pub const SERVE_KEYS: [&str; 2] = ["enabled", "port"];
+
 /// The supervisor settings, in `lifeline` and in a server entry (`config::policy`).
 pub const POLICY_KEYS: [&str; 3] = ["reconnect", "timeouts", "maxConcurrentCalls"];
 
@@ -118,8 +121,9 @@ fn server(entry: &Value, redactor: &Redactor) -> Value {
     Value::Object(shown.collect())
 }
 
-/// An object of known keys (`lifeline`, `reconnect`, `timeouts`): known keys scrubbed,
-/// others masked; `reconnect` and `timeouts` inside `lifeline` are sections too.
+/// An object of known keys (`lifeline`, `reconnect`, `timeouts`, `serve`): known keys
+/// scrubbed, others masked; `reconnect`, `timeouts` and `serve` inside `lifeline` are
+/// sections too.
 fn section(value: &Value, keys: &[&str], redactor: &Redactor) -> Value {
     let Some(map) = value.as_object() else {
         return scrub_json(value, redactor);
@@ -128,6 +132,8 @@ fn section(value: &Value, keys: &[&str], redactor: &Redactor) -> Value {
         let shown = match key.as_str() {
             "reconnect" if keys == POLICY_KEYS => section(value, &RECONNECT_KEYS, redactor),
             "timeouts" if keys == POLICY_KEYS => section(value, &TIMEOUT_KEYS, redactor),
+            // Only the `lifeline` block is read with POLICY_KEYS, and only it has `serve`.
+            "serve" if keys == POLICY_KEYS => section(value, &SERVE_KEYS, redactor),
             k if keys.contains(&k) => scrub_json(value, redactor),
             _ => unknown(value, redactor),
         };
@@ -224,7 +230,8 @@ mod tests {
                 "auth": "tok-canary",
                 "reconnect": {"maxAttempts": 3, "extra": "x-canary"},
             }},
-            "lifeline": {"timeouts": {"requestMs": 1000, "other": 1}, "notes": "n-canary"},
+            "lifeline": {"timeouts": {"requestMs": 1000, "other": 1}, "notes": "n-canary",
+                         "serve": {"enabled": true, "port": 7424, "token": "t-canary"}},
             "x-my-notes": "keys Lifeline does not know",
         }));
         assert_eq!(
@@ -236,7 +243,8 @@ mod tests {
                     "auth": "***",
                     "reconnect": {"maxAttempts": 3, "extra": "***"},
                 }},
-                "lifeline": {"timeouts": {"requestMs": 1000, "other": "***"}, "notes": "***"},
+                "lifeline": {"timeouts": {"requestMs": 1000, "other": "***"}, "notes": "***",
+                             "serve": {"enabled": true, "port": 7424, "token": "***"}},
                 "x-my-notes": "***",
             })
         );
@@ -343,6 +351,7 @@ mod tests {
                 Some(("reconnect", k)) => RECONNECT_KEYS.contains(&k),
                 Some(("timeouts", k)) => TIMEOUT_KEYS.contains(&k),
                 Some(("oauth", k)) => OAUTH_KEYS.contains(&k) || k == "clientSecret",
+                Some(("serve", k)) => SERVE_KEYS.contains(&k),
                 Some(_) => false,
                 None => TOP_KEYS.contains(&key) || SERVER_KEYS.contains(&key),
             };
