@@ -10,8 +10,9 @@
 
 use crate::fleet;
 use crate::output::{EXIT_OK, Out};
-use lifeline_core::events::EventBus;
+use lifeline_core::events::{EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
 use lifeline_core::local_socket::{self, Stream};
 use lifeline_core::redact::Redactor;
@@ -156,13 +157,14 @@ async fn in_process(name: &str, config: Option<&Path>) -> i32 {
         Ok(c) => c,
         Err(e) => return out.error(&e),
     };
+    let bus = Arc::new(EventBus::new(256));
+    log_events(&bus);
     let options = GatewayOptions {
         initialize_wait: cfg.request_timeout.min(Duration::from_secs(10)),
         request_wait: cfg.request_timeout,
         redactor,
+        hosts: Some(Hosts::new(bus.clone(), HostMode::InProcess)),
     };
-    let bus = Arc::new(EventBus::new(256));
-    log_events(&bus);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus));
     let (read, write, _writer) = stdio();
     gateway::serve(supervisor.clone(), read, write, options).await;

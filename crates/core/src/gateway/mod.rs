@@ -9,14 +9,17 @@
 //! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
-//! `errors.rs` is the state-to-error mapping
+//! `errors.rs` is the state-to-error mapping; `hosts.rs` and `stats.rs` keep who is attached
+//! and the last hour's calls for the dashboard
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
 
 pub mod attach;
 mod errors;
 mod forward;
+pub mod hosts;
 mod notes;
+pub mod stats;
 mod subs;
 
 #[cfg(test)]
@@ -45,6 +48,8 @@ pub struct GatewayOptions {
     pub request_wait: Duration,
     /// Scrubs the server's configured secrets from every message to the host.
     pub redactor: Redactor,
+    /// Where the host is recorded (attached, its calls); `None` records nothing.
+    pub hosts: Option<hosts::Hosts>,
 }
 
 impl Default for GatewayOptions {
@@ -53,6 +58,7 @@ impl Default for GatewayOptions {
             initialize_wait: Duration::from_secs(10),
             request_wait: Duration::from_secs(60),
             redactor: Redactor::default(),
+            hosts: None,
         }
     }
 }
@@ -70,6 +76,8 @@ pub(crate) struct Shared {
     /// The tool set the host was last given (`tools/list`), and whether it was already
     /// told that it changed since.
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
+    /// This session's host, when the options record hosts.
+    pub(crate) host: Option<hosts::HostSession>,
 }
 
 impl Shared {
@@ -101,7 +109,12 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out, out_rx) = mpsc::unbounded_channel();
+    let host = options
+        .hosts
+        .as_ref()
+        .map(|h| h.session(supervisor.name(), options.redactor.clone()));
     let shared = Arc::new(Shared {
+        host,
         supervisor,
         options,
         out,
