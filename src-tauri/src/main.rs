@@ -57,6 +57,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         detail_cmds::server_command,
         detail_cmds::server_config,
         detail_cmds::server_policy,
+        detail_cmds::server_hosts,
         history::history_events,
         history::history_failures,
         history::history_calls,

@@ -54,7 +54,11 @@ fn decl<T: TS + 'static>(cfg: &Config) -> Decl {
 fn decls() -> Vec<Decl> {
     use lifeline_core::diagnostics::bundle::BundleFile;
     use lifeline_core::error::{ErrorKind, Phase, Stage};
-    use lifeline_core::events::{CallOutcome, Event, EventBody, FailureInfo, StateInfo, StateName};
+    use lifeline_core::events::{
+        CallOutcome, Event, EventBody, FailureInfo, HostInfo, HostMode, StateInfo, StateName,
+    };
+    use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
+    use lifeline_core::gateway::stats::ToolStats;
     use lifeline_core::history::{PastCall, PastEvent, PastFailure};
     use lifeline_core::protocol::mcp::Tool;
     use lifeline_core::supervisor::{GenerationStderr, Snapshot};
@@ -80,6 +84,8 @@ fn decls() -> Vec<Decl> {
         decl::<FailureInfo>(&cfg),
         decl::<StateInfo>(&cfg),
         decl::<CallOutcome>(&cfg),
+        decl::<HostMode>(&cfg),
+        decl::<HostInfo>(&cfg),
         decl::<EventBody>(&cfg),
         decl::<Event>(&cfg),
         decl::<Snapshot>(&cfg),
@@ -89,6 +95,9 @@ fn decls() -> Vec<Decl> {
         decl::<PastFailure>(&cfg),
         decl::<PastCall>(&cfg),
         decl::<BundleFile>(&cfg),
+        decl::<ToolStats>(&cfg),
+        decl::<AttachedHost>(&cfg),
+        decl::<HostsView>(&cfg),
         // The shell: command results and arguments (src-tauri/README.md).
         decl::<ServerView>(&cfg),
         decl::<FieldError>(&cfg),

@@ -61,12 +61,24 @@ protocol_version: string | null, };
 
 export type CallOutcome = "ok" | "tool_error" | "error";
 
-export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, };
+/**
+ * How a host reaches the gateway: through the running app (`lifeline connect` attached
+ * to it over the local socket) or a supervisor in the `lifeline connect` process itself.
+ */
+export type HostMode = "app" | "in_process";
+
+/**
+ * A host as its `initialize` named itself (clientInfo, scrubbed and capped) and the
+ * gateway session that serves it (`id`, unique in this process).
+ */
+export type HostInfo = { id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
+
+export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, };
 
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.
@@ -136,6 +148,46 @@ export type BundleFile = { path: string,
  * Bytes, before compression. At most the limit, so it fits in a u32 (and in a JS number).
  */
 size: number, sha256: string, content: string, };
+
+/**
+ * One tool's line in the Hosts section.
+ */
+export type ToolStats = { tool: string, calls: number, 
+/**
+ * Calls that did not end `ok` (a tool error, or an error the host was answered with).
+ */
+errors: number, 
+/**
+ * Nearest-rank percentiles of the latencies kept (see the module's doc); null when
+ * no call is in the window.
+ */
+p50_ms: number | null, p95_ms: number | null, };
+
+/**
+ * A host attached to a server now.
+ */
+export type AttachedHost = { 
+/**
+ * When its `initialize` was answered.
+ */
+attached_at: string, 
+/**
+ * Its `tools/call`s not answered yet.
+ */
+live_calls: number, id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
+
+/**
+ * A server's Hosts section.
+ */
+export type HostsView = { hosts: Array<AttachedHost>, 
+/**
+ * Every attached host's calls in flight.
+ */
+live_calls: number, 
+/**
+ * The last hour's calls by tool, every host together.
+ */
+tools: Array<ToolStats>, };
 
 /**
  * One row of the dashboard. The snapshot's fields are flattened, so the JSON is the

@@ -13,6 +13,7 @@ import type {
   Event,
   GenerationStderr,
   HistoryQuery,
+  HostsView,
   ImportChoice,
   ImportOutcome,
   MaskedServerConfig,
@@ -69,6 +70,9 @@ export interface Host {
   serverConfig(server: string): Promise<MaskedServerConfig>;
   /** The reconnect policy and timeouts the server runs with. */
   serverPolicy(server: string): Promise<ServerPolicy>;
+  /** The Hosts section: hosts attached through `lifeline connect`, their calls in flight, and
+   * the last hour's calls by tool (kept across restarts). */
+  serverHosts(server: string): Promise<HostsView>;
   /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
   historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
   /** Failures of earlier runs, newest first. */

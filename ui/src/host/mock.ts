@@ -36,8 +36,9 @@ import type {
   ImportChoice,
   ImportOutcome,
   ServerForm,
+  HostsView,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import { mockBehaviour, mockCommand, mockConfig, mockHosts, mockPolicy } from "./mock-detail";
 import {
   type Command,
   type RecordedEvent,
@@ -315,6 +316,11 @@ export class MockHost implements Host {
   async serverPolicy(server: string): Promise<ServerPolicy> {
     this.replay(server);
     return mockPolicy();
+  }
+
+  async serverHosts(server: string): Promise<HostsView> {
+    this.replay(server);
+    return mockHosts(server);
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {

@@ -28,6 +28,7 @@ import type {
   ServerPolicy,
   ServerView,
   ToolDef,
+  HostsView,
 } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
@@ -112,6 +113,10 @@ export class TauriHost implements Host {
 
   serverPolicy(server: string): Promise<ServerPolicy> {
     return call<ServerPolicy>("server_policy", { server });
+  }
+
+  serverHosts(server: string): Promise<HostsView> {
+    return call<HostsView>("server_hosts", { server });
   }
 
   serverConfig(server: string): Promise<MaskedServerConfig> {

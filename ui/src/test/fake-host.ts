@@ -26,6 +26,7 @@ import type {
   ServerPolicy,
   ServerView,
   ToolDef,
+  HostsView,
 } from "../host/types";
 
 export class FakeHost implements Host {
@@ -60,6 +61,8 @@ export class FakeHost implements Host {
   policy: ServerPolicy = mockPolicy();
   serverPolicy = vi.fn(async (_server: string): Promise<ServerPolicy> => structuredClone(this.policy));
   serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.maskedConfig));
+  hostsView: HostsView = { hosts: [], live_calls: 0, tools: [] };
+  serverHosts = vi.fn(async (_server: string): Promise<HostsView> => structuredClone(this.hostsView));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: PastEvent[] = [];
   pastFailures: PastFailure[] = [];
