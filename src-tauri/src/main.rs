@@ -11,6 +11,7 @@ mod bundle_cmds;
 mod bus;
 #[cfg(test)]
 mod capabilities_tests;
+mod clients_cmds;
 mod commands;
 mod config_cmds;
 mod config_edit;
@@ -70,6 +71,10 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         config_cmds::server_remove,
         config_cmds::import_detect,
         config_cmds::import_apply,
+        clients_cmds::clients_list,
+        clients_cmds::clients_preview,
+        clients_cmds::clients_connect,
+        clients_cmds::clients_restore,
     ])
 }
 

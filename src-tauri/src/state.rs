@@ -25,6 +25,7 @@ use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
 mod attach;
+pub mod clients;
 pub mod detail;
 
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.

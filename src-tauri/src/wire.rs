@@ -67,6 +67,9 @@ fn decls() -> Vec<Decl> {
     use crate::config_edit::{KeyValue, ServerForm};
     use crate::error::{ErrorView, FieldError};
     use crate::source::{AppInfo, Mode};
+    use crate::state::clients::{
+        ClientServer, ClientView, ConnectPreview, Connected, Restored, Unchanged,
+    };
     use crate::state::config_live::ConfigView;
     use crate::state::config_live::config_import::{
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
@@ -117,6 +120,12 @@ fn decls() -> Vec<Decl> {
         decl::<Detected>(&cfg),
         decl::<ImportChoice>(&cfg),
         decl::<ImportOutcome>(&cfg),
+        decl::<ClientServer>(&cfg),
+        decl::<ClientView>(&cfg),
+        decl::<Unchanged>(&cfg),
+        decl::<ConnectPreview>(&cfg),
+        decl::<Connected>(&cfg),
+        decl::<Restored>(&cfg),
     ]
 }
 

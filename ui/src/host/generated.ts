@@ -401,6 +401,81 @@ export type ImportOutcome = { added: Array<string>, conflicts: Array<Named>, ski
 disabled: Array<Named>, };
 
 /**
+ * One server of a client's file.
+ */
+export type ClientServer = { 
+/**
+ * Where it is in the file: `mcpServers.github`, `projects./p.mcpServers.x`.
+ */
+field: string, 
+/**
+ * The client's name for it (what connecting takes).
+ */
+name: string, through_lifeline: boolean, };
+
+/**
+ * One client, found or not.
+ */
+export type ClientView = { 
+/**
+ * `claude-desktop`, `claude-code`, `cursor`, `vscode`.
+ */
+client: string, label: string, 
+/**
+ * Its file; null when none was found.
+ */
+path: string | null, servers: Array<ClientServer>, 
+/**
+ * Lifeline connected this file and can put its backup back.
+ */
+restorable: boolean, 
+/**
+ * Why the file could not be read, when it could not.
+ */
+problem: string | null, };
+
+/**
+ * An entry connecting would leave alone, and why.
+ */
+export type Unchanged = { field: string, reason: string, };
+
+/**
+ * What connecting would do (nothing is written).
+ */
+export type ConnectPreview = { client: string, path: string, 
+/**
+ * A unified diff of the client's file, every secret masked (as `lifeline clients
+ * connect --dry-run` prints it); empty when nothing changes.
+ */
+diff: string, 
+/**
+ * The fields that would go through Lifeline.
+ */
+routed: Array<string>, unchanged: Array<Unchanged>, 
+/**
+ * Servers that would be imported into Lifeline's config first.
+ */
+import: Array<string>, 
+/**
+ * Lifeline's config.
+ */
+config: string, };
+
+/**
+ * What connecting did.
+ */
+export type Connected = { path: string, 
+/**
+ * The backup of the file as it was; null when there was nothing to change.
+ */
+backup: string | null, routed: Array<string>, imported: Array<string>, };
+
+/**
+ * What restoring did.
+ */
+export type Restored = { path: string, backup: string, servers: Array<string>, };
+
+/**
  * What an exit code usually means (lifeline_core::gloss::exit_gloss); a code not here has nothing useful to say.
  */
 export const EXIT_CODE_GLOSSES: Readonly<Record<number, string>> = {

@@ -29,6 +29,10 @@ import type {
   ServerView,
   ToolDef,
   HostsView,
+  ClientView,
+  ConnectPreview,
+  Connected,
+  Restored,
 } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
@@ -117,6 +121,22 @@ export class TauriHost implements Host {
 
   serverHosts(server: string): Promise<HostsView> {
     return call<HostsView>("server_hosts", { server });
+  }
+
+  clientsList(): Promise<ClientView[]> {
+    return call<ClientView[]>("clients_list", {});
+  }
+
+  clientsPreview(client: string, servers: string[]): Promise<ConnectPreview> {
+    return call<ConnectPreview>("clients_preview", { client, servers });
+  }
+
+  clientsConnect(client: string, servers: string[]): Promise<Connected> {
+    return call<Connected>("clients_connect", { client, servers });
+  }
+
+  clientsRestore(client: string, force: boolean): Promise<Restored> {
+    return call<Restored>("clients_restore", { client, force });
   }
 
   serverConfig(server: string): Promise<MaskedServerConfig> {
