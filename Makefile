@@ -170,6 +170,7 @@ demo:
 bench-build:
 	scripts/setup.sh
 	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture
+	$(CARGO) build --release -p lifeline-cli
 	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --release --manifest-path bench/Cargo.toml
 	cd ui && npm run build
 	$(CARGO) build --release -p lifeline-app --features custom-protocol

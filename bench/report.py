@@ -92,6 +92,61 @@ def what_dominates(pr):
 OPEN_RSS_BEFORE_MB = 540
 
 
+# Issue 14's targets for the gateway: what `lifeline connect` may add to a small stdio call
+# (the TypeScript SDK client as the host, on the fixture), and one bridge's memory.
+GATEWAY_ADDED_P50_US = 150
+GATEWAY_P99_RATIO = 1.5
+BRIDGE_RSS_MB = 10
+
+
+def gateway_targets(gw, row):
+    cells = [c for c in gw.get("cells") or [] if c["server"] == "fixture"]
+    if not cells:
+        return [row("the gateway adds at most 150 µs p50 on the fixture over stdio", None, "")]
+    name = lambda c: f"c={c['concurrency']}"
+    out = [row(f"the gateway adds at most {GATEWAY_ADDED_P50_US} µs p50 (fixture, stdio, "
+               "TypeScript host)", all(c["added_p50_us"] <= GATEWAY_ADDED_P50_US for c in cells),
+               "; ".join(f"{name(c)}: +{c['added_p50_us']} µs" for c in cells)),
+           row(f"... and keeps p99 within {GATEWAY_P99_RATIO}x of a direct connection",
+               all(c["p99_ratio"] <= GATEWAY_P99_RATIO for c in cells),
+               "; ".join(f"{name(c)}: {c['p99_ratio']}x" for c in cells))]
+    bridge = gw.get("bridge") or {}
+    if "peak_rss_kb" in bridge:
+        mb = bridge["peak_rss_kb"] * 1.024 / 1000
+        out.append(row(f"one bridge process under {BRIDGE_RSS_MB} MB RSS", mb < BRIDGE_RSS_MB,
+                       f"{round(mb, 1)} MB peak (in-process supervisor)"))
+    return out
+
+
+def gateway_section(gw):
+    cells = gw.get("cells") or []
+    if not cells:
+        return []
+    out = ["", "## Through the gateway", "",
+           "The same small `tools/call` by the TypeScript SDK client acting as the host (an AI "
+           "client's place), to the server spawned directly (`direct`) or through `lifeline "
+           "connect NAME --no-attach` (`through`: the bridge runs the server's supervisor in "
+           "its own process, as when the app is not running). The two alternate, run by run; "
+           "medians of the runs.", "",
+           "| server | conc. | direct p50 µs | through p50 µs | added p50 µs | direct p99 µs | "
+           "through p99 µs | p99 ratio | direct calls/s | through calls/s |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for c in cells:
+        d, t = c["direct"], c["through"]
+        out.append(f'| {c["server"]} | {c["concurrency"]} | {d["p50_us"]:g} | {t["p50_us"]:g} | '
+                   f'{c["added_p50_us"]:g} | {d["p99_us"]:g} | {t["p99_us"]:g} | '
+                   f'{c["p99_ratio"]:g} | {d["calls_per_s"]:g} | {t["calls_per_s"]:g} |')
+    b = gw.get("bridge") or {}
+    if b:
+        out += ["", f"One bridge (`lifeline connect`, its supervisor in-process) driven by a "
+                f"minimal host through {b['calls']} calls, one at a time: peak RSS "
+                f"{b['peak_rss_kb']} KiB ({round(b['peak_rss_kb'] * 1.024 / 1000, 1)} MB), "
+                f"{b['cpu_ms_per_10k']} ms of CPU per 10,000 calls (the server it supervises "
+                "is a process of its own and not counted). Attached to the app, a bridge "
+                "only copies bytes and is smaller still."]
+    return out
+
+
 def targets(result):
     """The issue's targets, each checked against this record: met, missed (and where), or
     not measured."""
@@ -113,6 +168,7 @@ def targets(result):
                         "concurrency", not slow, detail))
     else:
         rows.append(row("p50 and throughput at least the best peer's", None, ""))
+    rows += gateway_targets(result.get("gateway") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
     hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
@@ -232,6 +288,7 @@ def write(result, md_path, charts_dir):
     for q in result["ratios"]:
         lines.append(f'| {q["server"]} | {q["transport"]} | {q["concurrency"]} | {q["best_peer_p50"]} | '
                      f'{q["p50_speedup"]} | {q["best_peer_throughput"]} | {q["throughput_ratio"]} |')
+    lines += gateway_section(result.get("gateway") or {})
     faults = result.get("fault_matrix") or []
     if faults:
         lines += ["", "## Fault matrix", "",

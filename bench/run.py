@@ -9,7 +9,8 @@ CPU time and peak RSS are its own.
 
     bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
     bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
-    bench/run.py --only app      one section (call_path, faults, scale, app); the others are kept
+    bench/run.py --only app      one section (call_path, gateway, faults, scale, app); the others
+                                 are kept
 """
 
 import argparse
@@ -72,6 +73,7 @@ class Tools:
             "rust": [require(built / "bench-rmcp", "bench-rmcp")],
         }
         self.scale = require(built / "bench-scale", "bench-scale")
+        self.lifeline = require(built / "lifeline", "the lifeline CLI")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
         app = built / "lifeline-app"
@@ -167,6 +169,110 @@ def call_path(tools, args, log):
                     if samples:
                         records.append(median_record(client, name, transport, concurrency, samples))
     return records, failures
+
+
+def gateway(tools, args, scratch, log):
+    """Direct against through `lifeline connect` (issue 14), with the TypeScript SDK client
+    as the host: the same stdio server, spawned by the host directly or by `lifeline connect
+    NAME --no-attach` (the bridge running that server's supervisor in its own process, the
+    case with no app running and the heavier of the two). The two alternate, run by run;
+    each figure is the median of the runs. Then the bridge's own cost (`bridge_cost`)."""
+    state = scratch / "gateway-state"
+    state.mkdir(parents=True, exist_ok=True)
+    config = scratch / "gateway.json"
+    rows, failures, bridge = [], [], {}
+    for name, tool, arguments, stdio_line, _, _ in servers(tools):
+        if args.smoke and name != "fixture":
+            continue
+        command, *rest = stdio_line.split()
+        config.write_text(json.dumps({"mcpServers": {name: {"command": command, "args": rest}}}))
+        # The SDK hands a stdio server only HOME, PATH, SHELL, TERM, USER and LOGNAME, so
+        # the bridge's environment is set on its command line: state in the scratch
+        # directory, no login-shell PATH lookup (the fixture's path is absolute).
+        through = (f"env LIFELINE_LOGIN_PATH=0 XDG_STATE_HOME={state} XDG_DATA_HOME={state} "
+                   f"{tools.lifeline} connect {name} --config {config} --no-attach")
+        for concurrency in args.gateway_concurrency:
+            common = ["--concurrency", str(concurrency), "--calls", str(args.calls),
+                      "--warmup", str(args.warmup), "--tool", tool,
+                      "--arguments", json.dumps(arguments)]
+            runs = {"direct": [], "through": []}
+            for _ in range(args.runs):
+                for path, line in [("direct", stdio_line), ("through", through)]:
+                    record, error = run_driver(
+                        tools.drivers["typescript"] + ["--stdio", line] + common, args.timeout)
+                    cell = f"typescript {path} {name} stdio c={concurrency}"
+                    if error:
+                        failures.append({"cell": cell, "error": error})
+                        log(f"  FAILED {cell}: {error}")
+                    else:
+                        runs[path].append(record)
+                        log(f"  {cell}: p50 {record['p50_us']} us, p99 {record['p99_us']} us")
+            if runs["direct"] and runs["through"]:
+                med = {path: {m: statistics.median(r[m] for r in samples) for m in
+                              ("p50_us", "p99_us", "calls_per_s")}
+                       for path, samples in runs.items()}
+                rows.append({
+                    "server": name, "transport": "stdio", "concurrency": concurrency,
+                    "host": "typescript", "runs": len(runs["through"]),
+                    "direct": med["direct"], "through": med["through"],
+                    "added_p50_us": round(med["through"]["p50_us"] - med["direct"]["p50_us"], 1),
+                    "p99_ratio": round(med["through"]["p99_us"] / max(med["direct"]["p99_us"], 1),
+                                       2),
+                })
+        if name == "fixture":
+            try:
+                bridge = bridge_cost(through.split(), 100 if args.smoke else 1000, tool, arguments)
+                log(f"  bridge: {json.dumps(bridge)}")
+            except (OSError, RuntimeError, ValueError) as e:
+                failures.append({"cell": "gateway bridge", "error": str(e)})
+                log(f"  FAILED gateway bridge: {e}")
+    return {"cells": rows, "bridge": bridge}, failures
+
+
+def bridge_cost(argv, calls, tool, arguments):
+    """One `lifeline connect` driven by a minimal host (JSON-RPC lines on its stdin and
+    stdout, one call at a time): its peak RSS (`VmHWM`) and CPU time over `calls` calls,
+    read from /proc before its stdin closes. The server it supervises is a process of its
+    own and is not counted."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def ask(id_, method, params):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method,
+                                     "params": params}) + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            msg = json.loads(line)
+            if msg.get("id") == id_:
+                if "error" in msg:
+                    raise RuntimeError(f"{method} failed through the bridge: {msg['error']}")
+                return msg["result"]
+        raise RuntimeError(f"the bridge exited (status {proc.wait()}) during {method}")
+
+    def cpu_ms():
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+    try:
+        ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "bench-bridge", "version": "1"}})
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0",
+                                     "method": "notifications/initialized"}) + "\n")
+        before = cpu_ms()
+        for i in range(calls):
+            ask(i + 1, "tools/call", {"name": tool, "arguments": arguments})
+        cpu = cpu_ms() - before
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        kb = lambda key: int(next(l for l in status.splitlines() if l.startswith(key)).split()[1])
+        return {"calls": calls, "peak_rss_kb": kb("VmHWM:"), "rss_kb": kb("VmRSS:"),
+                "cpu_ms_per_10k": round(cpu * 10000 / calls, 1)}
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 # The fault matrix (issue 6): the same fault for every client, each against a fresh fixture.
@@ -524,7 +630,8 @@ def keep_sections(result, path, sections):
         return
     previous = json.loads(path.read_text())
     carried = []
-    for section, keys in [("call_path", ["call_path", "ratios"]), ("faults", ["fault_matrix"]),
+    for section, keys in [("call_path", ["call_path", "ratios"]), ("gateway", ["gateway"]),
+                          ("faults", ["fault_matrix"]),
                           ("scale", ["scale"]), ("app", ["app"])]:
         if section not in sections and previous.get(keys[0]):
             for k in keys:
@@ -569,7 +676,8 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,faults,scale,app", help="sections to run")
+    p.add_argument("--only", default="call_path,gateway,faults,scale,app",
+                   help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
     args = p.parse_args()
@@ -578,9 +686,11 @@ def main():
     args.clients = args.clients.split(",")
     args.transports = ["stdio", "http"]
     args.concurrency = [1, 4]
+    args.gateway_concurrency = [1, 4]
     if args.smoke:
         args.runs, args.calls, args.warmup, args.timeout, args.hang_bound = 1, 100, 5, 60, 15
         args.concurrency = [4]
+        args.gateway_concurrency = [1]
         out_dir = ROOT / "target/bench-smoke"
     else:
         out_dir = ROOT / "docs"
@@ -602,6 +712,11 @@ def main():
         records, failures = call_path(tools, args, log)
     scratch = ROOT / "target/bench-scratch"
     scratch.mkdir(parents=True, exist_ok=True)
+    gateway_result = {}
+    if "gateway" in sections:
+        log("bench: gateway (the TypeScript SDK client, direct and through `lifeline connect`)")
+        gateway_result, gateway_failures = gateway(tools, args, scratch, log)
+        failures += gateway_failures
     faults = []
     if "faults" in sections:
         log(f"bench: fault matrix (hung past {args.hang_bound} s)")
@@ -627,6 +742,7 @@ def main():
                    "fixture_build": tools.fixture_build, "order": "alternating " + " ".join(args.clients)},
         "call_path": records,
         "ratios": ratios(records),
+        "gateway": gateway_result,
         "fault_matrix": faults,
         "scale": scale_result,
         "app": app_result,

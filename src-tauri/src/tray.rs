@@ -278,6 +278,7 @@ struct StatusItem<R: Runtime>(MenuItem<R>);
 /// its WebKit processes; the tray-resident app is the core alone), and a new one loads the UI,
 /// which asks for the snapshot and the event stream from the start (`subscribe`).
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
+    crate::macos::present(app, true);
     if let Some(window) = app.get_webview_window(WINDOW) {
         let _ = window.show();
         let _ = window.unminimize();

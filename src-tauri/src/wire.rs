@@ -149,11 +149,22 @@ const SIGNAL_NUMBERS: std::ops::RangeInclusive<i32> = 1..=64;
 /// `lifeline_core::gloss` as TypeScript tables, each entry exactly what the core says.
 fn glosses() -> String {
     use lifeline_core::error::ExitStatus;
-    use lifeline_core::gloss::{KINDS, exit_gloss, kind_label, signal_name};
+    use lifeline_core::gloss::{
+        KINDS, WINDOWS_EXITS, exit_gloss, kind_label, signal_name, windows_code,
+    };
 
     fn table(doc: &str, decl: &str, rows: impl Iterator<Item = (String, String)>) -> String {
         let rows: Vec<String> = rows
-            .map(|(key, text)| format!("  {key}: {},\n", serde_json::Value::String(text)))
+            .map(|(key, text)| {
+                // A negative number is not a property name; its string is (and indexes
+                // the same entry).
+                let key = if key.starts_with('-') {
+                    serde_json::Value::String(key).to_string()
+                } else {
+                    key
+                };
+                format!("  {key}: {},\n", serde_json::Value::String(text))
+            })
             .collect();
         format!(
             "\n/**\n * {doc}\n */\nexport const {decl} = {{\n{}}};\n",
@@ -164,6 +175,9 @@ fn glosses() -> String {
     let signals =
         SIGNAL_NUMBERS.filter_map(|n| Some((n.to_string(), exit_gloss(ExitStatus::Signal(n))?)));
     let names = SIGNAL_NUMBERS.filter_map(|n| Some((n.to_string(), signal_name(n)?.to_owned())));
+    let windows = WINDOWS_EXITS
+        .iter()
+        .map(|(code, gloss)| (windows_code(*code).to_string(), (*gloss).to_owned()));
     let kinds = KINDS
         .iter()
         .map(|k| (k.as_str().to_owned(), kind_label(*k).to_owned()));
@@ -173,6 +187,12 @@ fn glosses() -> String {
              here has nothing useful to say.",
             "EXIT_CODE_GLOSSES: Readonly<Record<number, string>>",
             exits,
+        ),
+        table(
+            "What an exit code usually means on Windows, keyed by the signed code Windows \
+             reports (lifeline_core::gloss::windows_exit_gloss); no signals there.",
+            "WINDOWS_EXIT_CODE_GLOSSES: Readonly<Record<number, string>>",
+            windows,
         ),
         table(
             "What a signal that ended a process usually means (lifeline_core::gloss::exit_gloss).",

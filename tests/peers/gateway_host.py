@@ -1,7 +1,8 @@
 """The official Python SDK's client as a host of `lifeline connect`, for Lifeline's
 integration tests (tests/tests/it/gateway/sdk_host.rs): connect over stdio, initialize,
-list the tools, call one, crash the upstream under a call, ping and call again. Prints
-one JSON line with what it saw; logs go to stderr.
+list the tools, call one, crash the upstream under a call, ping and call again; then have
+the upstream ask it for sampling, elicitation and roots (the fixture's `ask` tool),
+answered by its own callbacks. Prints one JSON line with what it saw; logs go to stderr.
 
     <repo>/.tools/venv/bin/python <repo>/tests/peers/gateway_host.py LIFELINE_BIN CONFIG NAME
 """
@@ -10,7 +11,28 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
+
+ASKED = []
+
+
+async def sampling(context, params):
+    ASKED.append("sampling/createMessage")
+    return types.CreateMessageResult(
+        model="host-model",
+        role="assistant",
+        content=types.TextContent(type="text", text="sampled: " + params.messages[0].content.text),
+    )
+
+
+async def elicitation(context, params):
+    ASKED.append("elicitation/create")
+    return types.ElicitResult(action="accept", content={"answer": "from the host"})
+
+
+async def roots(context):
+    ASKED.append("roots/list")
+    return types.ListRootsResult(roots=[types.Root(uri="file:///host/root", name="host root")])
 
 
 def dump(model):
@@ -21,7 +43,13 @@ async def main(lifeline: str, config: str, name: str) -> None:
     params = StdioServerParameters(command=lifeline, args=["connect", name, "--config", config])
     out = {}
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(
+            read,
+            write,
+            sampling_callback=sampling,
+            elicitation_callback=elicitation,
+            list_roots_callback=roots,
+        ) as session:
             init = dump(await session.initialize())
             out["server"] = init.get("serverInfo")
             out["protocol"] = init.get("protocolVersion")
@@ -36,6 +64,11 @@ async def main(lifeline: str, config: str, name: str) -> None:
             await session.send_ping()
             second = await session.call_tool("echo", {"text": "two"})
             out["second"] = dump(second)["content"][0]["text"]
+            out["asks"] = {}
+            for method in ["sampling/createMessage", "elicitation/create", "roots/list"]:
+                r = await session.call_tool("ask", {"method": method})
+                out["asks"][method] = json.loads(dump(r)["content"][0]["text"])
+            out["asked"] = ASKED
     print(json.dumps(out), flush=True)
 
 

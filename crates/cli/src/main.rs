@@ -6,9 +6,11 @@ mod clients;
 mod conformance;
 mod connect;
 mod fleet;
+mod host_stdio;
 mod import;
 mod output;
 mod table;
+mod takeover;
 mod target;
 mod watch;
 
@@ -172,11 +174,16 @@ fn main() {
     if let Some(dir) = lifeline_core::transport::runs::default_dir() {
         lifeline_core::transport::runs::track(&dir);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+    // A bridge serves one host and one server: on one thread, a message crosses it with no
+    // wake-up of another worker (docs/benchmarks.md, "Through the gateway").
+    let mut builder = if matches!(cli.command, Command::Connect { .. }) {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(2);
+        b
+    };
+    let runtime = builder.enable_all().build().expect("a tokio runtime");
     let code = runtime.block_on(run(cli));
     // Do not wait for detached tasks (a hung GET listener) on the way out.
     runtime.shutdown_timeout(Duration::from_millis(100));

@@ -199,6 +199,8 @@ pub struct Error {
     context: Box<Context>,
     /// Set when the transport refused the request because it had already closed.
     transport_closed: bool,
+    /// Set when the server refused the request without running it (a 404 to its session).
+    refused_unrun: bool,
     /// What caused this failure, if another error did: classification walks it
     /// (`policy::classify`); Display and Debug never show it, since it may hold secrets.
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -214,6 +216,7 @@ impl Error {
             message: Redactor::default().scrub(&message.into()),
             context: Box::default(),
             transport_closed: false,
+            refused_unrun: false,
             source: None,
         }
     }
@@ -244,6 +247,20 @@ impl Error {
     /// True when a request was refused at once because its connection had already ended.
     pub fn is_transport_closed(&self) -> bool {
         self.transport_closed
+    }
+
+    /// Marks a request's own failure as the server's refusal of it, unrun: its session
+    /// was gone (HTTP 404 to the session id), so nothing of it happened.
+    pub fn refused_unrun(mut self) -> Self {
+        self.refused_unrun = true;
+        self
+    }
+
+    /// True when the request certainly did not run: refused because the connection had
+    /// closed (`is_transport_closed`) or refused by the server unrun (`refused_unrun`).
+    /// Sending it on a new connection is not a repetition.
+    pub fn never_ran(&self) -> bool {
+        self.transport_closed || self.refused_unrun
     }
 
     pub fn is_timeout(&self) -> bool {
@@ -318,7 +335,8 @@ impl fmt::Debug for Error {
         d.field("kind", &self.kind)
             .field("message", &self.message)
             .field("context", &self.context)
-            .field("transport_closed", &self.transport_closed);
+            .field("transport_closed", &self.transport_closed)
+            .field("refused_unrun", &self.refused_unrun);
         if let Some(source) = self.source.as_deref() {
             d.field("source", &SourceKind(source));
         }

@@ -59,7 +59,7 @@ pub fn exit_gloss(status: ExitStatus) -> Option<String> {
 
 /// What an exit status means on the platform Lifeline runs on: `exit_gloss` on Unix,
 /// `windows_exit_gloss` on Windows, where there are no signals and a code above 128 is not
-/// one (the UI's tables, generated from `exit_gloss`, are Unix's).
+/// one (the UI has both tables, generated from this file, and picks by its platform).
 pub fn exit_gloss_here(status: ExitStatus) -> Option<String> {
     if cfg!(windows) {
         windows_exit_gloss(status)
@@ -68,26 +68,37 @@ pub fn exit_gloss_here(status: ExitStatus) -> Option<String> {
     }
 }
 
-/// What a Windows exit code usually means: the NTSTATUS codes a crashed process ends with
-/// (shown as a signed 32-bit code), and cmd.exe's 9009 for a command it could not find.
-/// Never a signal: a Windows process has none, and one Lifeline killed exits with code 1.
+/// The Windows exit codes worth a word: the NTSTATUS codes a crashed process ends with
+/// (as the unsigned 32-bit values Windows documents), and cmd.exe's 9009 for a command it
+/// could not find. `windows_exit_gloss` reads it; wire.rs generates the UI's table from it.
+pub const WINDOWS_EXITS: [(u32, &str); 8] = [
+    (0, "exited cleanly, but a server should keep running"),
+    (9009, "command not found (cmd.exe)"),
+    (0xC000_0005, "crashed: access violation"),
+    (0xC000_00FD, "crashed: stack overflow"),
+    (0xC000_0409, "aborted (fail fast)"),
+    (0xC000_013A, "interrupted (Ctrl+C)"),
+    (0xC000_0135, "a DLL it needs was not found"),
+    (0xC000_0017, "out of memory"),
+];
+
+/// An exit code as Windows reports it, a signed 32-bit value (`0xC0000005` is
+/// -1073741819).
+#[allow(clippy::cast_possible_wrap)]
+pub const fn windows_code(code: u32) -> i32 {
+    code as i32
+}
+
+/// What a Windows exit code usually means (`WINDOWS_EXITS`). Never a signal: a Windows
+/// process has none, and one Lifeline killed exits with code 1.
 pub fn windows_exit_gloss(status: ExitStatus) -> Option<String> {
-    #[allow(clippy::cast_possible_wrap)]
-    const fn nt(code: u32) -> i32 {
-        code as i32
-    }
-    let gloss = match status {
-        ExitStatus::Code(0) => "exited cleanly, but a server should keep running",
-        ExitStatus::Code(9009) => "command not found (cmd.exe)",
-        ExitStatus::Code(c) if c == nt(0xC000_0005) => "crashed: access violation",
-        ExitStatus::Code(c) if c == nt(0xC000_00FD) => "crashed: stack overflow",
-        ExitStatus::Code(c) if c == nt(0xC000_0409) => "aborted (fail fast)",
-        ExitStatus::Code(c) if c == nt(0xC000_013A) => "interrupted (Ctrl+C)",
-        ExitStatus::Code(c) if c == nt(0xC000_0135) => "a DLL it needs was not found",
-        ExitStatus::Code(c) if c == nt(0xC000_0017) => "out of memory",
-        ExitStatus::Code(_) | ExitStatus::Signal(_) => return None,
+    let ExitStatus::Code(code) = status else {
+        return None;
     };
-    Some(gloss.to_owned())
+    WINDOWS_EXITS
+        .iter()
+        .find(|(c, _)| windows_code(*c) == code)
+        .map(|(_, gloss)| (*gloss).to_owned())
 }
 
 /// Every kind of failure, in the order of `ErrorKind`. wire.rs checks it against the

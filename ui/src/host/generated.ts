@@ -496,6 +496,20 @@ export const EXIT_CODE_GLOSSES: Readonly<Record<number, string>> = {
 };
 
 /**
+ * What an exit code usually means on Windows, keyed by the signed code Windows reports (lifeline_core::gloss::windows_exit_gloss); no signals there.
+ */
+export const WINDOWS_EXIT_CODE_GLOSSES: Readonly<Record<number, string>> = {
+  0: "exited cleanly, but a server should keep running",
+  9009: "command not found (cmd.exe)",
+  "-1073741819": "crashed: access violation",
+  "-1073741571": "crashed: stack overflow",
+  "-1073740791": "aborted (fail fast)",
+  "-1073741510": "interrupted (Ctrl+C)",
+  "-1073741515": "a DLL it needs was not found",
+  "-1073741801": "out of memory",
+};
+
+/**
  * What a signal that ended a process usually means (lifeline_core::gloss::exit_gloss).
  */
 export const SIGNAL_GLOSSES: Readonly<Record<number, string>> = {

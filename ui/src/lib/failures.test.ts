@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { failure, iso, T0 } from "../test/fixtures";
-import { exitGloss, failureLabel, groupFailures, groupSummary } from "./failures";
+import { exitGloss, exitText, failureLabel, groupFailures, groupSummary } from "./failures";
 import type { FailureEntry } from "./model";
 
 const entry = (seq: number, atMs: number, over: Parameters<typeof failure>[0] = {}): FailureEntry => ({
@@ -74,5 +74,21 @@ describe("exit codes and signals are glossed", () => {
     [null, 11, "segmentation fault"],
     [1, null, null],
     [null, null, null],
-  ])("code %s signal %s → %s", (code, signal, gloss) => expect(exitGloss(code, signal)).toBe(gloss));
+  ])("code %s signal %s → %s", (code, signal, gloss) =>
+    expect(exitGloss(code, signal, "unix")).toBe(gloss),
+  );
+});
+
+describe("on Windows, exit codes are Windows'", () => {
+  test.each([
+    [-1073741819, "crashed: access violation", "exit code 0xC0000005"],
+    [-1073741510, "interrupted (Ctrl+C)", "exit code 0xC000013A"],
+    [9009, "command not found (cmd.exe)", "exit code 9009"],
+    // No shell's 128 + signal on Windows: 137 is what the program meant by it.
+    [137, null, "exit code 137"],
+    [1, null, "exit code 1"],
+  ])("code %s → %s (%s)", (code, gloss, text) => {
+    expect(exitGloss(code, null, "windows")).toBe(gloss);
+    expect(exitText(code, null, "windows")).toBe(text);
+  });
 });

@@ -1,7 +1,13 @@
 // The failure history as people read it: repeats collapsed into one line ("HTTP 429 Too Many
 // Requests ×14 over 6 min", as Kubernetes events do), and exit codes and signals glossed.
 
-import { EXIT_CODE_GLOSSES, KIND_LABELS, SIGNAL_GLOSSES, SIGNAL_NAMES } from "../host/generated";
+import {
+  EXIT_CODE_GLOSSES,
+  KIND_LABELS,
+  SIGNAL_GLOSSES,
+  SIGNAL_NAMES,
+  WINDOWS_EXIT_CODE_GLOSSES,
+} from "../host/generated";
 import type { Failure } from "../host/types";
 import { formatSpan } from "./format";
 import type { FailureEntry } from "./model";
@@ -11,22 +17,47 @@ export function signalName(signal: number): string {
 }
 
 /**
- * What an exit code or signal usually means: 127 command not found, 126 not executable,
- * 137/SIGKILL killed, 143/SIGTERM terminated, 139/SIGSEGV segmentation fault. Null when
- * there is nothing useful to say (exit code 1 means whatever the program meant). The words
- * are the core's (lifeline_core::gloss), generated into ../host/generated.ts.
+ * Whose exit codes these are: the servers run on the machine the UI runs on, and on Windows
+ * a code means something else (no signals; a crash ends a process with an NTSTATUS code
+ * such as 0xC0000005, and 137 is just 137). WebView2's user agent says "Windows".
  */
-export function exitGloss(exitCode: number | null, signal: number | null): string | null {
+export type ExitPlatform = "unix" | "windows";
+export const PLATFORM: ExitPlatform =
+  typeof navigator !== "undefined" && /Windows/.test(navigator.userAgent) ? "windows" : "unix";
+
+/**
+ * What an exit code or signal usually means: 127 command not found, 126 not executable,
+ * 137/SIGKILL killed, 143/SIGTERM terminated, 139/SIGSEGV segmentation fault; on Windows
+ * 0xC0000005 access violation, 9009 command not found. Null when there is nothing useful
+ * to say (exit code 1 means whatever the program meant). The words are the core's
+ * (lifeline_core::gloss), generated into ../host/generated.ts.
+ */
+export function exitGloss(
+  exitCode: number | null,
+  signal: number | null,
+  platform: ExitPlatform = PLATFORM,
+): string | null {
+  if (platform === "windows") {
+    return exitCode !== null ? (WINDOWS_EXIT_CODE_GLOSSES[exitCode] ?? null) : null;
+  }
   if (signal !== null) return SIGNAL_GLOSSES[signal] ?? null;
   if (exitCode !== null) return EXIT_CODE_GLOSSES[exitCode] ?? null;
   return null;
 }
 
-/** "exit code 127" / "signal 9 (SIGKILL)" */
-export function exitText(exitCode: number | null, signal: number | null): string | null {
+/** "exit code 127" / "signal 9 (SIGKILL)"; on Windows a negative code in the hex people
+ * search for, "exit code 0xC0000005". */
+export function exitText(
+  exitCode: number | null,
+  signal: number | null,
+  platform: ExitPlatform = PLATFORM,
+): string | null {
   if (signal !== null) return `signal ${signal} (${signalName(signal)})`;
-  if (exitCode !== null) return `exit code ${exitCode}`;
-  return null;
+  if (exitCode === null) return null;
+  if (platform === "windows" && exitCode < 0) {
+    return `exit code 0x${(exitCode >>> 0).toString(16).toUpperCase().padStart(8, "0")}`;
+  }
+  return `exit code ${exitCode}`;
 }
 
 /** A short name for a failure: the HTTP status, the exit, or the kind. */

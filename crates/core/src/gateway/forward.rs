@@ -25,7 +25,7 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
     let outcome = match r.method.as_str() {
         "initialize" => {
             let answer = initialize(shared, r.params.as_ref()).await;
-            if let (Some(host), Ok(result)) = (&shared.host, &answer) {
+            if let (Some(host), Ok(result)) = (&shared.recorder, &answer) {
                 let revision = result["protocolVersion"].as_str().unwrap_or_default();
                 let generation = shared.supervisor.snapshot().generation;
                 host.initialized(r.params.as_ref(), revision, generation);
@@ -37,7 +37,7 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
         "tools/call" => {
             let tool = r.params.as_ref().and_then(|p| p.get("name"));
             let guard = shared
-                .host
+                .recorder
                 .as_ref()
                 .map(|h| h.call(tool.and_then(Value::as_str).unwrap_or_default()));
             let answer = call(shared, r.params.clone(), cancel).await;
@@ -110,6 +110,7 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
     let sup = &shared.supervisor;
     let wait = shared.options.initialize_wait;
     let _ = ready(shared, 0, Instant::now() + wait, wait).await;
+    super::host_requests::reinitialize(shared).await;
     let mut result = match sup.server_info() {
         Some((_, info)) => {
             let mut caps = info.capabilities.clone();
@@ -264,6 +265,9 @@ async fn forward(shared: &Shared, method: &str, params: Option<Value>) -> Result
         }
         match sent.result {
             Ok(v) => return Ok(v),
+            // Refused unrun (its connection had closed, or its session was gone): sending
+            // it on the next generation is not a repetition.
+            Err(e) if e.never_ran() => after = sent.generation,
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream(method, false, reissued);
                 if decision == Reissue::Again {
@@ -358,6 +362,8 @@ async fn call(
         };
         match result {
             Ok(v) => return Some(Ok(v)),
+            // Refused unrun: sent on the next generation, not a repetition.
+            Err(e) if e.never_ran() => after = generation,
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream("tools/call", repeatable, reissued);
                 if decision == Reissue::Again {

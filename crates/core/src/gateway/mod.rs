@@ -9,14 +9,17 @@
 //! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
-//! `errors.rs` is the state-to-error mapping; `hosts.rs` and `stats.rs` keep who is attached
-//! and the last hour's calls for the dashboard
+//! `host_requests.rs` relays the upstream's requests to the host (sampling, elicitation,
+//! roots); `hosts.rs` and `stats.rs` keep who is attached and the last hour's calls for the
+//! dashboard;
+//! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
 
 pub mod attach;
 mod errors;
 mod forward;
+mod host_requests;
 pub mod hosts;
 mod notes;
 pub mod stats;
@@ -76,8 +79,10 @@ pub(crate) struct Shared {
     /// The tool set the host was last given (`tools/list`), and whether it was already
     /// told that it changed since.
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
-    /// This session's host, when the options record hosts.
-    pub(crate) host: Option<hosts::HostSession>,
+    /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
+    pub(crate) host: Arc<host_requests::HostLink>,
+    /// This session's host as the dashboard sees it, when the options record hosts.
+    pub(crate) recorder: Option<hosts::HostSession>,
 }
 
 impl Shared {
@@ -109,7 +114,12 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out, out_rx) = mpsc::unbounded_channel();
-    let host = options
+    let host = Arc::new(host_requests::HostLink::new(
+        out.clone(),
+        options.request_wait,
+        options.redactor.clone(),
+    ));
+    let recorder = options
         .hosts
         .as_ref()
         .map(|h| h.session(supervisor.name(), options.redactor.clone()));
@@ -118,6 +128,7 @@ where
         supervisor,
         options,
         out,
+        recorder,
         known: Mutex::new(None),
         subscriptions: Mutex::default(),
     });
@@ -157,16 +168,21 @@ where
             .map_err(|e| e.to_string())
             .and_then(|v| Message::from_value(v).map_err(|e| e.0));
         match msg {
-            // JSON-RPC's answer to garbage carries `id: null`, which a host whose own
-            // request ids start at 0 could take for one of its requests; say it on stderr.
-            Err(why) => tracing::warn!("the host sent a line that is not JSON-RPC: {why}"),
+            Err(why) => {
+                tracing::warn!("the host sent a line that is not JSON-RPC: {why}");
+                shared.send(host_requests::not_json_rpc(&text, &why));
+            }
             Ok(Message::Request(r)) => {
                 let (cancel_tx, cancel_rx) = watch::channel(false);
                 cancels.insert(r.id.clone(), cancel_tx);
+                if r.method == "initialize" {
+                    host_requests::attach(&shared, r.params.as_ref());
+                }
                 let shared = shared.clone();
                 let done = done_tx.clone();
                 requests.spawn(async move {
                     let id = r.id.clone();
+                    let _busy = host_requests::busy(&shared);
                     forward::answer(&shared, r, cancel_rx).await;
                     let _ = done.send(id);
                 });
@@ -181,14 +197,11 @@ where
                     if let Some(tx) = id.and_then(|id| cancels.remove(&id)) {
                         let _ = tx.send(true);
                     }
+                } else {
+                    host_requests::notification(&shared, &n.method, n.params);
                 }
-                // `initialized` needs nothing; `roots/list_changed` and others are not
-                // forwarded yet (docs/gateway.md, next slices).
             }
-            Ok(Message::Response(_)) => {
-                // Lifeline sends the host no requests yet (sampling, elicitation and roots
-                // are the next slice), so no answer is expected.
-            }
+            Ok(Message::Response(r)) => host_requests::answered(&shared, r),
         }
     }
     for tx in cancels.values() {
@@ -207,6 +220,7 @@ where
     let _ = notes.await;
     resubscriber.abort();
     let _ = resubscriber.await;
+    host_requests::detach(&shared);
     // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
     // it gave and can stop it.
     drop(shared);

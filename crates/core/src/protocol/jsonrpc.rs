@@ -12,6 +12,10 @@ use std::fmt;
 pub enum RequestId {
     Number(i64),
     String(String),
+    /// `null`: only in the error answer to a message whose id could not be read (JSON-RPC
+    /// 2.0, "Response object"). Never parsed from a message (`from_value` reads a null id
+    /// as none) and never sent in a request.
+    Null,
 }
 
 impl fmt::Display for RequestId {
@@ -19,6 +23,7 @@ impl fmt::Display for RequestId {
         match self {
             RequestId::Number(n) => write!(f, "{n}"),
             RequestId::String(s) => write!(f, "{s:?}"),
+            RequestId::Null => f.write_str("null"),
         }
     }
 }

@@ -36,7 +36,13 @@ pub struct ClientCapabilities {
     pub sampling: bool,
     /// Form elicitation; `apply_defaults` tells the server we fill schema defaults.
     pub elicitation: bool,
+    /// What an attached host declared (the gateway, `supervisor::hosts`): its `roots`,
+    /// `sampling` and `elicitation` values replace ours, since its requests go to it.
+    pub host: Option<Value>,
 }
+
+/// The client capabilities a gateway's host declares that the session offers in its stead.
+pub const RELAYED_CAPABILITIES: [&str; 3] = ["roots", "sampling", "elicitation"];
 
 impl ClientCapabilities {
     pub fn to_value(&self) -> Value {
@@ -52,6 +58,13 @@ impl ClientCapabilities {
                 "elicitation".into(),
                 json!({ "form": { "applyDefaults": true } }),
             );
+        }
+        if let Some(Value::Object(host)) = &self.host {
+            for key in RELAYED_CAPABILITIES {
+                if let Some(v) = host.get(key) {
+                    caps.insert(key.into(), v.clone());
+                }
+            }
         }
         Value::Object(caps)
     }

@@ -33,6 +33,19 @@ use tokio::sync::{broadcast, mpsc};
 /// Answers one kind of server→client request (elicitation, sampling).
 pub type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, RpcError>> + Send + Sync>;
 
+/// Passes a server→client request (`roots/list`, `sampling/createMessage`,
+/// `elicitation/create`) to someone else before the session answers it itself: the
+/// gateway's attached host (`supervisor::HostSlot`). `None`: nobody takes it, and the
+/// session answers from its options as it would without. Dropping the future (the server
+/// cancelled the request) abandons it.
+pub trait Relay: Send + Sync {
+    fn relay(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Option<BoxFuture<'static, Result<Value, RpcError>>>;
+}
+
 #[derive(Clone)]
 pub struct SessionOptions {
     /// Per request; progress notifications restart it.
@@ -43,6 +56,11 @@ pub struct SessionOptions {
     pub roots: Option<Vec<Value>>,
     pub elicitation: Option<Handler>,
     pub sampling: Option<Handler>,
+    /// Tried before `roots`, `elicitation` and `sampling` (the gateway's hosts).
+    pub relay: Option<Arc<dyn Relay>>,
+    /// The capabilities the relay's hosts declared, offered in place of ours for the keys
+    /// they name (`ClientCapabilities::host`); set per attempt by the supervisor.
+    pub host_capabilities: Option<Value>,
     /// A pinned revision (config `protocol`): offered in `initialize` and required of the
     /// answer. `None` offers the latest and accepts any revision we speak.
     pub pinned: Option<Revision>,
@@ -59,6 +77,8 @@ impl Default for SessionOptions {
             roots: None,
             elicitation: None,
             sampling: None,
+            relay: None,
+            host_capabilities: None,
             pinned: None,
             jitter_seed: 0,
         }
@@ -71,6 +91,7 @@ impl SessionOptions {
             roots: self.roots.is_some(),
             sampling: self.sampling.is_some(),
             elicitation: self.elicitation.is_some(),
+            host: self.host_capabilities.clone(),
         }
     }
 }

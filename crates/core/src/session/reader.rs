@@ -26,6 +26,9 @@ pub(super) async fn read_incoming(shared: Arc<Shared>, mut incoming: mpsc::Recei
         match item {
             Incoming::Message(Message::Response(r)) => answer(&shared, r),
             Incoming::Message(Message::Notification(n)) => {
+                if n.method == "notifications/cancelled" {
+                    server_requests.cancelled(n.params.as_ref());
+                }
                 notification(&shared, &n.method, n.params)
             }
             Incoming::Message(Message::Request(r)) => server_requests.handle(&shared, r),

@@ -4,13 +4,16 @@
 //! ones beyond the cap refused with a JSON-RPC error, and once even the refusals are backed
 //! up, dropped: the work and memory held for one server's requests stay bounded (16 tasks,
 //! one sender, 256 queued ids) whatever it sends. Only what the embedder opted into is offered; everything else is
-//! method-not-found.
+//! method-not-found. A request the server cancels (`notifications/cancelled`) is
+//! abandoned and not answered, as the spec asks; a relayed one is cancelled at the host.
 
 use super::{SessionOptions, Shared};
 use crate::protocol::{Message, Request, RequestId, Response, RpcError};
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use tokio::sync::{Semaphore, mpsc};
+use tokio::task::AbortHandle;
 
 /// Server requests answered at once. A client's answers are quick (`ping`, `roots/list`)
 /// or wait for a person (elicitation), and no server needs more than a handful in flight;
@@ -30,6 +33,8 @@ pub(super) const TOO_MANY_REQUESTS: i64 = -32000;
 pub(super) struct ServerRequests {
     answering: Arc<Semaphore>,
     refusals: mpsc::Sender<RequestId>,
+    /// The requests being answered, to abandon one the server cancels.
+    running: Arc<Mutex<HashMap<RequestId, AbortHandle>>>,
 }
 
 impl ServerRequests {
@@ -39,6 +44,7 @@ impl ServerRequests {
         ServerRequests {
             answering: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
             refusals,
+            running: Arc::default(),
         }
     }
 
@@ -48,15 +54,37 @@ impl ServerRequests {
     pub(super) fn handle(&self, shared: &Arc<Shared>, r: Request) {
         if let Ok(permit) = self.answering.clone().try_acquire_owned() {
             let shared = shared.clone();
-            tokio::spawn(async move {
+            let running = self.running.clone();
+            // Held across the spawn, so the task's own removal comes after the insert.
+            let mut map = self.running.lock().expect("running lock");
+            let id = r.id.clone();
+            let task = tokio::spawn(async move {
                 let outcome = answer(&shared.options, &r.method, r.params).await;
+                running.lock().expect("running lock").remove(&r.id);
                 reply(&shared, r.id, outcome).await;
                 drop(permit);
             });
+            map.insert(id, task.abort_handle());
             return;
         }
         if self.refusals.try_send(r.id).is_err() {
             tracing::debug!(method = %r.method, "dropped a server request: too many in flight and the server is not reading the refusals");
+        }
+    }
+}
+
+impl ServerRequests {
+    /// The server's `notifications/cancelled` for one of its requests: abandoned, never
+    /// answered (a relayed request's future is dropped, which cancels it at the host).
+    pub(super) fn cancelled(&self, params: Option<&Value>) {
+        let Some(id) = params
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok())
+        else {
+            return;
+        };
+        if let Some(task) = self.running.lock().expect("running lock").remove(&id) {
+            task.abort();
         }
     }
 }
@@ -91,6 +119,13 @@ pub(super) async fn answer(
     params: Option<Value>,
 ) -> Result<Value, RpcError> {
     let params = params.unwrap_or_else(|| json!({}));
+    if let Some(relayed) = options
+        .relay
+        .as_ref()
+        .and_then(|r| r.relay(method, &params))
+    {
+        return relayed.await;
+    }
     match method {
         "ping" => Ok(json!({})),
         "roots/list" => match &options.roots {

@@ -93,3 +93,56 @@ async fn a_flooding_server_that_never_reads_holds_a_bounded_number_of_tasks() {
     );
     session.close().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_request_the_server_cancels_is_abandoned_unanswered() {
+    // The handler notes when its future is dropped (abandoned), and never answers.
+    let (dropped_tx, dropped_rx) = tokio::sync::oneshot::channel::<()>();
+    let dropped_tx = Arc::new(std::sync::Mutex::new(Some(dropped_tx)));
+    let never: super::super::Handler = Arc::new(move |_| {
+        struct Guard(Option<tokio::sync::oneshot::Sender<()>>);
+        impl Drop for Guard {
+            fn drop(&mut self) {
+                if let Some(tx) = self.0.take() {
+                    let _ = tx.send(());
+                }
+            }
+        }
+        let guard = Guard(dropped_tx.lock().unwrap().take());
+        Box::pin(async move {
+            let _guard = guard;
+            std::future::pending().await
+        })
+    });
+    let options = SessionOptions {
+        elicitation: Some(never),
+        ..Default::default()
+    };
+    let (conn, mut server) = memory::pair();
+    let session = Session::start(conn, options);
+    let ask = Message::request(RequestId::Number(7), "elicitation/create", Some(json!({})));
+    server.to_client.send(Incoming::Message(ask)).await.unwrap();
+    tokio::task::yield_now().await;
+    let cancel = Message::notification(
+        "notifications/cancelled",
+        Some(json!({"requestId": 7, "reason": "no longer needed"})),
+    );
+    server
+        .to_client
+        .send(Incoming::Message(cancel))
+        .await
+        .unwrap();
+    dropped_rx.await.expect("the handler was abandoned");
+    // The next request is answered; nothing came for 7.
+    let ping = Message::request(RequestId::Number(8), "ping", None);
+    server
+        .to_client
+        .send(Incoming::Message(ping))
+        .await
+        .unwrap();
+    let Some(Message::Response(r)) = server.from_client.recv().await else {
+        panic!("expected a response")
+    };
+    assert_eq!(r.id, RequestId::Number(8), "7 was never answered");
+    session.close().await;
+}

@@ -25,6 +25,8 @@ pub async fn establish(
     epoch: Instant,
     stage: &mpsc::UnboundedSender<Stage>,
 ) -> Result<(Arc<Session>, Vec<Tool>), Error> {
+    // A supervisor run for one host waits (bounded) for it first (`HostSlot`).
+    cfg.hosts.first_host().await;
     let now = || Instant::now() - epoch;
     let deadline = Deadline::starting_at(now(), cfg.establish);
     let first = cfg.first_stage;
@@ -46,6 +48,8 @@ pub async fn establish(
         stateless_first: cfg.stateless_first,
     };
     let limit = std::sync::Mutex::new(cfg.request_timeout);
+    // The attached hosts' capabilities as they are now: this attempt offers them upstream.
+    let host_capabilities = cfg.hosts.offer();
     let mut options = |s: Stage| {
         let _ = stage.send(s);
         let l = stage_limit(&deadline, cfg.request_timeout, now(), s)?;
@@ -55,6 +59,8 @@ pub async fn establish(
             // The server's seed: its sessions' waits disperse from other servers' as its
             // retries do.
             jitter_seed: cfg.seed,
+            relay: Some(cfg.hosts.clone()),
+            host_capabilities: host_capabilities.clone(),
             ..cfg.session.clone()
         })
     };

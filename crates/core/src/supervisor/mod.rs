@@ -6,6 +6,7 @@ mod actor;
 mod establish;
 mod fleet;
 mod from_config;
+pub mod hosts;
 mod relist;
 pub mod state;
 
@@ -16,6 +17,7 @@ mod tests;
 
 pub use actor::{CallOptions, GenerationStderr, Sent, Snapshot, Supervisor};
 pub use fleet::Fleet;
+pub use hosts::{Host, HostSlot};
 
 use crate::error::{Error, Stage};
 use crate::protocol::revision::ProtocolChoice;
@@ -62,6 +64,9 @@ pub struct SupervisorConfig {
     /// cache the revision per server, probe again when the assumption fails). What it holds
     /// after an attempt is `state::after_walk`'s decision.
     pub last_worked: Arc<std::sync::Mutex<Option<Step>>>,
+    /// The hosts attached through the gateway: each attempt offers their client
+    /// capabilities upstream and relays the server's requests to them (`hosts.rs`).
+    pub hosts: Arc<HostSlot>,
 }
 
 impl SupervisorConfig {
@@ -85,6 +90,7 @@ impl SupervisorConfig {
             protocol: ProtocolChoice::Auto,
             stateless_first: false,
             last_worked: Arc::default(),
+            hosts: Arc::default(),
         }
     }
 }

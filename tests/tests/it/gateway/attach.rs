@@ -2,9 +2,11 @@
 //! (the bridge) against a stand-in for the app's local endpoint, made of the same core
 //! pieces the app uses (`local_socket::Listener`, `gateway::attach`, `gateway::serve` on a
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
-//! tested in src-tauri/src/instance_tests.rs with a real `AppState`.
+//! tested in src-tauri/src/instance_tests.rs with a real `AppState`. Two bridges on one
+//! supervisor are two hosts: the server's requests go to the host whose call caused them.
+//! When the app quits, the bridge takes the host's session over (crates/cli/src/takeover.rs).
 
-use super::config;
+use super::{calls_of, config};
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, stdio_fixture};
 use lifeline_core::events::{EventBody, EventBus, HostMode};
@@ -31,7 +33,7 @@ struct App {
     hosts: Hosts,
     attached: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
-    _supervisor: Arc<Supervisor>,
+    supervisor: Arc<Supervisor>,
 }
 
 fn app(dir: &Path, config_path: &Path) -> App {
@@ -78,7 +80,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
         hosts,
         attached,
         task,
-        _supervisor: supervisor,
+        supervisor,
     }
 }
 
@@ -90,10 +92,15 @@ struct Bridge {
 }
 
 fn bridge(history_dir: &Path, args: &[&str]) -> Bridge {
+    bridge_with_env(history_dir, args, &[])
+}
+
+fn bridge_with_env(history_dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Bridge {
     let mut child = Command::new(lifeline_bin())
         .arg("connect")
         .args(args)
         .env("LIFELINE_HISTORY", history_dir.join("history.db"))
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -124,6 +131,24 @@ impl Bridge {
                 assert!(n > 0, "the bridge closed stdout before answering {method}");
                 let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
                 if v["id"] == id {
+                    return v;
+                }
+            }
+        };
+        tokio::time::timeout(PATIENCE, answer)
+            .await
+            .expect("an answer in time")
+    }
+
+    /// Reads until the answer to `id` (a request written by hand).
+    async fn answer_to(&mut self, id: &Value) -> Value {
+        let answer = async {
+            loop {
+                let mut line = String::new();
+                let n = self.stdout.read_line(&mut line).await.unwrap();
+                assert!(n > 0, "the bridge closed stdout before answering {id}");
+                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+                if &v["id"] == id {
                     return v;
                 }
             }
@@ -209,11 +234,82 @@ async fn gateway_attach_serves_the_host_with_the_apps_supervisor() {
 }
 
 #[tokio::test]
-async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
+async fn gateway_attach_the_app_quitting_hands_the_session_to_the_bridge() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    let config_arg = path.display().to_string();
+    let mut host = bridge(dir.path(), &["fixture", "--config", &config_arg]);
+    host.initialize().await;
+    // A call in flight on the app when it quits.
+    let slow = json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 60000}}});
+    host.stdin
+        .write_all(format!("{slow}\n").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, async {
+        while calls_of(&fx.log, "slow") == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the slow call reached the app's server");
+    app.task.abort();
+    let _ = app.task.await;
+
+    // The call the app left unanswered fails at once, and is not sent again.
+    let lost = host.answer_to(&json!("slow-1")).await;
+    assert_eq!(
+        lost["error"]["code"],
+        lifeline_core::gateway::UPSTREAM_LOST,
+        "{lost}"
+    );
+    assert!(
+        lost["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the Lifeline app quit while tools/call")),
+        "{lost}"
+    );
+    // The host's session goes on, on a supervisor of the bridge's own.
+    let call = host
+        .rpc(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "after the app"}}),
+        )
+        .await;
+    assert_eq!(
+        call["result"]["content"][0]["text"], "after the app",
+        "{call}"
+    );
+    assert_eq!(
+        calls_of(&fx.log, "slow"),
+        1,
+        "the lost call was not sent again"
+    );
+    drop(host.stdin);
+    let out = tokio::time::timeout(PATIENCE, host.child.wait_with_output())
+        .await
+        .expect("the bridge exits when the host closes stdin")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("serving `fixture` from this process now"),
+        "{stderr}"
+    );
+    drop(app.supervisor);
+}
+
+#[tokio::test]
+async fn gateway_attach_the_app_quitting_ends_a_bridge_that_cannot_run_the_server() {
     let dir = TempDirGuard::new("gateway-attach");
     let (path, _fx) = fixture_config(&dir);
     let app = app(dir.path(), &path);
-    let mut host = bridge(dir.path(), &["fixture"]);
+    // No --config, and the bridge's own config has no `fixture`.
+    let elsewhere = dir.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, r#"{"mcpServers": {}}"#).unwrap();
+    let mut host = bridge_with_env(dir.path(), &["fixture"], &[("LIFELINE_CONFIG", &elsewhere)]);
     host.initialize().await;
     app.task.abort();
     let _ = app.task.await;
@@ -224,7 +320,8 @@ async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("the Lifeline app closed the connection to `fixture`"),
+        stderr.contains("the Lifeline app closed the connection to `fixture`")
+            && stderr.contains("cannot run in this process"),
         "{stderr}"
     );
 }
@@ -319,22 +416,119 @@ async fn gateway_attach_records_the_host_and_its_calls() {
         .await
         .expect("the host detached");
     let host = "lifeline-gateway-test-host";
+    // The script's first steps, in order (it goes on with the server's requests to it).
     assert_eq!(
-        seen,
+        seen[..4],
         [
             format!("attached {host} 1.0.0 App 2025-11-25"),
             format!("{host} echo Ok None"),
             format!("{host} crash Error Some(\"upstream_lost\")"),
             format!("{host} echo Ok None"),
-            format!("detached {host}"),
-        ]
+        ],
+        "{seen:?}"
     );
+    assert_eq!(seen.last(), Some(&format!("detached {host}")));
+    let echoes = seen.iter().filter(|s| s.contains(" echo Ok ")).count();
     let view = app.hosts.view("fixture", std::time::SystemTime::now());
     assert_eq!(view.hosts, vec![]);
     let echo = view.tools.iter().find(|t| t.tool == "echo").unwrap();
-    assert_eq!((echo.calls, echo.errors), (2, 0));
+    assert_eq!((echo.calls as usize, echo.errors), (echoes, 0));
     assert!(echo.p50_ms.is_some() && echo.p95_ms >= echo.p50_ms);
     let crash = view.tools.iter().find(|t| t.tool == "crash").unwrap();
     assert_eq!((crash.calls, crash.errors), (1, 1));
+    app.task.abort();
+}
+
+impl Bridge {
+    /// Sends a request and answers the requests the gateway sends meanwhile with
+    /// `answer(method)`; returns the answer and the methods it was asked.
+    async fn rpc_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&str) -> Value,
+    ) -> (Value, Vec<String>) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut asked = Vec::new();
+        let run = async {
+            loop {
+                let mut line = String::new();
+                let n = self.stdout.read_line(&mut line).await.unwrap();
+                assert!(n > 0, "the bridge closed stdout before answering {method}");
+                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+                if let (Some(m), Some(rid)) = (v["method"].as_str(), v.get("id")) {
+                    asked.push(m.to_owned());
+                    let reply = json!({"jsonrpc": "2.0", "id": rid, "result": answer(m)});
+                    self.stdin
+                        .write_all(format!("{reply}\n").as_bytes())
+                        .await
+                        .unwrap();
+                } else if v["id"] == id && v.get("method").is_none() {
+                    return v;
+                }
+            }
+        };
+        let v = tokio::time::timeout(PATIENCE, run)
+            .await
+            .expect("an answer in time");
+        (v, asked)
+    }
+}
+
+#[tokio::test]
+async fn gateway_attach_relays_the_servers_requests_to_the_host_that_caused_them() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    // The app's supervisor is ready before any host: its generation offers nothing.
+    app.supervisor
+        .wait_for(|s| s.state.state == Some(lifeline_core::events::StateName::Ready))
+        .await;
+    let caps = json!({"sampling": {}, "roots": {}});
+    let mut a = bridge(dir.path(), &["fixture"]);
+    let mut b = bridge(dir.path(), &["fixture"]);
+    let init = |caps: &Value| {
+        json!({"protocolVersion": "2025-11-25", "capabilities": caps,
+               "clientInfo": {"name": "it-host", "version": "1"}})
+    };
+    a.rpc("initialize", init(&caps)).await;
+    b.rpc("initialize", init(&caps)).await;
+    // A's capabilities reconnected the shared supervisor once; B's changed nothing.
+    let inits = crate::support::received(&crate::support::read_log(&fx.log), "initialize");
+    assert_eq!(inits.len(), 2, "{inits:?}");
+    assert_eq!(inits[1]["params"]["capabilities"]["sampling"], json!({}));
+    let ask = |method: &str| json!({"name": "ask", "arguments": {"method": method}});
+    let who = |name: &'static str| {
+        move |method: &str| match method {
+            "roots/list" => json!({"roots": [{"uri": format!("file:///{name}")}]}),
+            _ => json!({"model": name, "role": "assistant",
+                        "content": {"type": "text", "text": name}}),
+        }
+    };
+    // A is the older host; its call's sampling goes to it, not to B (the most recent).
+    let (call, asked) = a
+        .rpc_answering("tools/call", ask("sampling/createMessage"), who("a"))
+        .await;
+    assert_eq!(asked, ["sampling/createMessage"]);
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    let answered: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(answered["result"]["model"], "a", "{call}");
+    let (call, asked) = b
+        .rpc_answering("tools/call", ask("roots/list"), who("b"))
+        .await;
+    assert_eq!(asked, ["roots/list"]);
+    let text = call["result"]["content"][0]["text"].as_str().unwrap();
+    let answered: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(answered["result"]["roots"][0]["uri"], "file:///b", "{call}");
+    drop(a.stdin);
+    drop(b.stdin);
+    let _ = tokio::time::timeout(PATIENCE, a.child.wait()).await;
+    let _ = tokio::time::timeout(PATIENCE, b.child.wait()).await;
     app.task.abort();
 }

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 mod attach;
+mod http_upstream;
+mod inspector;
 #[cfg(unix)]
 mod login_path;
 mod sdk_host;
@@ -219,4 +221,73 @@ async fn gateway_passes_the_servers_log_messages_to_the_host() {
     assert_eq!(seen.0, "warning");
     assert_eq!(seen.1.as_deref(), Some("lifeline-fixture"));
     assert!(seen.2.to_string().contains("from upstream"), "{seen:?}");
+}
+
+/// A host's stdio is usually a pipe or a socket pair, which the bridge drives from tokio's
+/// reactor (every other test here); anything else (a terminal, a file) is copied by
+/// threads. stdout a file: the handshake and a call are answered into it, and closing
+/// stdin ends the process.
+#[tokio::test]
+async fn gateway_serves_a_host_whose_stdout_is_a_file() {
+    use tokio::io::AsyncWriteExt;
+    let dir = TempDirGuard::new("gateway-files");
+    let fx = stdio_fixture(&json!({}));
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": fx.program, "args": fx.args } }),
+    );
+    let output = dir.path().join("out.jsonl");
+    let mut child = tokio::process::Command::new(lifeline_bin())
+        .args(["connect", "fixture", "--no-attach", "--config"])
+        .arg(&path)
+        .env("LIFELINE_LOGIN_PATH", "0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&output).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("lifeline connect runs");
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "files", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "into a file"}}}),
+    ] {
+        stdin
+            .write_all(format!("{msg}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    // The condition is the file holding both answers; it is polled, as a host reading a
+    // file would.
+    let answers = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        loop {
+            let written = std::fs::read_to_string(&output).unwrap_or_default();
+            let lines: Vec<Value> = written
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            if lines.len() >= 2 {
+                return lines;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("both answers were written to the file");
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())
+        .await
+        .expect("closing stdin ended `lifeline connect`")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert_eq!(answers[0]["id"], 0, "{answers:?}");
+    assert_eq!(
+        answers[0]["result"]["serverInfo"]["name"], "lifeline-fixture",
+        "{answers:?}"
+    );
+    assert_eq!(answers[1]["id"], 1, "{answers:?}");
+    assert_eq!(text(&answers[1]["result"]), "into a file", "{answers:?}");
 }

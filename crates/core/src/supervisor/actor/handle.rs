@@ -10,8 +10,8 @@ use crate::error::Error;
 use crate::events::{EventBus, StateInfo};
 use crate::protocol::mcp::{Progress, Tool};
 use crate::session::ServerNotification;
-use crate::supervisor::SupervisorConfig;
 use crate::supervisor::state::Input;
+use crate::supervisor::{HostSlot, SupervisorConfig};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -74,6 +74,7 @@ pub struct Supervisor {
     details: Arc<Mutex<Details>>,
     notes: broadcast::Sender<ServerNotification>,
     pub(super) lane: CallLane,
+    hosts: Arc<HostSlot>,
     /// The actor's task; `None` in a `share`d handle, which does not own the actor.
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -91,6 +92,7 @@ impl Supervisor {
             last_round_trip_at: None,
         });
         let name = cfg.name.clone();
+        let hosts = cfg.hosts.clone();
         let details = Arc::new(Mutex::new(Details::default()));
         let (notes, _) = broadcast::channel(NOTES_CAPACITY);
         let actor = Actor::new(cfg, bus, snapshot_tx, details.clone(), notes.clone());
@@ -103,6 +105,7 @@ impl Supervisor {
             details,
             notes,
             lane,
+            hosts,
             task: Some(task),
         }
     }
@@ -119,6 +122,7 @@ impl Supervisor {
             details: self.details.clone(),
             notes: self.notes.clone(),
             lane: self.lane.clone(),
+            hosts: self.hosts.clone(),
             task: None,
         }
     }
@@ -136,6 +140,11 @@ impl Supervisor {
             .into_iter()
             .map(|g| (g.generation, g.lines.join("\n")))
             .collect()
+    }
+
+    /// The hosts attached through the gateway (`supervisor::hosts`).
+    pub fn hosts(&self) -> &Arc<HostSlot> {
+        &self.hosts
     }
 
     pub fn name(&self) -> &str {

@@ -67,4 +67,14 @@ impl Supervisor {
             }
         }
     }
+
+    /// Sends a notification on the live session (the host's `roots/list_changed`);
+    /// dropped when the server is not ready (the next generation is initialized afresh).
+    pub async fn send_notification(&self, method: &str, params: Option<Value>) {
+        if let Some(gate) = self.lane.live()
+            && let Err(e) = gate.session.notify(method, params).await
+        {
+            tracing::debug!(error = %e, method, "could not pass a notification on");
+        }
+    }
 }

@@ -199,7 +199,9 @@ impl Inner {
         // The endpoint URL names the server's session: a 404 there means it is gone.
         let err = status_error(&target, status, retry_after, &body, true, &self.redactor);
         if err.kind() == ErrorKind::SessionExpired {
+            // Other requests in flight fail with the cause; this one was refused unrun.
             self.fail(err.clone()).await;
+            return Err(err.refused_unrun());
         }
         Err(err)
     }

@@ -383,7 +383,10 @@ impl Inner {
                 &self.redactor,
             );
             if err.kind() == ErrorKind::SessionExpired {
+                // Other requests in flight fail with the cause (they may have run);
+                // this one was refused unrun.
                 self.fail(err.clone()).await;
+                return Err(err.refused_unrun());
             }
             return Err(err);
         }
