@@ -24,6 +24,7 @@ mod instance;
 mod log_file;
 mod logs;
 mod macos;
+mod serve;
 mod source;
 mod state;
 #[cfg(test)]
@@ -76,6 +77,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         clients_cmds::clients_preview,
         clients_cmds::clients_connect,
         clients_cmds::clients_restore,
+        serve::gateway_endpoint,
     ])
 }
 
@@ -136,13 +138,17 @@ fn main() {
             // The window exists but handles no IPC until `run`, so the state is in place
             // before the UI's first command.
             let fixture = demo::fixture_path(app.path().resource_dir().ok().as_deref());
-            let state = tauri::async_runtime::block_on(async {
+            let (state, serve_settings) = tauri::async_runtime::block_on(async {
                 let source = source::load(fixture.as_deref(), log_dir.as_deref()).await;
-                AppState::start_with_history(source, |o| {
+                let serve_settings = source.config.serve;
+                let state = AppState::start_with_history(source, |o| {
                     history::open(lifeline_core::history::resolve_path(), o)
-                })
+                });
+                (state, serve_settings)
             });
             app.manage(state);
+            // Hosts that take a URL reach the same supervisors over HTTP, when enabled.
+            serve::start(app.handle(), serve_settings);
             config_cmds::start(app.handle().clone());
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
@@ -204,6 +210,9 @@ fn main() {
             return;
         }
         if let RunEvent::Exit = event {
+            if let Some(served) = app.try_state::<std::sync::Arc<serve::Served>>() {
+                tauri::async_runtime::block_on(served.stop());
+            }
             if let Some(state) = app.try_state::<AppState>() {
                 tauri::async_runtime::block_on(state.shutdown());
             }

@@ -246,6 +246,13 @@ pub async fn check(
                 .unwrap_or("did not become ready in time");
             out.note(&format!("{}: {why}", s.server));
         }
+        if config.serve.enabled {
+            let url = lifeline_core::gateway::http::url(config.serve.port, "NAME");
+            out.note(&format!(
+                "the Lifeline app serves these servers over HTTP at {url} (lifeline.serve; \
+                 each client needs its own token, from `lifeline serve token add CLIENT`)"
+            ));
+        }
     }
     match (failed.is_empty(), auth) {
         (true, _) => EXIT_OK,

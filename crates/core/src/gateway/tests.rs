@@ -16,11 +16,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 /// Every `tools/call` any generation received, by tool name.
-type Calls = Arc<Mutex<Vec<String>>>;
+pub(super) type Calls = Arc<Mutex<Vec<String>>>;
 
 /// An upstream whose `die` tool ends its generation without answering, and whose `once`
 /// tool does so only the first time; `peek` declares readOnlyHint.
-fn upstream(calls: Calls) -> Supervisor {
+pub(super) fn upstream(calls: Calls) -> Supervisor {
     let opened = Arc::new(AtomicUsize::new(0));
     let connector = Arc::new(move || {
         let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
