@@ -11,6 +11,7 @@ mod bundle_cmds;
 mod bus;
 #[cfg(test)]
 mod capabilities_tests;
+mod clients_cmds;
 mod commands;
 mod config_cmds;
 mod config_edit;
@@ -59,6 +60,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         detail_cmds::server_command,
         detail_cmds::server_config,
         detail_cmds::server_policy,
+        detail_cmds::server_hosts,
         history::history_events,
         history::history_failures,
         history::history_calls,
@@ -71,6 +73,10 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         config_cmds::server_remove,
         config_cmds::import_detect,
         config_cmds::import_apply,
+        clients_cmds::clients_list,
+        clients_cmds::clients_preview,
+        clients_cmds::clients_connect,
+        clients_cmds::clients_restore,
         serve::gateway_endpoint,
     ])
 }

@@ -12,8 +12,9 @@
 use crate::fleet;
 use crate::output::{EXIT_OK, Out};
 use crate::takeover::Tap;
-use lifeline_core::events::EventBus;
+use lifeline_core::events::{EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
 use lifeline_core::local_socket::{self, Stream};
 use lifeline_core::redact::Redactor;
@@ -266,17 +267,18 @@ fn start_in_process(name: &str, config: Option<&Path>) -> Result<Local, i32> {
     };
     let redactor = Redactor::new(server.secrets());
     let cfg = SupervisorConfig::from_server(server, seed()).map_err(|e| out.error(&e))?;
+    let bus = Arc::new(EventBus::new(256));
+    log_events(&bus);
     let options = GatewayOptions {
         initialize_wait: cfg.request_timeout.min(Duration::from_secs(10)),
         request_wait: cfg.request_timeout,
         redactor,
+        hosts: Some(Hosts::new(bus.clone(), HostMode::InProcess)),
     };
     // The host's `initialize` comes at once: the first attempt waits for it, so the server
     // is initialized with the host's capabilities (roots, sampling, elicitation) the first
     // time instead of reconnected for them.
     cfg.hosts.hold_first_attempt(HOST_HOLD);
-    let bus = Arc::new(EventBus::new(256));
-    log_events(&bus);
     Ok(Local {
         supervisor: Arc::new(Supervisor::spawn(cfg, bus)),
         options,

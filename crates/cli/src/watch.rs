@@ -156,6 +156,24 @@ fn describe(ev: &Event) -> String {
             )
         }
         EventBody::RoundTrip { round_trip_ms } => format!("{head} ping {round_trip_ms} ms"),
+        EventBody::HostAttached { host } => format!(
+            "{head} host {} {} attached (MCP {})",
+            host.name, host.version, host.protocol_version
+        ),
+        EventBody::HostDetached { host } => format!("{head} host {} detached", host.name),
+        EventBody::HostCall {
+            host,
+            tool,
+            outcome,
+            duration_ms,
+            ..
+        } => format!(
+            "{head} {host} called {tool}: {} in {duration_ms} ms",
+            serde_json::to_value(outcome)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("?")
+        ),
     }
 }
 

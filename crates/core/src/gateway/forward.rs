@@ -23,10 +23,30 @@ use tokio::time::Instant;
 /// Answers `r` unless the host cancelled it (then, as the spec asks, nothing is sent).
 pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<bool>) {
     let outcome = match r.method.as_str() {
-        "initialize" => Some(initialize(shared, r.params.as_ref()).await),
+        "initialize" => {
+            let answer = initialize(shared, r.params.as_ref()).await;
+            if let (Some(host), Ok(result)) = (&shared.recorder, &answer) {
+                let revision = result["protocolVersion"].as_str().unwrap_or_default();
+                let generation = shared.supervisor.snapshot().generation;
+                host.initialized(r.params.as_ref(), revision, generation);
+            }
+            Some(answer)
+        }
         "ping" => Some(Ok(json!({}))),
         "tools/list" => Some(tools_list(shared).await),
-        "tools/call" => call(shared, &r.id, r.params.clone(), cancel).await,
+        "tools/call" => {
+            let tool = r.params.as_ref().and_then(|p| p.get("name"));
+            let guard = shared
+                .recorder
+                .as_ref()
+                .map(|h| h.call(tool.and_then(Value::as_str).unwrap_or_default()));
+            let answer = call(shared, &r.id, r.params.clone(), cancel).await;
+            if let (Some(guard), Some(answer)) = (guard, &answer) {
+                let (outcome, kind) = errors::call_outcome(answer);
+                guard.finish(outcome, kind, shared.supervisor.snapshot().generation);
+            }
+            answer
+        }
         method => {
             super::subs::before(shared, method, r.params.as_ref());
             let forwarded = forward(shared, &r.id, method, r.params.clone());

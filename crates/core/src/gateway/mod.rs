@@ -12,7 +12,8 @@
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
 //! `host_requests.rs` relays the upstream's requests to the host (sampling, elicitation,
-//! roots);
+//! roots); `hosts.rs` and `stats.rs` keep who is attached and the last hour's calls for the
+//! dashboard;
 //! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
@@ -21,8 +22,10 @@ pub mod attach;
 mod errors;
 mod forward;
 mod host_requests;
+pub mod hosts;
 pub mod http;
 mod notes;
+pub mod stats;
 mod subs;
 
 #[cfg(test)]
@@ -51,6 +54,8 @@ pub struct GatewayOptions {
     pub request_wait: Duration,
     /// Scrubs the server's configured secrets from every message to the host.
     pub redactor: Redactor,
+    /// Where the host is recorded (attached, its calls); `None` records nothing.
+    pub hosts: Option<hosts::Hosts>,
 }
 
 impl Default for GatewayOptions {
@@ -59,6 +64,7 @@ impl Default for GatewayOptions {
             initialize_wait: Duration::from_secs(10),
             request_wait: Duration::from_secs(60),
             redactor: Redactor::default(),
+            hosts: None,
         }
     }
 }
@@ -102,6 +108,8 @@ pub(crate) struct Shared {
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
     /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
     pub(crate) host: Arc<host_requests::HostLink>,
+    /// This session's host as the dashboard sees it, when the options record hosts.
+    pub(crate) recorder: Option<hosts::HostSession>,
 }
 
 impl Shared {
@@ -179,11 +187,16 @@ pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
         options.request_wait,
         options.redactor.clone(),
     ));
+    let recorder = options
+        .hosts
+        .as_ref()
+        .map(|h| h.session(supervisor.name(), options.redactor.clone()));
     let shared = Arc::new(Shared {
+        host,
         supervisor,
         options,
         out,
-        host,
+        recorder,
         known: Mutex::new(None),
         subscriptions: Mutex::default(),
     });

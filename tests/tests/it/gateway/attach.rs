@@ -9,8 +9,9 @@
 use super::{calls_of, config};
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, stdio_fixture};
-use lifeline_core::events::{EventBody, EventBus};
+use lifeline_core::events::{EventBody, EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
 use lifeline_core::local_socket::Listener;
 use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
@@ -29,6 +30,7 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// supervisor; counts attachments. Aborting `task` drops every connection (the app quit).
 struct App {
     bus: Arc<EventBus>,
+    hosts: Hosts,
     attached: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
     supervisor: Arc<Supervisor>,
@@ -38,7 +40,12 @@ fn app(dir: &Path, config_path: &Path) -> App {
     let config = lifeline_core::config::load(config_path).unwrap();
     let cfg = SupervisorConfig::from_server(config.server("fixture").unwrap(), 1).unwrap();
     let bus = Arc::new(EventBus::new(256));
+    let hosts = Hosts::new(bus.clone(), HostMode::App);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus.clone()));
+    let options = GatewayOptions {
+        hosts: Some(hosts.clone()),
+        ..GatewayOptions::default()
+    };
     let mut listener = Listener::bind(dir).unwrap();
     let attached = Arc::new(AtomicUsize::new(0));
     let (count, shared) = (attached.clone(), supervisor.clone());
@@ -62,12 +69,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
             // closes the connection at once, as the app's exit does.
             let (mut ours, theirs) = tokio::io::duplex(1 << 16);
             let (read, write) = tokio::io::split(theirs);
-            tokio::spawn(gateway::serve(
-                shared.clone(),
-                read,
-                write,
-                GatewayOptions::default(),
-            ));
+            tokio::spawn(gateway::serve(shared.clone(), read, write, options.clone()));
             sessions.spawn(async move {
                 let _ = tokio::io::copy_bidirectional(&mut reader, &mut ours).await;
             });
@@ -75,6 +77,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
     });
     App {
         bus,
+        hosts,
         attached,
         task,
         supervisor,
@@ -346,6 +349,93 @@ async fn gateway_attach_no_attach_runs_in_process() {
         .expect("the bridge exits")
         .unwrap();
     assert_eq!(status.code(), Some(0));
+    app.task.abort();
+}
+
+/// A real host (the TypeScript SDK client, `tests/peers/gateway_host.mjs`) through a real
+/// bridge attached to the app: the app's bus says which host attached, each of its calls
+/// and when it left; the Hosts section counts its calls.
+#[tokio::test]
+async fn gateway_attach_records_the_host_and_its_calls() {
+    use crate::peers::{repo, require};
+    let dir = TempDirGuard::new("gateway-attach-hosts");
+    let (path, _fx) = fixture_config(&dir);
+    let script = require(
+        repo().join("tests/peers/gateway_host.mjs"),
+        "the gateway host script",
+    );
+    require(
+        repo().join("tests/peers/node_modules/@modelcontextprotocol/sdk/package.json"),
+        "@modelcontextprotocol/sdk",
+    );
+    let app = app(dir.path(), &path);
+    let mut events = app.bus.subscribe();
+    let run = Command::new("node")
+        .arg(&script)
+        .arg(lifeline_bin())
+        .arg(&path)
+        .arg("fixture")
+        .env("LIFELINE_HISTORY", dir.path().join("history.db"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the SDK host finished within 120 s")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(app.attached.load(Ordering::SeqCst), 1, "it attached");
+    let mut seen = Vec::new();
+    let detached = async {
+        loop {
+            let e = events.recv().await.unwrap();
+            match e.body {
+                EventBody::HostAttached { host } => seen.push(format!(
+                    "attached {} {} {:?} {}",
+                    host.name, host.version, host.mode, host.protocol_version
+                )),
+                EventBody::HostCall {
+                    host,
+                    tool,
+                    outcome,
+                    error_kind,
+                    ..
+                } => seen.push(format!("{host} {tool} {outcome:?} {error_kind:?}")),
+                EventBody::HostDetached { host } => {
+                    seen.push(format!("detached {}", host.name));
+                    return;
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, detached)
+        .await
+        .expect("the host detached");
+    let host = "lifeline-gateway-test-host";
+    // The script's first steps, in order (it goes on with the server's requests to it).
+    assert_eq!(
+        seen[..4],
+        [
+            format!("attached {host} 1.0.0 App 2025-11-25"),
+            format!("{host} echo Ok None"),
+            format!("{host} crash Error Some(\"upstream_lost\")"),
+            format!("{host} echo Ok None"),
+        ],
+        "{seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&format!("detached {host}")));
+    let echoes = seen.iter().filter(|s| s.contains(" echo Ok ")).count();
+    let view = app.hosts.view("fixture", std::time::SystemTime::now());
+    assert_eq!(view.hosts, vec![]);
+    let echo = view.tools.iter().find(|t| t.tool == "echo").unwrap();
+    assert_eq!((echo.calls as usize, echo.errors), (echoes, 0));
+    assert!(echo.p50_ms.is_some() && echo.p95_ms >= echo.p50_ms);
+    let crash = view.tools.iter().find(|t| t.tool == "crash").unwrap();
+    assert_eq!((crash.calls, crash.errors), (1, 1));
     app.task.abort();
 }
 
