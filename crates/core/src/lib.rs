@@ -20,6 +20,7 @@
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
+pub mod auth;
 pub mod config;
 pub mod diagnostics;
 pub mod error;
@@ -35,6 +36,7 @@ pub mod protocol;
 pub mod redact;
 pub mod session;
 pub mod supervisor;
+pub(crate) mod tls;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Phase, Result, Stage};

@@ -1,7 +1,7 @@
 //! Secrets never leave, proven with canaries: distinct values planted in header values, a
 //! URL's query, userinfo and path, env values, `--token=` arguments, positional arguments
-//! (a connection string, a high-entropy token, the value after `-p`), unknown config keys
-//! (`oauth`), a server's stderr (compact JSON, header lines, URL fragments, connection
+//! (a connection string, a high-entropy token, the value after `-p`), an `oauth` block's
+//! client secret, a server's stderr (compact JSON, header lines, URL fragments, connection
 //! strings, token prefixes), HTTP error bodies and JSON-RPC error messages, then searched
 //! for in everything `lifeline watch --json`, `check --json`, `call --json` and `lifeline
 //! bundle` produce, the unzipped bundle file by file. Also: an env value that is a plain
@@ -41,7 +41,7 @@ const STDERR_CONN: &str = "mongopw8Kd3Lz";
 const ARG_ENTROPY: &str = "entropy4Fz8Qm2Lx7Wc9Rv";
 /// The value after `-p`.
 const P_FLAG: &str = "pflagval6Jn3";
-/// A client secret in an `oauth` block (a key Lifeline does not know).
+/// A client secret in an `oauth` block (masked in the bundle; docs/bundle.md).
 const OAUTH: &str = "oauthsec2Xp7Lq";
 /// Compact JSON, a cookie header line and a URL fragment in a server's stderr.
 const JSON_FIELD: &str = "jsonpw6Rt2Yh";
@@ -328,7 +328,10 @@ async fn no_canary_reaches_the_bundle_and_the_manifest_matches_its_files() {
     assert!(text("logs/tail.log").contains("log-marker"));
     let config: Value = serde_json::from_str(&text("config.redacted.json")).expect("JSON");
     assert_eq!(config["mcpServers"]["rpc"]["headers"]["X-Api-Key"], "***");
-    assert_eq!(config["mcpServers"]["echoes-conn"]["oauth"], "***");
+    assert_eq!(
+        config["mcpServers"]["echoes-conn"]["oauth"],
+        serde_json::json!({"clientId": "lifeline-it", "clientSecret": "***"})
+    );
     assert_eq!(
         config["mcpServers"]["echoes-token"]["args"],
         json!(["stdio", "***", "-p", "***"])
