@@ -182,6 +182,10 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
         stderr,
     } = s;
     let tokens_file = history.parent().unwrap().join("gateway-tokens.json");
+    assert!(
+        tokens_file.exists(),
+        "the tokens are kept beside the history"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -257,6 +261,9 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
             .unwrap();
         assert!(status.success(), "{status:?}");
     }
+    // Windows has no SIGTERM to send.
+    #[cfg(not(unix))]
+    let _ = served.child.kill().await;
     drop(served);
     let logged = std::fs::read_to_string(&stderr).unwrap();
     assert!(
