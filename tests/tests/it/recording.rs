@@ -8,7 +8,9 @@
 //! The story, in times relative to the moment the page loads ("now"):
 //!
 //! - filesystem (stdio): starts 2 h 15 min ago; its process is SIGKILLed 2 h 10 min ago and
-//!   the supervisor brings it back.
+//!   the supervisor brings it back. 47 min ago Claude Desktop attaches to it through a
+//!   gateway session (recording/host.rs) and calls a few tools over the next half hour,
+//!   one a tool error; it is still attached at the end.
 //! - linear (sse): starts 12 min ago; every request answers 401, so it retires (auth).
 //! - sqlite (stdio): starts 9 min ago; 179 s ago its process crashes (the fixture's `crash`
 //!   tool) and from then on every start prints a SQLITE_CORRUPT line to stderr and exits 1
@@ -24,10 +26,12 @@
 //! its events from then on are that command's branch.
 
 mod driver;
+mod host;
 mod output;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use lifeline_core::config::ServerConfig;
 use lifeline_core::events::{EventBody, StateName};
@@ -38,6 +42,7 @@ use tokio::process::{Child, Command};
 
 use crate::support::{TempDirGuard, fixture_bin, read_log};
 use driver::Driver;
+use host::{FIXTURE_DELAY_MS, Host};
 
 /// "Now" (the page load) as paused milliseconds since the recording started.
 const NOW: u64 = S * (2 * 3600 + 15 * 60);
@@ -124,7 +129,9 @@ async fn entry(fixtures: &mut Fixtures, name: &str) -> Value {
     match base {
         "filesystem" => fixtures.stdio(
             name,
-            &json!({"stderr": "Secure MCP Filesystem Server running on stdio"}),
+            &json!({"stderr": "Secure MCP Filesystem Server running on stdio",
+                "rules": [{"method": "tools/call",
+                    "action": {"kind": "delay", "ms": FIXTURE_DELAY_MS}}]}),
         ),
         "sqlite" | "generated-ok" => fixtures.stdio(name, &json!({})),
         "generated-off" => {
@@ -173,7 +180,8 @@ async fn start(d: &mut Driver, fixtures: &mut Fixtures, names: &[String]) {
     for server in &config.servers {
         let cfg = SupervisorConfig::from_server(server, seed(server))
             .unwrap_or_else(|e| panic!("{}: {e}", server.name));
-        d.supervisors.push(Supervisor::spawn(cfg, d.bus.clone()));
+        d.supervisors
+            .push(Arc::new(Supervisor::spawn(cfg, d.bus.clone())));
     }
 }
 
@@ -225,6 +233,29 @@ async fn record() -> Value {
             .all(|n| failed_since(d, n, skip))
     })
     .await;
+
+    // The host's calls, before any other server starts: moving the clock by a call's
+    // latency must not cross another server's deadline.
+    d.run_to(at(-47 * 60)).await;
+    let supervisor = d
+        .supervisors
+        .iter()
+        .find(|s| s.name() == host::SERVER)
+        .cloned()
+        .expect("filesystem runs");
+    let mut claude = Host::attach(&mut d, supervisor).await;
+    let calls = [
+        (-47 * 60 + 20, "echo", json!({"text": "hello"}), 4),
+        (-41 * 60, "add", json!({"a": 2, "b": 3}), 3),
+        (-33 * 60, "echo", json!({"text": "the notes"}), 6),
+        (-26 * 60, "fail", json!({}), 41),
+        (-19 * 60, "echo", json!({"text": "again"}), 5),
+        (-14 * 60, "add", json!({"a": 40, "b": 2}), 2),
+    ];
+    for (rel, tool, args, ms) in calls {
+        d.run_to(at(rel)).await;
+        claude.call(&mut d, tool, args, ms).await;
+    }
 
     d.run_to(at(-12 * 60)).await;
     start(&mut d, &mut fixtures, &with_copies("linear")).await;
@@ -278,7 +309,9 @@ async fn record() -> Value {
         .iter()
         .map(|(name, port, _)| (name.clone(), *port))
         .collect();
-    let events = d.finish().await;
+    let events = d.take_events().await;
+    claude.close().await;
+    d.stop().await;
     output::render(events, at_now, &ports, fixtures.dir.path())
 }
 

@@ -5,9 +5,10 @@
 // subscriber), the future on the clock. A command replays what that command did to the same
 // server in the recording, from the moment it is given; a server added in the editor replays
 // a recorded healthy (or disabled) one. Nothing here decides a state: there is no policy, no
-// backoff, no state machine. Tool calls, the config file, history and the bundle are thin
-// stand-ins (mock-detail.ts, mock-config.ts, mock-history.ts, mock-bundle.ts). Tests inject a
-// manual clock.
+// backoff, no state machine. The Hosts section is derived from the recorded host events
+// (mock-hosts.ts). Tool calls, the config file, history and the bundle are thin stand-ins
+// (mock-detail.ts, mock-config.ts, mock-history.ts, mock-bundle.ts). The options, the clock
+// and the app info are in mock-options.ts; tests inject a manual clock.
 
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
@@ -43,7 +44,9 @@ import type {
   Connected,
   Restored,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockHosts, mockPolicy } from "./mock-detail";
+import { mockBehaviour, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import { hostsView } from "./mock-hosts";
+import { type MockClock, type MockOptions, mockAppInfo, systemClock } from "./mock-options";
 import {
   type Command,
   type RecordedEvent,
@@ -60,69 +63,7 @@ import {
 } from "./mock-replay";
 import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
 
-/** The replay's time source; `systemClock` in the browser, a manual one in tests. */
-export interface MockClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: MockClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof setTimeout>),
-};
-
-export interface MockOptions {
-  clock?: MockClock;
-  /** How many servers: the four of the story, then generated ones up to this count. */
-  servers?: number;
-  /** Commands that reject with a CommandError, to exercise the error banner. */
-  fail?: string[];
-  /** Notice kinds `appInfo` reports (`demo`, `fixture_missing`, `fixture_failed`, `config`); none by default. */
-  notices?: string[];
-  /** Earlier runs in the history (mock-history.ts); none by default, as on a first start. */
-  history?: boolean;
-}
-
-/** `?mock&servers=100&fail=reset,disable&notice=demo,fixture_missing` */
-export function mockOptionsFromUrl(url: URL): MockOptions {
-  const q = url.searchParams;
-  const opts: MockOptions = {};
-  const n = Number(q.get("servers"));
-  if (Number.isFinite(n) && n > 0) opts.servers = Math.min(Math.floor(n), 1000);
-  const fail = q.get("fail");
-  if (fail) opts.fail = fail.split(",").filter(Boolean);
-  const notice = q.get("notice");
-  if (notice) opts.notices = notice.split(",").filter(Boolean);
-  if (q.has("history")) opts.history = true;
-  return opts;
-}
-
-const MOCK_CONFIG_PATH = "/home/ada/.config/lifeline/config.json";
-
-/** What the shell would say for each notice kind (src-tauri/src/demo.rs), for `?mock&notice=…`. */
-const MOCK_NOTICE: Record<string, string> = {
-  demo: `There is no config file at ${MOCK_CONFIG_PATH}, so this is a demo: the servers are built-in fixtures.`,
-  fixture_missing:
-    "The demo runs the lifeline-fixture binary, which is not next to the app (looked for /opt/lifeline/lifeline-fixture). Build it with `cargo build -p lifeline-it`, then restart the app.",
-  fixture_failed: "The demo's HTTP fixture for RATE_LIMITED_URL did not start: address in use (simulated by ?mock&notice=fixture_failed).",
-  config: `${MOCK_CONFIG_PATH}: expected \`mcpServers\` to be an object (simulated by ?mock&notice=config)`,
-  history_locked:
-    "The history file /home/ada/.local/share/lifeline/history.db is in use by another Lifeline instance, so this session's history is kept in memory only and earlier runs are not shown. Close the other instance and restart to keep history again.",
-};
-
-/** `appInfo` of the mock: a plain config-mode app, unless notices were asked for. */
-export function mockAppInfo(notices: readonly string[] = []): AppInfo {
-  const demo = notices.some((k) => k === "demo" || k.startsWith("fixture_"));
-  return {
-    version: "0.1.0",
-    mode: demo ? "demo" : "config",
-    config_path: notices.length > 0 ? MOCK_CONFIG_PATH : null,
-    log_dir: null,
-    notices: notices.map((kind) => ({ kind, message: MOCK_NOTICE[kind] ?? `a \`${kind}\` notice (simulated)` })),
-  };
-}
+export { type MockClock, type MockOptions, mockAppInfo, mockOptionsFromUrl, systemClock } from "./mock-options";
 
 /** A recorded command, for tests: `{command: "reconnect", server: "sqlite"}`. */
 export interface MockCall {
@@ -344,9 +285,11 @@ export class MockHost implements Host {
     return this.clients.restore(client, force);
   }
 
+  /** Derived from the host events played so far (mock-hosts.ts), as the app keeps them. */
   async serverHosts(server: string): Promise<HostsView> {
+    this.pump();
     this.replay(server);
-    return mockHosts(server);
+    return hostsView(this.log, server, this.clock.now());
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {

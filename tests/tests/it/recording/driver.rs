@@ -40,7 +40,8 @@ pub struct Driver {
     pub events: Vec<Stamped>,
     /// By server: the time of its latest state event and its `delay_ms`, if it waits.
     waits: BTreeMap<String, (u64, Option<u64>)>,
-    pub supervisors: Vec<Supervisor>,
+    /// Shared: a recorded host's gateway session holds its server's (recording/host.rs).
+    pub supervisors: Vec<Arc<Supervisor>>,
     spinner: JoinHandle<()>,
 }
 
@@ -75,6 +76,13 @@ impl Driver {
             .iter()
             .find(|s| s.name() == name)
             .unwrap_or_else(|| panic!("no supervisor named {name}"))
+    }
+
+    /// Moves the paused clock `ms` on from now, firing no deadline the driver knows of:
+    /// the caller makes sure none falls in between (a host call's latency, host.rs).
+    pub async fn advance_by(&mut self, ms: u64) {
+        let now = self.now_ms();
+        self.advance_to(now + ms).await;
     }
 
     /// Takes every event published so far, stamped with the current paused time.
@@ -221,16 +229,24 @@ impl Driver {
         self.drain();
     }
 
-    /// Stops every supervisor (each bounded) and the spinner; returns the events.
-    pub async fn finish(mut self) -> Vec<Stamped> {
+    /// Settles and takes the events recorded so far; what happens after is not recorded.
+    pub async fn take_events(&mut self) -> Vec<Stamped> {
         self.settle().await;
         self.drain();
-        let events = std::mem::take(&mut self.events);
+        std::mem::take(&mut self.events)
+    }
+
+    /// Stops every supervisor (each bounded) and the spinner. Every other holder of a
+    /// supervisor (a host's gateway session) must be gone.
+    pub async fn stop(mut self) {
         let supervisors = std::mem::take(&mut self.supervisors);
         for s in supervisors {
-            s.stop().await;
+            let name = s.name().to_owned();
+            match Arc::try_unwrap(s) {
+                Ok(s) => s.stop().await,
+                Err(_) => panic!("{name}'s supervisor is still shared at the end"),
+            }
         }
         self.spinner.abort();
-        events
     }
 }
