@@ -9,6 +9,7 @@ mod fleet;
 mod host_stdio;
 mod import;
 mod output;
+mod secrets;
 mod table;
 mod target;
 mod watch;
@@ -155,6 +156,11 @@ enum Command {
         #[arg(long)]
         no_attach: bool,
     },
+    /// Store, remove and list the secrets a config uses as ${keyring:NAME} (docs/secrets.md)
+    Secrets {
+        #[command(subcommand)]
+        command: secrets::SecretsCommand,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -223,6 +229,7 @@ async fn run(cli: Cli) -> i32 {
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
         Command::Clients { command } => clients::run(command),
+        Command::Secrets { command } => secrets::run(command),
         Command::Connect {
             name,
             config,
