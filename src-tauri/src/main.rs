@@ -23,6 +23,7 @@ mod instance;
 mod log_file;
 mod logs;
 mod macos;
+mod secret_cmds;
 mod source;
 mod state;
 #[cfg(test)]
@@ -70,6 +71,8 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         config_cmds::server_remove,
         config_cmds::import_detect,
         config_cmds::import_apply,
+        secret_cmds::secret_store,
+        secret_cmds::secret_set,
     ])
 }
 
