@@ -22,7 +22,7 @@ impl Keychain {
     pub fn open() -> Result<Keychain, String> {
         keyring::Entry::store_status()
             .as_ref()
-            .map_err(|e| describe(e))?;
+            .map_err(describe)?;
         let k = Keychain(());
         k.list()?;
         Ok(k)
