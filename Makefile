@@ -17,7 +17,8 @@
 #   make build        cargo build --workspace
 #   make unit         the Rust tests only (nextest if installed, else cargo test), inside a
 #                     private gnome-keyring session (scripts/with-keyring.sh)
-#   make conformance  scripts/conformance.sh (needs target/debug/lifeline)
+#   make conformance  scripts/conformance.sh (the client scenarios) and scripts/conformance-server.sh
+#                     (the server scenarios against `lifeline serve`); needs target/debug/lifeline
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
@@ -92,6 +93,7 @@ endif
 
 conformance:
 	scripts/conformance.sh
+	scripts/conformance-server.sh
 
 ui:
 	cd ui && npm run check && npm test && npm run build
@@ -127,6 +129,7 @@ test:
 	$(MAKE) --no-print-directory ui-e2e
 	$(MAKE) --no-print-directory app-e2e
 	scripts/conformance.sh
+	scripts/conformance-server.sh
 	$(MAKE) --no-print-directory bench-smoke
 	scripts/portability.sh --if-possible
 

@@ -66,18 +66,24 @@ class Tools:
         self.everything = require(env["LIFELINE_SERVER_EVERYTHING"], "server-everything")
         self.loopback = require(env["LIFELINE_LOOPBACK_PRELOAD"], "loopback.cjs")
         bench = ROOT / "bench"
+        # Checked where a section uses them (`need`), so one section runs without the rest.
         self.drivers = {
-            "lifeline": [require(built / "bench-lifeline", "bench-lifeline")],
+            "lifeline": [str(built / "bench-lifeline")],
             "typescript": [self.node, str(bench / "drivers/typescript.cjs")],
             "python": [self.python, str(bench / "drivers/python.py")],
-            "rust": [require(built / "bench-rmcp", "bench-rmcp")],
+            "rust": [str(built / "bench-rmcp")],
         }
-        self.scale = require(built / "bench-scale", "bench-scale")
-        self.lifeline = require(built / "lifeline", "the lifeline CLI")
+        self.scale = str(built / "bench-scale")
+        self.lifeline = str(built / "lifeline")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
         app = built / "lifeline-app"
         self.app = str(app) if app.exists() else None
+
+    def need(self, clients):
+        """Exits naming what is missing unless every driver of `clients` is built."""
+        for client in clients:
+            require(self.drivers[client][-1], f"the {client} driver")
 
 
 class HttpServer:
@@ -133,6 +139,7 @@ def run_driver(argv, timeout):
 
 
 def call_path(tools, args, log):
+    tools.need(args.clients)
     records, failures = [], []
     for name, tool, arguments, stdio_line, http_argv, http_env in servers(tools):
         for transport in args.transports:
@@ -177,6 +184,8 @@ def gateway(tools, args, scratch, log):
     NAME --no-attach` (the bridge running that server's supervisor in its own process, the
     case with no app running and the heavier of the two). The two alternate, run by run;
     each figure is the median of the runs. Then the bridge's own cost (`bridge_cost`)."""
+    tools.need(["typescript"])
+    require(tools.lifeline, "the lifeline CLI")
     state = scratch / "gateway-state"
     state.mkdir(parents=True, exist_ok=True)
     config = scratch / "gateway.json"
@@ -351,6 +360,7 @@ def restart_mid_call(tools, client, args, scratch):
 def fault_matrix(tools, args, scratch, log):
     """`{client, scenario, outcome, seconds}`: `recovered` (the call succeeded), `error` (it
     failed with an error, in `error`), or `hung` (nothing within the bound)."""
+    tools.need(args.clients)
     records = []
     for n, (scenario, transport, script) in enumerate(FAULTS):
         if args.smoke and scenario not in SMOKE_FAULTS:
@@ -395,6 +405,7 @@ def fault_matrix(tools, args, scratch, log):
 def scale(tools, args, scratch, log):
     """bench-scale: many supervised connections in one lifeline-core process."""
     # The idle window is longer than the 30 s ping interval, so health pings are in it.
+    require(tools.scale, "bench-scale")
     n_http, n_stdio, idle = (20, 5, 1) if args.smoke else (1000, 100, 40)
     argv = [tools.scale, tools.fixture, "--http", str(n_http), "--stdio", str(n_stdio),
             "--idle-seconds", str(idle), "--scratch", str(scratch)]

@@ -6,6 +6,7 @@
 use crate::error::ErrorView;
 use crate::state::AppState;
 use crate::state::detail::{CommandView, PolicyView};
+use lifeline_core::gateway::hosts::HostsView;
 use lifeline_core::supervisor::GenerationStderr;
 use serde::Deserialize;
 use serde_json::Value;
@@ -49,6 +50,12 @@ pub async fn server_command(
 #[tauri::command]
 pub async fn server_policy(state: State<'_, AppState>, server: String) -> Result<PolicyView> {
     state.server_policy(&server)
+}
+
+/// The server's Hosts section: `{hosts, live_calls, tools}` (HostsView).
+#[tauri::command]
+pub async fn server_hosts(state: State<'_, AppState>, server: String) -> Result<HostsView> {
+    Ok(state.server_hosts(&server))
 }
 
 /// The server's config entry, read-only, every secret value masked.

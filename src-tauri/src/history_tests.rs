@@ -154,3 +154,37 @@ fn the_commands_answer_over_ipc_and_refuse_a_bad_limit() {
         json!({"kind": "bad_query", "message": "limit must be between 1 and 1000, got 0"})
     );
 }
+
+#[tokio::test]
+async fn the_hosts_last_hour_survives_a_restart() {
+    use lifeline_core::events::{CallOutcome, EventBody, EventBus};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.db");
+    let first = start(&path);
+    // A host's call as the gateway publishes it, recorded like every event of the run.
+    let bus = EventBus::new(4);
+    let call = bus.emit(
+        "gone",
+        1,
+        EventBody::HostCall {
+            host_id: 1,
+            host: "cursor".into(),
+            tool: "read".into(),
+            outcome: CallOutcome::ToolError,
+            duration_ms: 42,
+            error_kind: None,
+        },
+    );
+    first.history().record(&call);
+    first.shutdown().await;
+
+    let second = start(&path);
+    let hosts = second.server_hosts("gone");
+    assert_eq!(hosts.hosts, [], "a past host is not attached");
+    let row = &hosts.tools[0];
+    assert_eq!(
+        (row.tool.as_str(), row.calls, row.errors, row.p50_ms),
+        ("read", 1, 1, Some(42))
+    );
+    second.shutdown().await;
+}

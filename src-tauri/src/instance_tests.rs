@@ -7,7 +7,7 @@ use super::*;
 use crate::source::{AppInfo, Mode, Source};
 use crate::state::AppState;
 use crate::test_support::fixture;
-use lifeline_core::events::{EventBody, StateName};
+use lifeline_core::events::{EventBody, HostMode, StateName};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -137,6 +137,18 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
             .await
             .expect("the call's event on the app's bus");
         assert_eq!(event.server, "fixture");
+        // The host is the app's to show: attached through it, and its call counted.
+        let hosts = state.server_hosts("fixture");
+        assert_eq!(hosts.hosts.len(), 1, "{hosts:?}");
+        let host = &hosts.hosts[0].host;
+        assert_eq!(
+            (host.name.as_str(), host.mode),
+            ("test-host", HostMode::App)
+        );
+        assert_eq!(
+            (hosts.tools[0].tool.as_str(), hosts.tools[0].calls),
+            ("echo", 1)
+        );
         // The supervisor is the app's: still ready after the host leaves.
         drop(app);
         let snapshot = state.snapshots().await.unwrap();

@@ -11,6 +11,7 @@ mod bundle_cmds;
 mod bus;
 #[cfg(test)]
 mod capabilities_tests;
+mod clients_cmds;
 mod commands;
 mod config_cmds;
 mod config_edit;
@@ -24,6 +25,7 @@ mod log_file;
 mod logs;
 mod macos;
 mod secret_cmds;
+mod serve;
 mod source;
 mod state;
 #[cfg(test)]
@@ -59,6 +61,7 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         detail_cmds::server_command,
         detail_cmds::server_config,
         detail_cmds::server_policy,
+        detail_cmds::server_hosts,
         history::history_events,
         history::history_failures,
         history::history_calls,
@@ -71,6 +74,11 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         config_cmds::server_remove,
         config_cmds::import_detect,
         config_cmds::import_apply,
+        clients_cmds::clients_list,
+        clients_cmds::clients_preview,
+        clients_cmds::clients_connect,
+        clients_cmds::clients_restore,
+        serve::gateway_endpoint,
         secret_cmds::secret_store,
         secret_cmds::secret_set,
     ])
@@ -133,13 +141,17 @@ fn main() {
             // The window exists but handles no IPC until `run`, so the state is in place
             // before the UI's first command.
             let fixture = demo::fixture_path(app.path().resource_dir().ok().as_deref());
-            let state = tauri::async_runtime::block_on(async {
+            let (state, serve_settings) = tauri::async_runtime::block_on(async {
                 let source = source::load(fixture.as_deref(), log_dir.as_deref()).await;
-                AppState::start_with_history(source, |o| {
+                let serve_settings = source.config.serve;
+                let state = AppState::start_with_history(source, |o| {
                     history::open(lifeline_core::history::resolve_path(), o)
-                })
+                });
+                (state, serve_settings)
             });
             app.manage(state);
+            // Hosts that take a URL reach the same supervisors over HTTP, when enabled.
+            serve::start(app.handle(), serve_settings);
             config_cmds::start(app.handle().clone());
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
@@ -201,6 +213,9 @@ fn main() {
             return;
         }
         if let RunEvent::Exit = event {
+            if let Some(served) = app.try_state::<std::sync::Arc<serve::Served>>() {
+                tauri::async_runtime::block_on(served.stop());
+            }
             if let Some(state) = app.try_state::<AppState>() {
                 tauri::async_runtime::block_on(state.shutdown());
             }

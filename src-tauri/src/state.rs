@@ -10,7 +10,8 @@ use crate::error::ErrorView;
 use crate::source::{AppInfo, Source};
 use crate::view::{Restarts, ServerView};
 use lifeline_core::config::Config;
-use lifeline_core::events::{CallOutcome, Event, EventBody, EventBus};
+use lifeline_core::events::{CallOutcome, Event, EventBody, EventBus, HostMode};
+use lifeline_core::gateway::hosts::{Hosts, HostsView};
 use lifeline_core::history::{CallRecord, History};
 use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::{Fleet, Supervisor};
@@ -24,6 +25,7 @@ use tokio::sync::{RwLock, watch};
 use tokio::task::JoinHandle;
 
 mod attach;
+pub mod clients;
 pub mod detail;
 
 /// Events buffered per subscriber; a subscriber further behind sees a gap in `seq`.
@@ -59,6 +61,9 @@ pub struct AppState {
     live: tokio::sync::Mutex<config_live::Live>,
     /// Bumped whenever the servers or `info` change; the shell tells the UI.
     changes: watch::Sender<u64>,
+    /// The hosts attached through `lifeline connect` and their last hour of calls (the
+    /// detail panel's Hosts section), rebuilt from the history at start.
+    hosts: Hosts,
 }
 
 /// Events replayed to a new subscriber before the live ones (the UI's feed holds 200 lines).
@@ -101,6 +106,8 @@ impl AppState {
         info.notices.extend(notice);
         let bus = Arc::new(EventBus::new(BUS_CAPACITY));
         let recorder = tokio::spawn(history.clone().record_from(bus.subscribe()));
+        let hosts = Hosts::new(bus.clone(), HostMode::App);
+        replay_hosts(&history, &hosts);
         let restarts = Arc::new(Mutex::new(Restarts::default()));
         // Subscribed before the fleet starts, so the count sees every generation.
         let (tracked_tx, tracked) = watch::channel(0);
@@ -127,7 +134,14 @@ impl AppState {
             recorder: Mutex::new(Some(recorder)),
             bundle,
             changes: watch::Sender::new(0),
+            hosts,
         }
+    }
+
+    /// `server`'s Hosts section: the hosts attached now, their calls in flight, the last
+    /// hour's calls by tool.
+    pub fn server_hosts(&self, server: &str) -> HostsView {
+        self.hosts.view(server, SystemTime::now())
     }
 
     pub fn history(&self) -> History {
@@ -411,6 +425,16 @@ async fn track(
         true
     })
     .await
+}
+
+/// The last hour of hosts' calls from the history (earlier runs), so a restart keeps the
+/// Hosts section's statistics.
+fn replay_hosts(history: &History, hosts: &Hosts) {
+    let since = SystemTime::now() - lifeline_core::gateway::stats::WINDOW;
+    match history.host_calls_since(since) {
+        Ok(calls) => calls.iter().for_each(|c| hosts.replay(c)),
+        Err(e) => tracing::warn!("history: the hosts' last hour could not be read: {e}"),
+    }
 }
 
 fn log_event(event: &Event) {

@@ -54,7 +54,11 @@ fn decl<T: TS + 'static>(cfg: &Config) -> Decl {
 fn decls() -> Vec<Decl> {
     use lifeline_core::diagnostics::bundle::BundleFile;
     use lifeline_core::error::{ErrorKind, Phase, Stage};
-    use lifeline_core::events::{CallOutcome, Event, EventBody, FailureInfo, StateInfo, StateName};
+    use lifeline_core::events::{
+        CallOutcome, Event, EventBody, FailureInfo, HostInfo, HostMode, StateInfo, StateName,
+    };
+    use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
+    use lifeline_core::gateway::stats::ToolStats;
     use lifeline_core::history::{PastCall, PastEvent, PastFailure};
     use lifeline_core::protocol::mcp::Tool;
     use lifeline_core::supervisor::{GenerationStderr, Snapshot};
@@ -63,6 +67,9 @@ fn decls() -> Vec<Decl> {
     use crate::config_edit::{KeyValue, ServerForm};
     use crate::error::{ErrorView, FieldError};
     use crate::source::{AppInfo, Mode};
+    use crate::state::clients::{
+        ClientServer, ClientView, ConnectPreview, Connected, Restored, Unchanged,
+    };
     use crate::state::config_live::ConfigView;
     use crate::state::config_live::config_import::{
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
@@ -80,6 +87,8 @@ fn decls() -> Vec<Decl> {
         decl::<FailureInfo>(&cfg),
         decl::<StateInfo>(&cfg),
         decl::<CallOutcome>(&cfg),
+        decl::<HostMode>(&cfg),
+        decl::<HostInfo>(&cfg),
         decl::<EventBody>(&cfg),
         decl::<Event>(&cfg),
         decl::<Snapshot>(&cfg),
@@ -89,6 +98,9 @@ fn decls() -> Vec<Decl> {
         decl::<PastFailure>(&cfg),
         decl::<PastCall>(&cfg),
         decl::<BundleFile>(&cfg),
+        decl::<ToolStats>(&cfg),
+        decl::<AttachedHost>(&cfg),
+        decl::<HostsView>(&cfg),
         // The shell: command results and arguments (src-tauri/README.md).
         decl::<ServerView>(&cfg),
         decl::<FieldError>(&cfg),
@@ -108,6 +120,12 @@ fn decls() -> Vec<Decl> {
         decl::<Detected>(&cfg),
         decl::<ImportChoice>(&cfg),
         decl::<ImportOutcome>(&cfg),
+        decl::<ClientServer>(&cfg),
+        decl::<ClientView>(&cfg),
+        decl::<Unchanged>(&cfg),
+        decl::<ConnectPreview>(&cfg),
+        decl::<Connected>(&cfg),
+        decl::<Restored>(&cfg),
     ]
 }
 

@@ -5,7 +5,7 @@
 // the Rust test (tests/tests/it/gateway/sdk_host.rs) asserts on it.
 // Usage: node gateway_host.mjs LIFELINE_BIN CONFIG_PATH SERVER_NAME
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -16,6 +16,12 @@ const [lifeline, config, name] = process.argv.slice(2);
 const transport = new StdioClientTransport({
   command: lifeline,
   args: ["connect", name, "--config", config],
+  // The SDK passes only a few variables on; the tests' history directory (where the app's
+  // socket is) must reach `lifeline connect` too.
+  env: {
+    ...getDefaultEnvironment(),
+    ...(process.env.LIFELINE_HISTORY ? { LIFELINE_HISTORY: process.env.LIFELINE_HISTORY } : {}),
+  },
   stderr: "inherit",
 });
 const client = new Client(

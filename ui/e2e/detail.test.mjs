@@ -55,6 +55,18 @@ describe("the detail panel against the mock host", () => {
     await close();
   });
 
+  test("the Hosts section: the attached host, its live call, the hour's calls by tool", async () => {
+    const { detail, close } = await openFilesystem();
+    const hosts = detail.getByTestId("hosts");
+    await hosts.getByTestId("host").waitFor();
+    assert.match(await hosts.getByTestId("host").innerText(), /claude-ai[\s\S]*0\.14\.10[\s\S]*through the app · MCP 2025-06-18/);
+    assert.equal(await hosts.getByTestId("hosts-live").textContent(), "1 attached · 1 in flight");
+    const rows = await hosts.getByTestId("host-tool").allInnerTexts();
+    assert.equal(rows.length, 3);
+    assert.match(rows[0] ?? "", /read_file\s+214\s+2\s+3 ms\s+18 ms/);
+    await close();
+  });
+
   test("stderr of the current and the previous generation, the resolved command, the masked config", async () => {
     const { detail, close } = await openFilesystem();
     const gens = detail.getByTestId("stderr-gen");

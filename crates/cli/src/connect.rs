@@ -2,7 +2,8 @@
 //! Code, VS Code) runs in place of the real server, so the host's session survives the
 //! server's crashes and reconnects. When the Lifeline app runs, it attaches to the app's
 //! own supervisor for NAME over `lifeline_core::local_socket` (the handshake is
-//! `gateway::attach`) and only copies bytes between stdio and the app; otherwise (no app,
+//! `gateway::attach`) and copies lines between stdio and the app, taking the host's
+//! session over with a supervisor of its own if the app quits (`takeover`); otherwise (no app,
 //! `--no-attach`, or the app refused) it runs NAME's supervisor in this process and serves
 //! the host through `lifeline_core::gateway`. stdout carries only JSON-RPC; everything else
 //! goes to stderr. Ends when the host closes stdin, stopping an in-process supervisor and
@@ -10,8 +11,10 @@
 
 use crate::fleet;
 use crate::output::{EXIT_OK, Out};
-use lifeline_core::events::EventBus;
+use crate::takeover::Tap;
+use lifeline_core::events::{EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
 use lifeline_core::local_socket::{self, Stream};
 use lifeline_core::redact::Redactor;
@@ -37,7 +40,7 @@ const EXIT_APP_GONE: i32 = 1;
 pub async fn run(name: &str, config: Option<&Path>, attach: bool) -> i32 {
     if attach {
         match try_attach(name, config).await {
-            Attach::Attached(app) => return pump(name, app).await,
+            Attach::Attached(app) => return pump(name, config, app).await,
             Attach::NoApp => {}
             Attach::Refused(why) => {
                 eprintln!("lifeline connect: {why}; running `{name}` in this process instead")
@@ -102,43 +105,133 @@ async fn try_attach(name: &str, config: Option<&Path>) -> Attach {
     }
 }
 
-/// Copies the host's bytes to the app and the app's to the host. The host closing stdin
-/// ends the session (the app cancels its calls, then closes); the app closing first (it
-/// quit) ends this process with a line on stderr: the host sees its server exit and
-/// restarts it, which then attaches again or runs in-process.
-async fn pump(name: &str, app: BufReader<Stream>) -> i32 {
+/// Copies the host's lines to the app and the app's to the host, keeping a `Tap` on them.
+/// The host closing stdin ends the session (the app cancels its calls, then closes). The
+/// app closing first (it quit) hands the host's session to a supervisor in this process
+/// (`takeover`), so the host keeps working; only when NAME cannot run here does the bridge
+/// exit, with a line on stderr.
+async fn pump(name: &str, config: Option<&Path>, app: BufReader<Stream>) -> i32 {
     tracing::info!("attached to the Lifeline app's supervisor for `{name}`");
     let host = crate::host_stdio::open();
-    let (mut stdin, mut stdout, writer) = (host.read, host.write, host.writer);
-    let (mut app_read, mut app_write) = tokio::io::split(app);
-    let code = {
-        let up = async {
-            let _ = tokio::io::copy(&mut stdin, &mut app_write).await;
-            let _ = app_write.shutdown().await;
-        };
-        let down = tokio::io::copy(&mut app_read, &mut stdout);
-        tokio::pin!(up, down);
+    let mut host_in = BufReader::new(host.read);
+    let mut host_out = host.write;
+    let (app_read, mut app_write) = tokio::io::split(app);
+    let mut app_in = BufReader::new(app_read);
+    let mut tap = Tap::default();
+    // A line cut short by the other branch stays in its buffer: read_until appends.
+    let (mut up, mut down) = (Vec::new(), Vec::new());
+    let app_gone = loop {
         tokio::select! {
-            () = &mut up => {
-                let _ = tokio::time::timeout(DETACH_WAIT, &mut down).await;
-                EXIT_OK
+            r = host_in.read_until(b'\n', &mut up) => {
+                if matches!(r, Ok(0) | Err(_)) {
+                    break false;
+                }
+                // Not sent (the app is gone): it stays in `up` for the takeover.
+                if app_write.write_all(&up).await.is_err() {
+                    break true;
+                }
+                tap.host_said(&up);
+                up.clear();
             }
-            _ = &mut down => {
-                eprintln!(
-                    "lifeline connect: the Lifeline app closed the connection to `{name}` (it quit); \
-                     restart the server in your client to reconnect"
-                );
-                EXIT_APP_GONE
+            r = app_in.read_until(b'\n', &mut down) => {
+                if matches!(r, Ok(0) | Err(_)) {
+                    break true;
+                }
+                tap.app_said(&down);
+                if host_out.write_all(&down).await.is_err() {
+                    break false;
+                }
+                down.clear();
             }
         }
     };
-    let _ = stdout.flush().await;
-    drop(stdout);
-    // Whatever the app sent last reaches the host before the process exits.
-    if let Some(writer) = writer {
+    let code = if app_gone {
+        take_over(name, config, tap, up, host_in, host_out).await
+    } else {
+        // The host is done: the app's last answers still reach it, bounded.
+        let _ = app_write.shutdown().await;
+        let _ = tokio::time::timeout(DETACH_WAIT, async {
+            while let Ok(n) = app_in.read_until(b'\n', &mut down).await {
+                if n == 0 || host_out.write_all(&down).await.is_err() {
+                    break;
+                }
+                down.clear();
+            }
+        })
+        .await;
+        let _ = host_out.flush().await;
+        EXIT_OK
+    };
+    // Whatever was written last reaches the host before the process exits.
+    if let Some(writer) = host.writer {
         let joined = tokio::task::spawn_blocking(move || writer.join());
         let _ = tokio::time::timeout(DETACH_WAIT, joined).await;
     }
+    code
+}
+
+/// The app quit under the host: NAME's supervisor starts in this process and the host's
+/// session continues on it (module `takeover`). `pending` is the start of a host line the
+/// app never got.
+async fn take_over(
+    name: &str,
+    config: Option<&Path>,
+    tap: Tap,
+    pending: Vec<u8>,
+    mut host_in: BufReader<std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>>,
+    mut host_out: std::pin::Pin<Box<dyn tokio::io::AsyncWrite + Send>>,
+) -> i32 {
+    let Ok(local) = start_in_process(name, config) else {
+        eprintln!(
+            "lifeline connect: the Lifeline app closed the connection to `{name}` (it quit), \
+             and `{name}` cannot run in this process (above); restart the server in your \
+             client to reconnect"
+        );
+        return EXIT_APP_GONE;
+    };
+    eprintln!(
+        "lifeline connect: the Lifeline app closed the connection to `{name}` (it quit); \
+         serving `{name}` from this process now"
+    );
+    let mut over = tap.hand_over(name);
+    for line in &over.to_host {
+        let _ = host_out.write_all(format!("{line}\n").as_bytes()).await;
+    }
+    let (gw_read, mut feed) = tokio::io::duplex(1 << 16);
+    let (gw_write, gw_out) = tokio::io::duplex(1 << 16);
+    let replay = std::mem::take(&mut over.replay);
+    let feeder = tokio::spawn(async move {
+        for line in replay {
+            if feed
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if feed.write_all(&pending).await.is_ok() {
+            let _ = tokio::io::copy_buf(&mut host_in, &mut feed).await;
+        }
+        // Dropping `feed` is the gateway's EOF.
+    });
+    let relay = tokio::spawn(async move {
+        let mut from_gateway = BufReader::new(gw_out);
+        let mut line = Vec::new();
+        while let Ok(n) = from_gateway.read_until(b'\n', &mut line).await {
+            if n == 0 {
+                break;
+            }
+            if !over.swallows(&line) && host_out.write_all(&line).await.is_err() {
+                break;
+            }
+            line.clear();
+        }
+        let _ = host_out.flush().await;
+    });
+    let code = serve_in_process(name, local, gw_read, gw_write).await;
+    feeder.abort();
+    let _ = tokio::time::timeout(DETACH_WAIT, relay).await;
     code
 }
 
@@ -147,36 +240,62 @@ const HOST_HOLD: Duration = Duration::from_secs(5);
 
 /// NAME's supervisor in this process, serving the host on stdio.
 async fn in_process(name: &str, config: Option<&Path>) -> i32 {
+    let local = match start_in_process(name, config) {
+        Ok(local) => local,
+        Err(code) => return code,
+    };
+    let host = crate::host_stdio::open();
+    serve_in_process(name, local, host.read, host.write).await
+}
+
+/// A supervisor of this process's own and how its gateway serves.
+struct Local {
+    supervisor: Arc<Supervisor>,
+    options: GatewayOptions,
+}
+
+/// Starts NAME's supervisor from the config; on a config error, says it on stderr and
+/// gives the exit code.
+fn start_in_process(name: &str, config: Option<&Path>) -> Result<Local, i32> {
     let out = Out {
         json: false,
         redactor: Redactor::default(),
     };
-    let config = match fleet::load(config) {
-        Ok(c) => c,
-        Err(e) => return out.error(&e),
-    };
+    let config = fleet::load(config).map_err(|e| out.error(&e))?;
     let Some(server) = config.server(name) else {
-        return out.error(&fleet::unknown_server(&config, name));
+        return Err(out.error(&fleet::unknown_server(&config, name)));
     };
     let redactor = Redactor::new(server.secrets());
-    let cfg = match SupervisorConfig::from_server(server, seed()) {
-        Ok(c) => c,
-        Err(e) => return out.error(&e),
-    };
+    let cfg = SupervisorConfig::from_server(server, seed()).map_err(|e| out.error(&e))?;
+    let bus = Arc::new(EventBus::new(256));
+    log_events(&bus);
     let options = GatewayOptions {
         initialize_wait: cfg.request_timeout.min(Duration::from_secs(10)),
         request_wait: cfg.request_timeout,
         redactor,
+        hosts: Some(Hosts::new(bus.clone(), HostMode::InProcess)),
     };
     // The host's `initialize` comes at once: the first attempt waits for it, so the server
     // is initialized with the host's capabilities (roots, sampling, elicitation) the first
     // time instead of reconnected for them.
     cfg.hosts.hold_first_attempt(HOST_HOLD);
-    let bus = Arc::new(EventBus::new(256));
-    log_events(&bus);
-    let supervisor = Arc::new(Supervisor::spawn(cfg, bus));
-    let host = crate::host_stdio::open();
-    gateway::serve(supervisor.clone(), host.read, host.write, options).await;
+    Ok(Local {
+        supervisor: Arc::new(Supervisor::spawn(cfg, bus)),
+        options,
+    })
+}
+
+/// Serves the host on `read`/`write` until it closes, then stops the supervisor.
+async fn serve_in_process<R, W>(name: &str, local: Local, read: R, write: W) -> i32
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let Local {
+        supervisor,
+        options,
+    } = local;
+    gateway::serve(supervisor.clone(), read, write, options).await;
     tracing::info!("the host closed stdin; stopping `{name}`");
     match Arc::try_unwrap(supervisor) {
         Ok(s) => {

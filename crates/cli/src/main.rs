@@ -10,7 +10,9 @@ mod host_stdio;
 mod import;
 mod output;
 mod secrets;
+mod serve;
 mod table;
+mod takeover;
 mod target;
 mod watch;
 
@@ -161,6 +163,28 @@ enum Command {
         #[command(subcommand)]
         command: secrets::SecretsCommand,
     },
+    /// Serve every configured server (or the TARGETs) to AI clients that take a URL, over
+    /// Streamable HTTP at http://127.0.0.1:PORT/servers/NAME/mcp, until stopped
+    #[command(args_conflicts_with_subcommands = true)]
+    Serve {
+        #[command(subcommand)]
+        command: Option<serve::ServeCommand>,
+        /// Servers to serve instead of the config's: http(s):// URLs, stdio:"COMMAND ARGS..."
+        targets: Vec<String>,
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long, conflicts_with = "targets")]
+        config: Option<PathBuf>,
+        /// The port on 127.0.0.1 (0: any free port, printed)
+        #[arg(long, default_value_t = lifeline_core::gateway::http::DEFAULT_PORT)]
+        port: u16,
+        /// Take requests without a bearer token (for test suites: any program on this
+        /// machine can then call the servers)
+        #[arg(long)]
+        no_auth: bool,
+        /// Stop after this long, e.g. 30s or 5m (default: until SIGINT/SIGTERM)
+        #[arg(long = "for", value_parser = humantime::parse_duration)]
+        duration: Option<Duration>,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -235,6 +259,27 @@ async fn run(cli: Cli) -> i32 {
             config,
             no_attach,
         } => connect::run(&name, config.as_deref(), !no_attach).await,
+        Command::Serve {
+            command: Some(serve::ServeCommand::Token { command }),
+            ..
+        } => serve::token(command),
+        Command::Serve {
+            command: None,
+            targets,
+            config,
+            port,
+            no_auth,
+            duration,
+        } => {
+            let args = serve::Args {
+                targets,
+                config,
+                port,
+                no_auth,
+                duration,
+            };
+            serve::run(args).await
+        }
         Command::Bundle {
             config,
             out,

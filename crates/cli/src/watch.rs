@@ -156,6 +156,24 @@ fn describe(ev: &Event) -> String {
             )
         }
         EventBody::RoundTrip { round_trip_ms } => format!("{head} ping {round_trip_ms} ms"),
+        EventBody::HostAttached { host } => format!(
+            "{head} host {} {} attached (MCP {})",
+            host.name, host.version, host.protocol_version
+        ),
+        EventBody::HostDetached { host } => format!("{head} host {} detached", host.name),
+        EventBody::HostCall {
+            host,
+            tool,
+            outcome,
+            duration_ms,
+            ..
+        } => format!(
+            "{head} {host} called {tool}: {} in {duration_ms} ms",
+            serde_json::to_value(outcome)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("?")
+        ),
     }
 }
 
@@ -242,6 +260,13 @@ pub async fn check(
                 .map(|c| c.message.as_str())
                 .unwrap_or("did not become ready in time");
             out.note(&format!("{}: {why}", s.server));
+        }
+        if config.serve.enabled {
+            let url = lifeline_core::gateway::http::url(config.serve.port, "NAME");
+            out.note(&format!(
+                "the Lifeline app serves these servers over HTTP at {url} (lifeline.serve; \
+                 each client needs its own token, from `lifeline serve token add CLIENT`)"
+            ));
         }
     }
     match (failed.is_empty(), auth) {

@@ -57,6 +57,44 @@ pub enum EventBody {
     },
     /// A health ping or a call completed: the last successful round trip.
     RoundTrip { round_trip_ms: u64 },
+    /// A host (an AI client) initialized a gateway session on this server.
+    HostAttached { host: HostInfo },
+    /// A host's gateway session ended (it closed its side, or the app quit).
+    HostDetached { host: HostInfo },
+    /// A host's `tools/call` through the gateway was answered, as the host saw it: the
+    /// duration includes any wait for ready; `error_kind` is the failure's kind, or the
+    /// gateway's state word (`not_ready`, `halted`, `upstream_lost`) when it answered
+    /// without the server. Never the arguments or the result.
+    HostCall {
+        host_id: u64,
+        host: String,
+        tool: String,
+        outcome: CallOutcome,
+        duration_ms: u64,
+        error_kind: Option<String>,
+    },
+}
+
+/// How a host reaches the gateway: through the running app (`lifeline connect` attached
+/// to it over the local socket) or a supervisor in the `lifeline connect` process itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum HostMode {
+    App,
+    InProcess,
+}
+
+/// A host as its `initialize` named itself (clientInfo, scrubbed and capped) and the
+/// gateway session that serves it (`id`, unique in this process).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct HostInfo {
+    pub id: u64,
+    pub name: String,
+    pub version: String,
+    pub protocol_version: String,
+    pub mode: HostMode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

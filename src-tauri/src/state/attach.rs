@@ -56,7 +56,10 @@ impl AppState {
             .iter()
             .find(|s| s.name == request.name)
             .cloned();
-        let mut options = GatewayOptions::default();
+        let mut options = GatewayOptions {
+            hosts: Some(self.hosts.clone()),
+            ..GatewayOptions::default()
+        };
         if let Some(server) = server {
             options.redactor = Redactor::new(server.secrets());
             if let Ok(cfg) = SupervisorConfig::from_server(&server, 0) {

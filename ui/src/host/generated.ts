@@ -61,12 +61,24 @@ protocol_version: string | null, };
 
 export type CallOutcome = "ok" | "tool_error" | "error";
 
-export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, };
+/**
+ * How a host reaches the gateway: through the running app (`lifeline connect` attached
+ * to it over the local socket) or a supervisor in the `lifeline connect` process itself.
+ */
+export type HostMode = "app" | "in_process";
+
+/**
+ * A host as its `initialize` named itself (clientInfo, scrubbed and capped) and the
+ * gateway session that serves it (`id`, unique in this process).
+ */
+export type HostInfo = { id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
+
+export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, };
 
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.
@@ -136,6 +148,46 @@ export type BundleFile = { path: string,
  * Bytes, before compression. At most the limit, so it fits in a u32 (and in a JS number).
  */
 size: number, sha256: string, content: string, };
+
+/**
+ * One tool's line in the Hosts section.
+ */
+export type ToolStats = { tool: string, calls: number, 
+/**
+ * Calls that did not end `ok` (a tool error, or an error the host was answered with).
+ */
+errors: number, 
+/**
+ * Nearest-rank percentiles of the latencies kept (see the module's doc); null when
+ * no call is in the window.
+ */
+p50_ms: number | null, p95_ms: number | null, };
+
+/**
+ * A host attached to a server now.
+ */
+export type AttachedHost = { 
+/**
+ * When its `initialize` was answered.
+ */
+attached_at: string, 
+/**
+ * Its `tools/call`s not answered yet.
+ */
+live_calls: number, id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
+
+/**
+ * A server's Hosts section.
+ */
+export type HostsView = { hosts: Array<AttachedHost>, 
+/**
+ * Every attached host's calls in flight.
+ */
+live_calls: number, 
+/**
+ * The last hour's calls by tool, every host together.
+ */
+tools: Array<ToolStats>, };
 
 /**
  * One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
@@ -347,6 +399,81 @@ export type ImportOutcome = { added: Array<string>, conflicts: Array<Named>, ski
  * Added, but disabled: their entry needs something this machine lacks (a variable).
  */
 disabled: Array<Named>, };
+
+/**
+ * One server of a client's file.
+ */
+export type ClientServer = { 
+/**
+ * Where it is in the file: `mcpServers.github`, `projects./p.mcpServers.x`.
+ */
+field: string, 
+/**
+ * The client's name for it (what connecting takes).
+ */
+name: string, through_lifeline: boolean, };
+
+/**
+ * One client, found or not.
+ */
+export type ClientView = { 
+/**
+ * `claude-desktop`, `claude-code`, `cursor`, `vscode`.
+ */
+client: string, label: string, 
+/**
+ * Its file; null when none was found.
+ */
+path: string | null, servers: Array<ClientServer>, 
+/**
+ * Lifeline connected this file and can put its backup back.
+ */
+restorable: boolean, 
+/**
+ * Why the file could not be read, when it could not.
+ */
+problem: string | null, };
+
+/**
+ * An entry connecting would leave alone, and why.
+ */
+export type Unchanged = { field: string, reason: string, };
+
+/**
+ * What connecting would do (nothing is written).
+ */
+export type ConnectPreview = { client: string, path: string, 
+/**
+ * A unified diff of the client's file, every secret masked (as `lifeline clients
+ * connect --dry-run` prints it); empty when nothing changes.
+ */
+diff: string, 
+/**
+ * The fields that would go through Lifeline.
+ */
+routed: Array<string>, unchanged: Array<Unchanged>, 
+/**
+ * Servers that would be imported into Lifeline's config first.
+ */
+import: Array<string>, 
+/**
+ * Lifeline's config.
+ */
+config: string, };
+
+/**
+ * What connecting did.
+ */
+export type Connected = { path: string, 
+/**
+ * The backup of the file as it was; null when there was nothing to change.
+ */
+backup: string | null, routed: Array<string>, imported: Array<string>, };
+
+/**
+ * What restoring did.
+ */
+export type Restored = { path: string, backup: string, servers: Array<string>, };
 
 /**
  * What an exit code usually means (lifeline_core::gloss::exit_gloss); a code not here has nothing useful to say.

@@ -11,8 +11,13 @@ import type {
   ConfigView,
   DetectedClient,
   Event,
+  ClientView,
+  ConnectPreview,
+  Connected,
   GenerationStderr,
   HistoryQuery,
+  HostsView,
+  Restored,
   ImportChoice,
   ImportOutcome,
   MaskedServerConfig,
@@ -70,6 +75,18 @@ export interface Host {
   serverConfig(server: string): Promise<MaskedServerConfig>;
   /** The reconnect policy and timeouts the server runs with. */
   serverPolicy(server: string): Promise<ServerPolicy>;
+  /** The Hosts section: hosts attached through `lifeline connect`, their calls in flight, and
+   * the last hour's calls by tool (kept across restarts). */
+  serverHosts(server: string): Promise<HostsView>;
+  /** "Connect a client": the AI clients on this machine with their servers (docs/clients.md). */
+  clientsList(): Promise<ClientView[]>;
+  /** The masked diff of routing `servers` of `client` through Lifeline; writes nothing. */
+  clientsPreview(client: string, servers: string[]): Promise<ConnectPreview>;
+  /** Imports, backs up and rewrites the client's file. */
+  clientsConnect(client: string, servers: string[]): Promise<Connected>;
+  /** Puts the backup back; rejects with kind `changed_since` when the client changed the file
+   * since and `force` is false. */
+  clientsRestore(client: string, force: boolean): Promise<Restored>;
   /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
   historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
   /** Failures of earlier runs, newest first. */

@@ -1,10 +1,13 @@
 // What the mock host answers for the detail panel beyond the recording (the tool definitions
 // and stderr are recorded, mock-replay.ts): how each tool behaves when called (results, tool
 // errors, progress), the resolved command of the stdio servers and their configs with the
-// secret values masked, as the shell would send them.
+// secret values masked, as the shell would send them, and the Hosts section of the healthy
+// stdio server (a host attached through the app, with an hour of calls), which the recording
+// of the core does not drive (no host runs in it).
 
 import type {
   CallResult,
+  HostsView,
   MaskedServerConfig,
   ResolvedCommand,
   ServerPolicy,
@@ -111,5 +114,30 @@ export function mockConfig(server: string, transport: Transport, disabled: boole
     reconnect: { enabled: true, initialDelayMs: 500, maxDelayMs: 30000, maxAttempts: 10, quarantineMs: [30000, 60000, 120000] },
     timeouts: { establishMs: 60000, requestMs: 60000, pingIntervalMs: 0, pingTimeoutMs: 10000 },
     maxConcurrentCalls: 4,
+  };
+}
+
+/** The Hosts section: `filesystem` has Claude Desktop attached through the app, one call in
+ * flight and an hour of calls; every other server has none. */
+export function mockHosts(server: string): HostsView {
+  if (server !== "filesystem") return { hosts: [], live_calls: 0, tools: [] };
+  return {
+    hosts: [
+      {
+        id: 1,
+        name: "claude-ai",
+        version: "0.14.10",
+        protocol_version: "2025-06-18",
+        mode: "app",
+        attached_at: new Date(Date.now() - 47 * 60_000).toISOString(),
+        live_calls: 1,
+      },
+    ],
+    live_calls: 1,
+    tools: [
+      { tool: "read_file", calls: 214, errors: 2, p50_ms: 3, p95_ms: 18 },
+      { tool: "list_directory", calls: 61, errors: 0, p50_ms: 2, p95_ms: 9 },
+      { tool: "search_files", calls: 9, errors: 1, p50_ms: 140, p95_ms: 820 },
+    ],
   };
 }

@@ -11,6 +11,7 @@
 
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
+import { MockClients } from "./mock-clients";
 import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
@@ -37,8 +38,13 @@ import type {
   ImportOutcome,
   SecretStoreView,
   ServerForm,
+  HostsView,
+  ClientView,
+  ConnectPreview,
+  Connected,
+  Restored,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import { mockBehaviour, mockCommand, mockConfig, mockHosts, mockPolicy } from "./mock-detail";
 import {
   type Command,
   type RecordedEvent,
@@ -160,6 +166,7 @@ export class MockHost implements Host {
   private armed: { at: number; handle: unknown } | null = null;
   /** Calls in flight that a `callId` named, by that name: their cancel. */
   private readonly running = new Map<string, () => void>();
+  private readonly clients = new MockClients();
 
   constructor(opts: MockOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -316,6 +323,31 @@ export class MockHost implements Host {
   async serverPolicy(server: string): Promise<ServerPolicy> {
     this.replay(server);
     return mockPolicy();
+  }
+
+  async clientsList(): Promise<ClientView[]> {
+    this.calls.push({ command: "clients_list" });
+    return this.clients.list();
+  }
+
+  async clientsPreview(client: string, servers: string[]): Promise<ConnectPreview> {
+    this.calls.push({ command: "clients_preview" });
+    return this.clients.preview(client, servers);
+  }
+
+  async clientsConnect(client: string, servers: string[]): Promise<Connected> {
+    this.calls.push({ command: "clients_connect" });
+    return this.clients.connect(client, servers);
+  }
+
+  async clientsRestore(client: string, force: boolean): Promise<Restored> {
+    this.calls.push({ command: "clients_restore" });
+    return this.clients.restore(client, force);
+  }
+
+  async serverHosts(server: string): Promise<HostsView> {
+    this.replay(server);
+    return mockHosts(server);
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {

@@ -29,6 +29,11 @@ import type {
   ServerPolicy,
   ServerView,
   ToolDef,
+  HostsView,
+  ClientView,
+  ConnectPreview,
+  Connected,
+  Restored,
 } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
@@ -113,6 +118,26 @@ export class TauriHost implements Host {
 
   serverPolicy(server: string): Promise<ServerPolicy> {
     return call<ServerPolicy>("server_policy", { server });
+  }
+
+  serverHosts(server: string): Promise<HostsView> {
+    return call<HostsView>("server_hosts", { server });
+  }
+
+  clientsList(): Promise<ClientView[]> {
+    return call<ClientView[]>("clients_list", {});
+  }
+
+  clientsPreview(client: string, servers: string[]): Promise<ConnectPreview> {
+    return call<ConnectPreview>("clients_preview", { client, servers });
+  }
+
+  clientsConnect(client: string, servers: string[]): Promise<Connected> {
+    return call<Connected>("clients_connect", { client, servers });
+  }
+
+  clientsRestore(client: string, force: boolean): Promise<Restored> {
+    return call<Restored>("clients_restore", { client, force });
   }
 
   serverConfig(server: string): Promise<MaskedServerConfig> {

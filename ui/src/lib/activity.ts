@@ -1,6 +1,8 @@
 // The activity feed: the latest transitions and failures across every server, one line each,
-// like `lifeline watch`. Round trips, tool lists and an attempt's stage-by-stage progress are
-// left out so the feed reads as what changed.
+// like `lifeline watch`, and the hosts (AI clients) attached through `lifeline connect` with
+// their calls. Round trips, tool lists and an attempt's stage-by-stage progress are left out
+// so the feed reads as what changed; a host's calls in a row are one line (`pushActivity`),
+// so a busy host does not flood it.
 
 import type { Event } from "../host/types";
 import { failureLabel } from "./failures";
@@ -15,6 +17,47 @@ export interface ActivityItem {
   text: string;
   /** The failure's message, or the wait before the next attempt. */
   detail: string | null;
+  /** A host's line: the host it is about (a call's host). */
+  host?: string;
+  /** A line of a host's calls: how many it stands for, and how many of them failed. */
+  calls?: { n: number; errors: number; hostId: number };
+}
+
+/** A host's calls closer together than this share one line. */
+export const COALESCE_MS = 60_000;
+
+function callWord(outcome: string, kind: string | null): string {
+  if (outcome === "ok") return "ok";
+  if (outcome === "tool_error") return "tool error";
+  return kind ? kind.replace(/_/g, " ") : "error";
+}
+
+/**
+ * Puts `item` on top of `items` (newest first, at most `max`): a host's call right after
+ * another call of the same host on the same server, within `COALESCE_MS`, joins that line
+ * ("cursor: 12 calls, 1 failed") instead of adding one.
+ */
+export function pushActivity<T extends ActivityItem>(items: T[], item: T, max: number): T[] {
+  const top = items[0];
+  if (
+    item.calls &&
+    top?.calls &&
+    top.server === item.server &&
+    top.calls.hostId === item.calls.hostId &&
+    Date.parse(item.at) - Date.parse(top.at) <= COALESCE_MS
+  ) {
+    const n = top.calls.n + 1;
+    const errors = top.calls.errors + item.calls.errors;
+    const merged: T = {
+      ...item,
+      sev: errors > 0 ? "warn" : "ok",
+      text: `${item.host}: ${n} calls${errors > 0 ? `, ${errors} failed` : ""}`,
+      detail: `last: ${item.text.slice(item.host!.length + 2)}${item.detail ? ` · ${item.detail}` : ""}`,
+      calls: { n, errors, hostId: item.calls.hostId },
+    };
+    return [merged, ...items.slice(1)];
+  }
+  return [item, ...items.slice(0, max - 1)];
 }
 
 export const MAX_ACTIVITY = 200;
@@ -24,6 +67,25 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
   const head = { seq: e.seq, at: e.at, server: e.server, generation: e.generation };
   if (e.type === "failure") {
     return { ...head, sev: "critical", text: failureLabel(e.failure), detail: e.failure.message };
+  }
+  if (e.type === "host_attached") {
+    const h = e.host;
+    const via = h.mode === "app" ? "through the app" : "in its own process";
+    return { ...head, sev: "ok", host: h.name, text: `${h.name} ${h.version} attached`, detail: `${via} · MCP ${h.protocol_version}` };
+  }
+  if (e.type === "host_detached") {
+    return { ...head, sev: "off", host: e.host.name, text: `${e.host.name} detached`, detail: null };
+  }
+  if (e.type === "host_call") {
+    const failed = e.outcome !== "ok";
+    return {
+      ...head,
+      sev: failed ? "warn" : "ok",
+      host: e.host,
+      text: `${e.host}: ${e.tool} ${callWord(e.outcome, e.error_kind)}`,
+      detail: `${e.duration_ms} ms`,
+      calls: { n: 1, errors: failed ? 1 : 0, hostId: e.host_id },
+    };
   }
   if (e.type !== "state") return null;
   // An attempt's later stages are progress, not news.

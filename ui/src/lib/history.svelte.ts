@@ -6,7 +6,7 @@
 
 import { type Host, toCommandError } from "../host/index";
 import type { Event, PastCall, PastEvent, PastFailure } from "../host/types";
-import { type ActivityItem, activityItem } from "./activity";
+import { type ActivityItem, activityItem, pushActivity } from "./activity";
 
 /** Earlier events read for the feed; the feed shows the newest of them. */
 export const PAST_EVENTS = 200;
@@ -44,14 +44,15 @@ export function pastRuns(rows: PastEvent[]): PastRun[] {
   const runs: PastRun[] = [];
   for (const [run, list] of byRun) {
     const last = new Map<string, Event>();
-    const items: PastItem[] = [];
+    // Newest first; a host's calls in a row share a line, as in the live feed.
+    let items: PastItem[] = [];
     for (const row of [...list].sort((a, b) => a.id - b.id)) {
       const e = row.event;
       const item = activityItem(e, last.get(e.server));
-      last.set(e.server, e);
-      if (item) items.push({ ...item, id: row.id });
+      if (e.type === "state" || e.type === "failure") last.set(e.server, e);
+      if (item) items = pushActivity(items, { ...item, id: row.id }, Infinity);
     }
-    runs.push({ run, startedAt: list[0]!.run_started_at, items: items.reverse() });
+    runs.push({ run, startedAt: list[0]!.run_started_at, items });
   }
   return runs.sort((a, b) => b.run - a.run).filter((r) => r.items.length > 0);
 }

@@ -43,13 +43,16 @@ export interface ServerModel {
   failures: FailureEntry[];
   /** The last tool call through the supervisor (for the call tester, later). */
   lastCall: CallEvent | null;
+  /** The seq of the latest host event (attached, detached, a call): the Hosts section
+   * re-reads when it moves. */
+  hostSeq: number;
 }
 
 export const MAX_TIMELINE = 400;
 export const MAX_FAILURES = 500;
 
 export function newModel(view: ServerView): ServerModel {
-  return { view, timeline: [], failures: [], lastCall: null };
+  return { view, timeline: [], failures: [], lastCall: null, hostSeq: 0 };
 }
 
 /** A (re-)snapshot replaces the view; the histories are kept. */
@@ -105,6 +108,11 @@ export function applyEvent(model: ServerModel, e: Event): void {
       return;
     case "call":
       model.lastCall = e;
+      return;
+    case "host_attached":
+    case "host_detached":
+    case "host_call":
+      model.hostSeq = e.seq;
       return;
   }
 }

@@ -5,7 +5,7 @@
 
 import { type Host, toCommandError } from "../host/index";
 import type { Event, ServerView } from "../host/types";
-import { type ActivityItem, activityItem, MAX_ACTIVITY } from "./activity";
+import { type ActivityItem, activityItem, MAX_ACTIVITY, pushActivity } from "./activity";
 import { HistoryStore } from "./history.svelte";
 import { applyEvent, markGap, newModel, replaceView, type ServerModel } from "./model";
 
@@ -121,7 +121,10 @@ export class DashboardStore {
     if (e.type === "state" || e.type === "failure") {
       const item = activityItem(e, this.#lastEvent.get(e.server));
       this.#lastEvent.set(e.server, e);
-      if (item) this.activity = [item, ...this.activity.slice(0, MAX_ACTIVITY - 1)];
+      if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
+    } else if (e.type.startsWith("host_")) {
+      const item = activityItem(e, undefined);
+      if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
     }
   }
 

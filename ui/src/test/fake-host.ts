@@ -4,6 +4,7 @@
 import { vi } from "vitest";
 import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
+import { MockClients } from "../host/mock-clients";
 import { mockPolicy } from "../host/mock-detail";
 import type {
   AppInfo,
@@ -27,6 +28,11 @@ import type {
   ServerPolicy,
   ServerView,
   ToolDef,
+  HostsView,
+  ClientView,
+  ConnectPreview,
+  Connected,
+  Restored,
 } from "../host/types";
 
 export class FakeHost implements Host {
@@ -61,6 +67,14 @@ export class FakeHost implements Host {
   policy: ServerPolicy = mockPolicy();
   serverPolicy = vi.fn(async (_server: string): Promise<ServerPolicy> => structuredClone(this.policy));
   serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.maskedConfig));
+  hostsView: HostsView = { hosts: [], live_calls: 0, tools: [] };
+  /** "Connect a client": the mock host's simulated client files. */
+  mockClients = new MockClients();
+  clientsList = vi.fn(async (): Promise<ClientView[]> => this.mockClients.list());
+  clientsPreview = vi.fn(async (c: string, s: string[]): Promise<ConnectPreview> => this.mockClients.preview(c, s));
+  clientsConnect = vi.fn(async (c: string, s: string[]): Promise<Connected> => this.mockClients.connect(c, s));
+  clientsRestore = vi.fn(async (c: string, force: boolean): Promise<Restored> => this.mockClients.restore(c, force));
+  serverHosts = vi.fn(async (_server: string): Promise<HostsView> => structuredClone(this.hostsView));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: PastEvent[] = [];
   pastFailures: PastFailure[] = [];

@@ -78,6 +78,44 @@ export function failureEvent(seq: number, server: string, f: Partial<Failure>, a
   return { v: 1, seq, at: iso(at), server, generation: fl.generation, type: "failure", failure: fl };
 }
 
+/** A host's call through the gateway (`host_call`). */
+export function hostCallEvent(
+  seq: number,
+  server: string,
+  host: string,
+  tool: string,
+  outcome: "ok" | "tool_error" | "error" = "ok",
+  at = T0 + seq * 1000,
+  hostId = 1,
+): Event {
+  return {
+    v: 1,
+    seq,
+    at: iso(at),
+    server,
+    generation: 1,
+    type: "host_call",
+    host_id: hostId,
+    host,
+    tool,
+    outcome,
+    duration_ms: 12,
+    error_kind: outcome === "error" ? "not_ready" : null,
+  };
+}
+
+export function hostAttachedEvent(seq: number, server: string, name: string, at = T0 + seq * 1000): Event {
+  return {
+    v: 1,
+    seq,
+    at: iso(at),
+    server,
+    generation: 1,
+    type: "host_attached",
+    host: { id: 1, name, version: "1.2.0", protocol_version: "2025-06-18", mode: "app" },
+  };
+}
+
 /** A clock whose time moves only when told; timers fire in order as it passes them. */
 export class ManualClock implements MockClock {
   t: number;

@@ -23,7 +23,10 @@ pub use error::{ConfigError, ConfigErrorKind, Problem};
 pub use expand::{Lookup, SecretLookup, env_lookup};
 pub use parse::{from_value, from_value_with};
 pub use secret::Secret;
-pub use types::{Config, ReconnectConfig, ServerConfig, ServerPolicy, Timeouts, TransportConfig};
+pub use types::{
+    Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
+    Timeouts, TransportConfig,
+};
 pub use url::shown_url;
 pub use write::save;
 

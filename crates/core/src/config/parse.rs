@@ -7,7 +7,7 @@ use super::expand::{Ctx, Lookup, SecretLookup};
 use super::policy;
 use super::secret::Secret;
 use super::transport;
-use super::types::{Config, ServerConfig, ServerPolicy};
+use super::types::{Config, ServeSettings, ServerConfig, ServerPolicy};
 use super::validate::{self, join};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -64,6 +64,12 @@ pub fn from_value_with(
         },
         None => ServerPolicy::default(),
     };
+    let serve = top
+        .get("lifeline")
+        .and_then(Value::as_object)
+        .and_then(|block| block.get("serve"))
+        .map(|v| serve(v, &mut problems))
+        .unwrap_or_default();
     let mut servers = Vec::new();
     match top.get("mcpServers") {
         Some(v) => {
@@ -92,6 +98,7 @@ pub fn from_value_with(
     if problems.is_empty() {
         Ok(Config {
             defaults,
+            serve,
             servers,
             path,
             raw,
@@ -99,6 +106,25 @@ pub fn from_value_with(
     } else {
         Err(ConfigError::new(ConfigErrorKind::Invalid, path, problems))
     }
+}
+
+/// `lifeline.serve`: `{"enabled": bool, "port": 0–65535}`, each optional.
+fn serve(v: &Value, problems: &mut Vec<Problem>) -> ServeSettings {
+    let mut settings = ServeSettings::default();
+    let Some(o) = validate::object(v, "lifeline.serve", problems) else {
+        return settings;
+    };
+    if let Some(v) = o.get("enabled")
+        && let Some(b) = validate::boolean(v, "lifeline.serve.enabled", problems)
+    {
+        settings.enabled = b;
+    }
+    if let Some(v) = o.get("port")
+        && let Some(n) = validate::integer(v, "lifeline.serve.port", validate::PORT, problems)
+    {
+        settings.port = n as u16;
+    }
+    settings
 }
 
 /// Reads one server entry at `section.name`. `None` when it has problems (all recorded).

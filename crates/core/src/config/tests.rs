@@ -615,3 +615,21 @@ fn protocol_is_auto_by_default_and_a_pin_must_be_known_and_fit_the_transport() {
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].contains("speaks 2024-11-05 only"), "{p:?}");
 }
+
+#[test]
+fn the_apps_http_endpoint_is_off_unless_the_file_turns_it_on() {
+    use crate::config::ServeSettings;
+    let serve = |v: Value| loaded(v).serve;
+    assert_eq!(serve(json!({})), ServeSettings::default());
+    assert!(!ServeSettings::default().enabled);
+    assert_eq!(ServeSettings::default().port, 7424);
+    let on = serve(json!({"lifeline": {"serve": {"enabled": true, "port": 0}}}));
+    assert_eq!((on.enabled, on.port), (true, 0));
+    check(
+        json!({"lifeline": {"serve": {"enabled": "yes", "port": 70000}}}),
+        &[
+            "lifeline.serve.enabled: expected true or false, found a string",
+            "lifeline.serve.port = 70000: must be between 0 and 65535",
+        ],
+    );
+}

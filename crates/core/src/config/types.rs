@@ -19,6 +19,9 @@ use std::time::Duration;
 pub struct Config {
     /// The global `lifeline` policy: built-in defaults overridden by the file.
     pub defaults: ServerPolicy,
+    /// `lifeline.serve`: whether the desktop app serves the servers over its local
+    /// Streamable HTTP endpoint, and on which port (docs/gateway.md).
+    pub serve: ServeSettings,
     /// The `mcpServers` entries, in file order.
     pub servers: Vec<ServerConfig>,
     /// Where the file was read from; `None` for a config parsed from a string.
@@ -56,6 +59,26 @@ impl fmt::Debug for Config {
             .field("defaults", &self.defaults)
             .field("servers", &self.servers)
             .finish_non_exhaustive()
+    }
+}
+
+/// The port of the local HTTP endpoint (`gateway::http`) unless told otherwise.
+pub const DEFAULT_SERVE_PORT: u16 = 7424;
+
+/// The app's local HTTP endpoint (`lifeline.serve`). Off unless the file turns it on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeSettings {
+    pub enabled: bool,
+    /// 0: any free port.
+    pub port: u16,
+}
+
+impl Default for ServeSettings {
+    fn default() -> Self {
+        ServeSettings {
+            enabled: false,
+            port: DEFAULT_SERVE_PORT,
+        }
     }
 }
 

@@ -65,6 +65,7 @@ pub(crate) const REQUEST: Bound = Bound::ms(1000, 600_000);
 pub(crate) const PING_INTERVAL: Bound = Bound::ms(1000, 3_600_000).or_off();
 pub(crate) const PING_TIMEOUT: Bound = Bound::ms(100, 300_000);
 pub(crate) const CONCURRENCY: Bound = Bound::count(1, 64);
+pub(crate) const PORT: Bound = Bound::count(0, 65535);
 pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// "a string", "an object": how a JSON value's type is named in a problem.

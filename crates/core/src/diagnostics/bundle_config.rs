@@ -32,6 +32,9 @@ pub const SERVER_KEYS: [&str; 13] = [
     "maxConcurrentCalls",
 ];
 
+/// The app's local HTTP endpoint, `lifeline.serve` (`config::ServeSettings`).
+pub const SERVE_KEYS: [&str; 2] = ["enabled", "port"];
+
 /// The supervisor settings, in `lifeline` and in a server entry (`config::policy`).
 pub const POLICY_KEYS: [&str; 3] = ["reconnect", "timeouts", "maxConcurrentCalls"];
 
@@ -111,8 +114,9 @@ fn server(entry: &Value, redactor: &Redactor) -> Value {
     Value::Object(shown.collect())
 }
 
-/// An object of known keys (`lifeline`, `reconnect`, `timeouts`): known keys scrubbed,
-/// others masked; `reconnect` and `timeouts` inside `lifeline` are sections too.
+/// An object of known keys (`lifeline`, `reconnect`, `timeouts`, `serve`): known keys
+/// scrubbed, others masked; `reconnect`, `timeouts` and `serve` inside `lifeline` are
+/// sections too.
 fn section(value: &Value, keys: &[&str], redactor: &Redactor) -> Value {
     let Some(map) = value.as_object() else {
         return scrub_json(value, redactor);
@@ -121,6 +125,8 @@ fn section(value: &Value, keys: &[&str], redactor: &Redactor) -> Value {
         let shown = match key.as_str() {
             "reconnect" if keys == POLICY_KEYS => section(value, &RECONNECT_KEYS, redactor),
             "timeouts" if keys == POLICY_KEYS => section(value, &TIMEOUT_KEYS, redactor),
+            // Only the `lifeline` block is read with POLICY_KEYS, and only it has `serve`.
+            "serve" if keys == POLICY_KEYS => section(value, &SERVE_KEYS, redactor),
             k if keys.contains(&k) => scrub_json(value, redactor),
             _ => unknown(value, redactor),
         };
@@ -217,7 +223,8 @@ mod tests {
                 "auth": "tok-canary",
                 "reconnect": {"maxAttempts": 3, "extra": "x-canary"},
             }},
-            "lifeline": {"timeouts": {"requestMs": 1000, "other": 1}, "notes": "n-canary"},
+            "lifeline": {"timeouts": {"requestMs": 1000, "other": 1}, "notes": "n-canary",
+                         "serve": {"enabled": true, "port": 7424, "token": "t-canary"}},
             "x-my-notes": "keys Lifeline does not know",
         }));
         assert_eq!(
@@ -229,7 +236,8 @@ mod tests {
                     "auth": "***",
                     "reconnect": {"maxAttempts": 3, "extra": "***"},
                 }},
-                "lifeline": {"timeouts": {"requestMs": 1000, "other": "***"}, "notes": "***"},
+                "lifeline": {"timeouts": {"requestMs": 1000, "other": "***"}, "notes": "***",
+                             "serve": {"enabled": true, "port": 7424, "token": "***"}},
                 "x-my-notes": "***",
             })
         );
@@ -335,6 +343,7 @@ mod tests {
             let known = match key.split_once('.') {
                 Some(("reconnect", k)) => RECONNECT_KEYS.contains(&k),
                 Some(("timeouts", k)) => TIMEOUT_KEYS.contains(&k),
+                Some(("serve", k)) => SERVE_KEYS.contains(&k),
                 Some(_) => false,
                 None => TOP_KEYS.contains(&key) || SERVER_KEYS.contains(&key),
             };

@@ -5,7 +5,7 @@
 //! host or its user sees the same words as the dashboard and no secret.
 
 use crate::error::Error;
-use crate::events::{FailureInfo, StateInfo, StateName};
+use crate::events::{CallOutcome, FailureInfo, StateInfo, StateName};
 use crate::protocol::RpcError;
 use crate::redact::Redactor;
 use serde_json::{Value, json};
@@ -201,6 +201,40 @@ pub fn answered(
     }
 }
 
+/// How a host's `tools/call` ended, for `host_call`: the outcome, and for an error the
+/// gateway's word for it (`not_ready`, `upstream_lost`, the halted state, the cause's
+/// kind) or `rpc_error` for the server's own JSON-RPC error. Only short snake_case words
+/// are taken from `data`, so nothing the server wrote reaches an event.
+pub fn call_outcome(answer: &Result<Value, RpcError>) -> (CallOutcome, Option<String>) {
+    let e = match answer {
+        Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => {
+            return (CallOutcome::ToolError, None);
+        }
+        Ok(_) => return (CallOutcome::Ok, None),
+        Err(e) => e,
+    };
+    let word = |key: &str| {
+        e.data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .filter(|w| {
+                !w.is_empty()
+                    && w.len() <= 32
+                    && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            })
+            .map(str::to_owned)
+    };
+    let kind = match e.code {
+        NOT_READY => "not_ready".to_owned(),
+        UPSTREAM_LOST => "upstream_lost".to_owned(),
+        HALTED => word("state").unwrap_or_else(|| "halted".to_owned()),
+        RpcError::INTERNAL_ERROR => word("kind").unwrap_or_else(|| "rpc_error".to_owned()),
+        _ => "rpc_error".to_owned(),
+    };
+    (CallOutcome::Error, Some(kind))
+}
+
 /// `v` with every string in it (keys too) scrubbed of the server's secrets.
 pub(super) fn scrub_value(v: &Value, redactor: &Redactor) -> Value {
     match v {
@@ -232,6 +266,56 @@ mod tests {
             }),
             ..StateInfo::default()
         }
+    }
+
+    #[test]
+    fn a_call_answer_names_its_outcome_in_a_word() {
+        let err = |code, data: Value| {
+            Err(RpcError {
+                code,
+                message: "m".into(),
+                data: Some(data),
+            })
+        };
+        let check = |answer: Result<Value, RpcError>, outcome, kind: Option<&str>| {
+            assert_eq!(call_outcome(&answer), (outcome, kind.map(str::to_owned)));
+        };
+        check(Ok(json!({"content": []})), CallOutcome::Ok, None);
+        check(Ok(json!({"isError": true})), CallOutcome::ToolError, None);
+        check(
+            err(NOT_READY, json!({})),
+            CallOutcome::Error,
+            Some("not_ready"),
+        );
+        check(
+            err(UPSTREAM_LOST, json!({})),
+            CallOutcome::Error,
+            Some("upstream_lost"),
+        );
+        let quarantined = json!({"state": "quarantined"});
+        check(
+            err(HALTED, quarantined),
+            CallOutcome::Error,
+            Some("quarantined"),
+        );
+        let timeout = json!({"kind": "timeout"});
+        check(
+            err(RpcError::INTERNAL_ERROR, timeout),
+            CallOutcome::Error,
+            Some("timeout"),
+        );
+        // What a server wrote in its own data never becomes the word.
+        let prose = json!({"kind": "token=hunter2 leaked"});
+        check(
+            err(RpcError::INTERNAL_ERROR, prose),
+            CallOutcome::Error,
+            Some("rpc_error"),
+        );
+        check(
+            err(-32602, json!({"kind": "x"})),
+            CallOutcome::Error,
+            Some("rpc_error"),
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::policy::reissue::{self, Reissue};
 use crate::protocol::mcp::{CLIENT_VERSION, Progress};
 use crate::protocol::revision::Revision;
 use crate::protocol::stateless::tool_is_repeatable;
-use crate::protocol::{Message, Request, Response, RpcError};
+use crate::protocol::{Message, Request, RequestId, Response, RpcError};
 use crate::supervisor::CallOptions;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -23,13 +23,33 @@ use tokio::time::Instant;
 /// Answers `r` unless the host cancelled it (then, as the spec asks, nothing is sent).
 pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<bool>) {
     let outcome = match r.method.as_str() {
-        "initialize" => Some(initialize(shared, r.params.as_ref()).await),
+        "initialize" => {
+            let answer = initialize(shared, r.params.as_ref()).await;
+            if let (Some(host), Ok(result)) = (&shared.recorder, &answer) {
+                let revision = result["protocolVersion"].as_str().unwrap_or_default();
+                let generation = shared.supervisor.snapshot().generation;
+                host.initialized(r.params.as_ref(), revision, generation);
+            }
+            Some(answer)
+        }
         "ping" => Some(Ok(json!({}))),
         "tools/list" => Some(tools_list(shared).await),
-        "tools/call" => call(shared, r.params.clone(), cancel).await,
+        "tools/call" => {
+            let tool = r.params.as_ref().and_then(|p| p.get("name"));
+            let guard = shared
+                .recorder
+                .as_ref()
+                .map(|h| h.call(tool.and_then(Value::as_str).unwrap_or_default()));
+            let answer = call(shared, &r.id, r.params.clone(), cancel).await;
+            if let (Some(guard), Some(answer)) = (guard, &answer) {
+                let (outcome, kind) = errors::call_outcome(answer);
+                guard.finish(outcome, kind, shared.supervisor.snapshot().generation);
+            }
+            answer
+        }
         method => {
             super::subs::before(shared, method, r.params.as_ref());
-            let forwarded = forward(shared, method, r.params.clone());
+            let forwarded = forward(shared, &r.id, method, r.params.clone());
             let outcome = tokio::select! {
                 outcome = forwarded => Some(outcome),
                 () = cancelled(cancel) => None,
@@ -191,9 +211,10 @@ fn progress_channel(token: Option<&Value>) -> (Option<mpsc::UnboundedSender<Prog
     }
 }
 
-/// Runs `fut`, passing its progress to the host as it comes; what is left when it ends is
-/// passed on before this returns, so the host sees every progress before the answer.
-async fn relay<F: Future>(shared: &Shared, relay: Relay, fut: F) -> F::Output {
+/// Runs `fut`, passing its progress to the host as it comes (as part of the answer to
+/// `id`); what is left when it ends is passed on before this returns, so the host sees
+/// every progress before the answer.
+async fn relay<F: Future>(shared: &Shared, id: &RequestId, relay: Relay, fut: F) -> F::Output {
     let Some((token, mut rx)) = relay else {
         return fut.await;
     };
@@ -205,10 +226,10 @@ async fn relay<F: Future>(shared: &Shared, relay: Relay, fut: F) -> F::Output {
         if let Some(m) = p.message {
             params["message"] = Value::from(m);
         }
-        shared.send(Message::notification(
-            "notifications/progress",
-            Some(params),
-        ));
+        shared.send_for(
+            id,
+            Message::notification("notifications/progress", Some(params)),
+        );
     };
     tokio::pin!(fut);
     loop {
@@ -226,7 +247,12 @@ async fn relay<F: Future>(shared: &Shared, relay: Relay, fut: F) -> F::Output {
 }
 
 /// Any request other than the ones answered here, through the request lane.
-async fn forward(shared: &Shared, method: &str, params: Option<Value>) -> Result<Value, RpcError> {
+async fn forward(
+    shared: &Shared,
+    id: &RequestId,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, RpcError> {
     let sup = &shared.supervisor;
     let wait = shared.options.request_wait;
     let deadline = Instant::now() + wait;
@@ -237,7 +263,7 @@ async fn forward(shared: &Shared, method: &str, params: Option<Value>) -> Result
         ready(shared, after, deadline, wait).await?;
         let (progress, relayed) = progress_channel(token.as_ref());
         let request = sup.send_request(method, params.clone(), progress);
-        let sent = relay(shared, relayed, request).await;
+        let sent = relay(shared, id, relayed, request).await;
         if sent.generation == 0 {
             // The state changed between the wait and the send: nothing was sent.
             tokio::task::yield_now().await;
@@ -283,6 +309,7 @@ async fn forward(shared: &Shared, method: &str, params: Option<Value>) -> Result
 /// `tools/call` through the call lane; `None` when the host cancelled it.
 async fn call(
     shared: &Shared,
+    id: &RequestId,
     params: Option<Value>,
     cancel: watch::Receiver<bool>,
 ) -> Option<Result<Value, RpcError>> {
@@ -330,7 +357,12 @@ async fn call(
             cancel: Some(cancel_rx),
             meta: host_meta(params.as_ref()),
         };
-        let run = relay(shared, relayed, sup.call_with(&tool, args.clone(), opts));
+        let run = relay(
+            shared,
+            id,
+            relayed,
+            sup.call_with(&tool, args.clone(), opts),
+        );
         tokio::pin!(run);
         let result = tokio::select! {
             r = &mut run => r,

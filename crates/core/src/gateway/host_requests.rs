@@ -8,8 +8,8 @@
 //! cancels (or that times out) is cancelled at the host with `notifications/cancelled`.
 //! The host's `notifications/roots/list_changed` goes upstream.
 
-use super::Shared;
 use super::errors::scrub_value;
+use super::{Outgoing, Shared};
 use crate::events::StateName;
 use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::redact::Redactor;
@@ -26,7 +26,7 @@ type Waiting = Arc<Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcErr
 
 /// One gateway session's host, as the supervisor's `HostSlot` sees it.
 pub(crate) struct HostLink {
-    out: mpsc::UnboundedSender<Message>,
+    out: mpsc::UnboundedSender<Outgoing>,
     /// How long the host may take to answer (the server's request timeout).
     wait: Duration,
     /// Scrubs the server's configured secrets from what it asks the host.
@@ -44,7 +44,7 @@ pub(crate) struct HostLink {
 
 impl HostLink {
     pub(crate) fn new(
-        out: mpsc::UnboundedSender<Message>,
+        out: mpsc::UnboundedSender<Outgoing>,
         wait: Duration,
         redactor: Redactor,
     ) -> Self {
@@ -83,9 +83,10 @@ impl Host for HostLink {
             .expect("waiting lock")
             .insert(id.clone(), tx);
         let params = scrub_value(&params, &self.redactor);
-        let _ = self
-            .out
-            .send(Message::request(id.clone(), method, Some(params)));
+        let _ = self.out.send(Outgoing {
+            message: Message::request(id.clone(), method, Some(params)),
+            related: None,
+        });
         let mut outstanding = Outstanding {
             id,
             waiting: self.waiting.clone(),
@@ -130,7 +131,7 @@ impl Host for HostLink {
 struct Outstanding {
     id: RequestId,
     waiting: Waiting,
-    out: mpsc::UnboundedSender<Message>,
+    out: mpsc::UnboundedSender<Outgoing>,
     /// Empty once answered.
     reason: &'static str,
 }
@@ -152,10 +153,10 @@ impl Drop for Outstanding {
             .is_some();
         if was_waiting && !self.reason.is_empty() {
             let params = json!({ "requestId": self.id, "reason": self.reason });
-            let _ = self.out.send(Message::notification(
-                "notifications/cancelled",
-                Some(params),
-            ));
+            let _ = self.out.send(Outgoing {
+                message: Message::notification("notifications/cancelled", Some(params)),
+                related: None,
+            });
         }
     }
 }

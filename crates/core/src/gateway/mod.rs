@@ -6,11 +6,14 @@
 //! cause and is sent again only when `policy::reissue` says repeating it is safe, and the
 //! host hears `notifications/tools/list_changed` when the tool set changes.
 //!
-//! This file is the session loop (framing, dispatch, cancellation, the tools watcher);
+//! This file is the session loop (`start`: dispatch, cancellation, the tools watcher,
+//! transport-free) and its stdio framing (`serve`); `http/` serves sessions over
+//! Streamable HTTP;
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
 //! `host_requests.rs` relays the upstream's requests to the host (sampling, elicitation,
-//! roots);
+//! roots); `hosts.rs` and `stats.rs` keep who is attached and the last hour's calls for the
+//! dashboard;
 //! `errors.rs` is the state-to-error mapping
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
@@ -19,7 +22,10 @@ pub mod attach;
 mod errors;
 mod forward;
 mod host_requests;
+pub mod hosts;
+pub mod http;
 mod notes;
+pub mod stats;
 mod subs;
 
 #[cfg(test)]
@@ -48,6 +54,8 @@ pub struct GatewayOptions {
     pub request_wait: Duration,
     /// Scrubs the server's configured secrets from every message to the host.
     pub redactor: Redactor,
+    /// Where the host is recorded (attached, its calls); `None` records nothing.
+    pub hosts: Option<hosts::Hosts>,
 }
 
 impl Default for GatewayOptions {
@@ -56,18 +64,43 @@ impl Default for GatewayOptions {
             initialize_wait: Duration::from_secs(10),
             request_wait: Duration::from_secs(60),
             redactor: Redactor::default(),
+            hosts: None,
         }
+    }
+}
+
+impl GatewayOptions {
+    /// The options for serving `server`: its request timeout, and its secrets scrubbed.
+    pub fn for_server(server: &crate::config::ServerConfig) -> GatewayOptions {
+        let mut options = GatewayOptions {
+            redactor: Redactor::new(server.secrets()),
+            ..GatewayOptions::default()
+        };
+        if let Ok(cfg) = crate::supervisor::SupervisorConfig::from_server(server, 0) {
+            options.request_wait = cfg.request_timeout;
+            options.initialize_wait = cfg.request_timeout.min(Duration::from_secs(10));
+        }
+        options
     }
 }
 
 /// The longest line a host may send (a tool call's arguments included).
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// A message for the host, with the host request it goes with (a call's progress): a
+/// transport that has a stream per request (Streamable HTTP) sends it there; stdio ignores
+/// `related`. Responses go with their own id.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub message: Message,
+    pub related: Option<RequestId>,
+}
+
 /// What the session's tasks share.
 pub(crate) struct Shared {
     pub(crate) supervisor: Arc<Supervisor>,
     pub(crate) options: GatewayOptions,
-    pub(crate) out: mpsc::UnboundedSender<Message>,
+    pub(crate) out: mpsc::UnboundedSender<Outgoing>,
     /// The URIs the host subscribed to (`subs.rs`).
     pub(crate) subscriptions: Mutex<std::collections::BTreeSet<String>>,
     /// The tool set the host was last given (`tools/list`), and whether it was already
@@ -75,11 +108,24 @@ pub(crate) struct Shared {
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
     /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
     pub(crate) host: Arc<host_requests::HostLink>,
+    /// This session's host as the dashboard sees it, when the options record hosts.
+    pub(crate) recorder: Option<hosts::HostSession>,
 }
 
 impl Shared {
-    pub(crate) fn send(&self, msg: Message) {
-        let _ = self.out.send(msg);
+    pub(crate) fn send(&self, message: Message) {
+        let _ = self.out.send(Outgoing {
+            message,
+            related: None,
+        });
+    }
+
+    /// Sends `message` as part of the answer to the host's request `id`.
+    pub(crate) fn send_for(&self, id: &RequestId, message: Message) {
+        let _ = self.out.send(Outgoing {
+            message,
+            related: Some(id.clone()),
+        });
     }
 }
 
@@ -97,74 +143,100 @@ pub(crate) fn fingerprint(supervisor: &Supervisor) -> ToolSet {
     tools
 }
 
-/// Serves one host on `read`/`write` until the host closes its side (EOF) or stops
-/// reading. In-flight requests are cancelled on the way out; the supervisor is left
-/// running (its owner stops it).
-pub async fn serve<R, W>(supervisor: Arc<Supervisor>, read: R, write: W, options: GatewayOptions)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (out, out_rx) = mpsc::unbounded_channel();
+/// One host's gateway session without its transport: the host's messages go in on
+/// `input`, the messages for the host come out of `output`. Dropping `input` ends the
+/// session: its requests in flight are cancelled, and `done` resolves once every task of
+/// the session is gone (then the caller holds the only `Arc<Supervisor>` it gave).
+pub struct Session {
+    pub input: Input,
+    pub output: mpsc::UnboundedReceiver<Outgoing>,
+    pub done: tokio::task::JoinHandle<()>,
+}
+
+/// The host's side of a session: what the host sends goes in here.
+pub struct Input {
+    tx: mpsc::UnboundedSender<Message>,
+    shared: Arc<Shared>,
+}
+
+impl Input {
+    /// Passes a message of the host's to the session; `Err` when the session has ended. The host's `initialize` attaches it to the supervisor's hosts at once, before
+    /// the session task runs, so a first attempt that starts meanwhile already offers the
+    /// host's client capabilities (`host_requests.rs`).
+    pub fn send(&self, msg: Message) -> Result<(), Ended> {
+        if let Message::Request(r) = &msg
+            && r.method == "initialize"
+        {
+            host_requests::attach(&self.shared, r.params.as_ref());
+        }
+        self.tx.send(msg).map_err(|_| Ended)
+    }
+}
+
+/// The session a message was sent to has ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ended;
+
+/// Starts a gateway session for one host on `supervisor` (a stdio host: `serve`; a
+/// Streamable HTTP host: `http`).
+pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
+    let (out, output) = mpsc::unbounded_channel();
+    let (tx, input_rx) = mpsc::unbounded_channel();
     let host = Arc::new(host_requests::HostLink::new(
         out.clone(),
         options.request_wait,
         options.redactor.clone(),
     ));
+    let recorder = options
+        .hosts
+        .as_ref()
+        .map(|h| h.session(supervisor.name(), options.redactor.clone()));
     let shared = Arc::new(Shared {
+        host,
         supervisor,
         options,
         out,
-        host,
+        recorder,
         known: Mutex::new(None),
         subscriptions: Mutex::default(),
     });
-    let writer = tokio::spawn(write_all(write, out_rx));
+    let input = Input {
+        tx,
+        shared: shared.clone(),
+    };
+    let done = tokio::spawn(run(shared, input_rx));
+    Session {
+        input,
+        output,
+        done,
+    }
+}
+
+/// The session loop: dispatches the host's messages until `input` closes, then cancels
+/// what is in flight (bounded) and ends every task of the session.
+async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
     let watcher = tokio::spawn(watch_tools(shared.clone()));
     let notes = tokio::spawn(notes::pass_on(shared.clone()));
     let resubscriber = tokio::spawn(subs::resubscribe(shared.clone()));
     let mut requests: JoinSet<()> = JoinSet::new();
     let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<RequestId>();
-    let mut lines = BufReader::new(read);
-    let mut line = Vec::new();
     loop {
-        // A line cut short by another branch stays in `line`: read_until appends.
-        let read = tokio::select! {
-            r = lines.read_until(b'\n', &mut line) => r,
+        let msg = tokio::select! {
+            msg = input.recv() => match msg {
+                Some(msg) => msg,
+                None => break,
+            },
             Some(id) = done_rx.recv() => {
                 cancels.remove(&id);
                 continue;
             }
             _ = requests.join_next(), if !requests.is_empty() => continue,
         };
-        match read {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.len() > MAX_LINE {
-            tracing::warn!("the host sent a line over {MAX_LINE} bytes; closing");
-            break;
-        }
-        let text = String::from_utf8_lossy(&line).trim().to_owned();
-        line.clear();
-        if text.is_empty() {
-            continue;
-        }
-        let msg = serde_json::from_str::<Value>(&text)
-            .map_err(|e| e.to_string())
-            .and_then(|v| Message::from_value(v).map_err(|e| e.0));
         match msg {
-            Err(why) => {
-                tracing::warn!("the host sent a line that is not JSON-RPC: {why}");
-                shared.send(host_requests::not_json_rpc(&text, &why));
-            }
-            Ok(Message::Request(r)) => {
+            Message::Request(r) => {
                 let (cancel_tx, cancel_rx) = watch::channel(false);
                 cancels.insert(r.id.clone(), cancel_tx);
-                if r.method == "initialize" {
-                    host_requests::attach(&shared, r.params.as_ref());
-                }
                 let shared = shared.clone();
                 let done = done_tx.clone();
                 requests.spawn(async move {
@@ -174,7 +246,7 @@ where
                     let _ = done.send(id);
                 });
             }
-            Ok(Message::Notification(n)) => {
+            Message::Notification(n) => {
                 if n.method == "notifications/cancelled" {
                     let id = n
                         .params
@@ -188,7 +260,7 @@ where
                     host_requests::notification(&shared, &n.method, n.params);
                 }
             }
-            Ok(Message::Response(r)) => host_requests::answered(&shared, r),
+            Message::Response(r) => host_requests::answered(&shared, r),
         }
     }
     for tx in cancels.values() {
@@ -208,17 +280,82 @@ where
     resubscriber.abort();
     let _ = resubscriber.await;
     host_requests::detach(&shared);
-    // Every clone of `shared` is gone now, so the caller holds the only `Arc<Supervisor>`
-    // it gave and can stop it.
+    // Every clone of `shared` is gone with this, so the caller holds the only
+    // `Arc<Supervisor>` it gave and can stop it.
     drop(shared);
+}
+
+/// Serves one host on `read`/`write` (newline-delimited JSON-RPC, the stdio framing) until
+/// the host closes its side (EOF) or stops reading. In-flight requests are cancelled on
+/// the way out; the supervisor is left running (its owner stops it).
+pub async fn serve<R, W>(supervisor: Arc<Supervisor>, read: R, write: W, options: GatewayOptions)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let Session {
+        input,
+        output,
+        done,
+    } = start(supervisor, options);
+    // The framing's own answers (to a line that is not JSON-RPC) beside the session's.
+    let (local, local_rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_all(write, output, local_rx));
+    let mut lines = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match lines.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.len() > MAX_LINE {
+            tracing::warn!("the host sent a line over {MAX_LINE} bytes; closing");
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let msg = serde_json::from_str::<Value>(text)
+            .map_err(|e| e.to_string())
+            .and_then(|v| Message::from_value(v).map_err(|e| e.0));
+        match msg {
+            Err(why) => {
+                tracing::warn!("the host sent a line that is not JSON-RPC: {why}");
+                let _ = local.send(Outgoing {
+                    message: host_requests::not_json_rpc(text, &why),
+                    related: None,
+                });
+            }
+            Ok(msg) => {
+                if input.send(msg).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(input);
+    drop(local);
+    let _ = done.await;
     let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
 }
 
-/// Writes each message as one line, flushed; ends when every sender is gone or the host
-/// stopped reading.
-async fn write_all<W: AsyncWrite + Unpin>(mut write: W, mut rx: mpsc::UnboundedReceiver<Message>) {
-    while let Some(msg) = rx.recv().await {
-        let mut line = msg.to_json();
+/// Writes each message, the session's and the framing's own, as one line, flushed; ends
+/// when every sender is gone or the host stopped reading.
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut session: mpsc::UnboundedReceiver<Outgoing>,
+    mut local: mpsc::UnboundedReceiver<Outgoing>,
+) {
+    loop {
+        let out = tokio::select! {
+            Some(out) = session.recv() => out,
+            Some(out) = local.recv() => out,
+            else => return,
+        };
+        let mut line = out.message.to_json();
         line.push('\n');
         if write.write_all(line.as_bytes()).await.is_err() || write.flush().await.is_err() {
             return;

@@ -16,11 +16,11 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 /// Every `tools/call` any generation received, by tool name.
-type Calls = Arc<Mutex<Vec<String>>>;
+pub(super) type Calls = Arc<Mutex<Vec<String>>>;
 
 /// An upstream whose `die` tool ends its generation without answering, and whose `once`
 /// tool does so only the first time; `peek` declares readOnlyHint.
-fn upstream(calls: Calls) -> Supervisor {
+pub(super) fn upstream(calls: Calls) -> Supervisor {
     let opened = Arc::new(AtomicUsize::new(0));
     let connector = Arc::new(move || {
         let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
@@ -526,4 +526,74 @@ async fn the_session_ends_with_the_hosts_input_and_lets_go_of_the_supervisor() {
     seen_upstream(&calls, "notifications/cancelled").await;
     let sup = Arc::try_unwrap(sup).unwrap_or_else(|_| panic!("the gateway still holds it"));
     sup.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_host_and_its_calls_are_recorded() {
+    use crate::events::{EventBody, HostMode};
+    let bus = Arc::new(EventBus::new(64));
+    let mut events = bus.subscribe();
+    let hosts = super::hosts::Hosts::new(bus, HostMode::InProcess);
+    let options = GatewayOptions {
+        hosts: Some(hosts.clone()),
+        ..GatewayOptions::default()
+    };
+    let sup = Arc::new(upstream(Calls::default()));
+    let (host, gw) = tokio::io::duplex(1 << 16);
+    let (gw_read, gw_write) = tokio::io::split(gw);
+    let served = tokio::spawn(serve(sup.clone(), gw_read, gw_write, options));
+    let (host_read, mut w) = tokio::io::split(host);
+    let mut r = BufReader::new(host_read).lines();
+    let init = json!({"protocolVersion": "2025-03-26",
+        "clientInfo": {"name": "inspector", "version": "0.9"}});
+    ask(&mut w, &mut r, 1, "initialize", init).await;
+    ask(&mut w, &mut r, 2, "tools/call", json!({"name": "echo"})).await;
+    ask(&mut w, &mut r, 3, "tools/call", json!({"name": "refuse"})).await;
+    let view = hosts.view("mem", std::time::SystemTime::now());
+    assert_eq!(view.hosts.len(), 1);
+    let attached = &view.hosts[0].host;
+    assert_eq!(
+        (attached.name.as_str(), attached.version.as_str()),
+        ("inspector", "0.9")
+    );
+    assert_eq!(
+        (attached.protocol_version.as_str(), attached.mode),
+        ("2025-03-26", HostMode::InProcess)
+    );
+    assert_eq!((view.tools.len(), view.live_calls), (2, 0));
+    assert_eq!((view.tools[0].calls, view.tools[0].errors), (1, 0));
+    assert_eq!(view.tools[1].tool, "refuse");
+    assert_eq!(view.tools[1].errors, 1);
+    drop((w, r));
+    tokio::time::timeout(Duration::from_secs(600), served)
+        .await
+        .expect("the session ends when the host closes")
+        .unwrap();
+    assert_eq!(
+        hosts.view("mem", std::time::SystemTime::now()).hosts,
+        vec![]
+    );
+    let mut seen = Vec::new();
+    while let Ok(e) = events.try_recv() {
+        match e.body {
+            EventBody::HostAttached { host } => seen.push(format!("attached {}", host.name)),
+            EventBody::HostCall {
+                tool,
+                outcome,
+                error_kind,
+                ..
+            } => seen.push(format!("{tool} {outcome:?} {error_kind:?}")),
+            EventBody::HostDetached { host } => seen.push(format!("detached {}", host.name)),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "attached inspector",
+            "echo Ok None",
+            "refuse Error Some(\"rpc_error\")",
+            "detached inspector"
+        ]
+    );
 }

@@ -15,7 +15,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use query::{PastCall, PastEvent, PastFailure, Query, QueryError};
+pub use query::{PastCall, PastEvent, PastFailure, PastHostCall, Query, QueryError};
 pub use schema::SCHEMA_VERSION;
 
 use crate::events::{CallOutcome, Event, rfc3339};
@@ -276,6 +276,12 @@ impl History {
     /// Tool calls of earlier runs, newest first.
     pub fn calls(&self, query: &Query) -> Result<Vec<PastCall>, QueryError> {
         query::calls(&lock(&self.shared.conn), self.shared.run.id, query)
+    }
+
+    /// Hosts' calls through the gateway (`host_call` events) of every run since `since`,
+    /// oldest first: the Hosts section's last hour, rebuilt at start.
+    pub fn host_calls_since(&self, since: SystemTime) -> Result<Vec<PastHostCall>, QueryError> {
+        query::host_calls(&lock(&self.shared.conn), epoch_ms(since))
     }
 
     /// Records every event of `events` until the bus closes. Subscribe before the fleet

@@ -167,3 +167,39 @@ pub(super) fn calls(
         })
     })
 }
+
+/// A host's call through the gateway (a `host_call` event) of any run: what the Hosts
+/// section's statistics are rebuilt from at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PastHostCall {
+    pub server: String,
+    /// When it was answered, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    pub tool: String,
+    pub duration_ms: u64,
+    /// Whether its outcome was `ok`.
+    pub ok: bool,
+}
+
+/// Every `host_call` event at or after `since_ms`, oldest first.
+pub(super) fn host_calls(
+    conn: &Connection,
+    since_ms: i64,
+) -> Result<Vec<PastHostCall>, QueryError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT server, at_ms, json FROM events
+          WHERE type = 'host_call' AND at_ms >= ?1
+          ORDER BY at_ms, id",
+    )?;
+    let found = stmt.query_map(params![since_ms], |r| {
+        let body = json(r.get(2)?);
+        Ok(PastHostCall {
+            server: r.get(0)?,
+            at_ms: u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0),
+            tool: body["tool"].as_str().unwrap_or("?").to_owned(),
+            duration_ms: body["duration_ms"].as_u64().unwrap_or(0),
+            ok: body["outcome"] == "ok",
+        })
+    })?;
+    Ok(found.collect::<Result<_, _>>()?)
+}

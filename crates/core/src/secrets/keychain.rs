@@ -20,9 +20,7 @@ impl Keychain {
     /// The keychain, if it answers: the store initialises (on Linux, a session bus and a
     /// Secret Service on it) and a search of Lifeline's entries succeeds.
     pub fn open() -> Result<Keychain, String> {
-        keyring::Entry::store_status()
-            .as_ref()
-            .map_err(describe)?;
+        keyring::Entry::store_status().as_ref().map_err(describe)?;
         let k = Keychain(());
         k.list()?;
         Ok(k)

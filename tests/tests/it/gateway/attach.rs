@@ -4,12 +4,14 @@
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
 //! tested in src-tauri/src/instance_tests.rs with a real `AppState`. Two bridges on one
 //! supervisor are two hosts: the server's requests go to the host whose call caused them.
+//! When the app quits, the bridge takes the host's session over (crates/cli/src/takeover.rs).
 
-use super::config;
+use super::{calls_of, config};
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, stdio_fixture};
-use lifeline_core::events::{EventBody, EventBus};
+use lifeline_core::events::{EventBody, EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
 use lifeline_core::local_socket::Listener;
 use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
@@ -28,6 +30,7 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// supervisor; counts attachments. Aborting `task` drops every connection (the app quit).
 struct App {
     bus: Arc<EventBus>,
+    hosts: Hosts,
     attached: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
     supervisor: Arc<Supervisor>,
@@ -37,7 +40,12 @@ fn app(dir: &Path, config_path: &Path) -> App {
     let config = lifeline_core::config::load(config_path).unwrap();
     let cfg = SupervisorConfig::from_server(config.server("fixture").unwrap(), 1).unwrap();
     let bus = Arc::new(EventBus::new(256));
+    let hosts = Hosts::new(bus.clone(), HostMode::App);
     let supervisor = Arc::new(Supervisor::spawn(cfg, bus.clone()));
+    let options = GatewayOptions {
+        hosts: Some(hosts.clone()),
+        ..GatewayOptions::default()
+    };
     let mut listener = Listener::bind(dir).unwrap();
     let attached = Arc::new(AtomicUsize::new(0));
     let (count, shared) = (attached.clone(), supervisor.clone());
@@ -61,12 +69,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
             // closes the connection at once, as the app's exit does.
             let (mut ours, theirs) = tokio::io::duplex(1 << 16);
             let (read, write) = tokio::io::split(theirs);
-            tokio::spawn(gateway::serve(
-                shared.clone(),
-                read,
-                write,
-                GatewayOptions::default(),
-            ));
+            tokio::spawn(gateway::serve(shared.clone(), read, write, options.clone()));
             sessions.spawn(async move {
                 let _ = tokio::io::copy_bidirectional(&mut reader, &mut ours).await;
             });
@@ -74,6 +77,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
     });
     App {
         bus,
+        hosts,
         attached,
         task,
         supervisor,
@@ -88,10 +92,15 @@ struct Bridge {
 }
 
 fn bridge(history_dir: &Path, args: &[&str]) -> Bridge {
+    bridge_with_env(history_dir, args, &[])
+}
+
+fn bridge_with_env(history_dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Bridge {
     let mut child = Command::new(lifeline_bin())
         .arg("connect")
         .args(args)
         .env("LIFELINE_HISTORY", history_dir.join("history.db"))
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -122,6 +131,24 @@ impl Bridge {
                 assert!(n > 0, "the bridge closed stdout before answering {method}");
                 let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
                 if v["id"] == id {
+                    return v;
+                }
+            }
+        };
+        tokio::time::timeout(PATIENCE, answer)
+            .await
+            .expect("an answer in time")
+    }
+
+    /// Reads until the answer to `id` (a request written by hand).
+    async fn answer_to(&mut self, id: &Value) -> Value {
+        let answer = async {
+            loop {
+                let mut line = String::new();
+                let n = self.stdout.read_line(&mut line).await.unwrap();
+                assert!(n > 0, "the bridge closed stdout before answering {id}");
+                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+                if &v["id"] == id {
                     return v;
                 }
             }
@@ -207,11 +234,82 @@ async fn gateway_attach_serves_the_host_with_the_apps_supervisor() {
 }
 
 #[tokio::test]
-async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
+async fn gateway_attach_the_app_quitting_hands_the_session_to_the_bridge() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    let config_arg = path.display().to_string();
+    let mut host = bridge(dir.path(), &["fixture", "--config", &config_arg]);
+    host.initialize().await;
+    // A call in flight on the app when it quits.
+    let slow = json!({"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"ms": 60000}}});
+    host.stdin
+        .write_all(format!("{slow}\n").as_bytes())
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, async {
+        while calls_of(&fx.log, "slow") == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the slow call reached the app's server");
+    app.task.abort();
+    let _ = app.task.await;
+
+    // The call the app left unanswered fails at once, and is not sent again.
+    let lost = host.answer_to(&json!("slow-1")).await;
+    assert_eq!(
+        lost["error"]["code"],
+        lifeline_core::gateway::UPSTREAM_LOST,
+        "{lost}"
+    );
+    assert!(
+        lost["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the Lifeline app quit while tools/call")),
+        "{lost}"
+    );
+    // The host's session goes on, on a supervisor of the bridge's own.
+    let call = host
+        .rpc(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "after the app"}}),
+        )
+        .await;
+    assert_eq!(
+        call["result"]["content"][0]["text"], "after the app",
+        "{call}"
+    );
+    assert_eq!(
+        calls_of(&fx.log, "slow"),
+        1,
+        "the lost call was not sent again"
+    );
+    drop(host.stdin);
+    let out = tokio::time::timeout(PATIENCE, host.child.wait_with_output())
+        .await
+        .expect("the bridge exits when the host closes stdin")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("serving `fixture` from this process now"),
+        "{stderr}"
+    );
+    drop(app.supervisor);
+}
+
+#[tokio::test]
+async fn gateway_attach_the_app_quitting_ends_a_bridge_that_cannot_run_the_server() {
     let dir = TempDirGuard::new("gateway-attach");
     let (path, _fx) = fixture_config(&dir);
     let app = app(dir.path(), &path);
-    let mut host = bridge(dir.path(), &["fixture"]);
+    // No --config, and the bridge's own config has no `fixture`.
+    let elsewhere = dir.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, r#"{"mcpServers": {}}"#).unwrap();
+    let mut host = bridge_with_env(dir.path(), &["fixture"], &[("LIFELINE_CONFIG", &elsewhere)]);
     host.initialize().await;
     app.task.abort();
     let _ = app.task.await;
@@ -222,7 +320,8 @@ async fn gateway_attach_the_app_quitting_ends_the_bridge_with_a_clear_line() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("the Lifeline app closed the connection to `fixture`"),
+        stderr.contains("the Lifeline app closed the connection to `fixture`")
+            && stderr.contains("cannot run in this process"),
         "{stderr}"
     );
 }
@@ -250,6 +349,93 @@ async fn gateway_attach_no_attach_runs_in_process() {
         .expect("the bridge exits")
         .unwrap();
     assert_eq!(status.code(), Some(0));
+    app.task.abort();
+}
+
+/// A real host (the TypeScript SDK client, `tests/peers/gateway_host.mjs`) through a real
+/// bridge attached to the app: the app's bus says which host attached, each of its calls
+/// and when it left; the Hosts section counts its calls.
+#[tokio::test]
+async fn gateway_attach_records_the_host_and_its_calls() {
+    use crate::peers::{repo, require};
+    let dir = TempDirGuard::new("gateway-attach-hosts");
+    let (path, _fx) = fixture_config(&dir);
+    let script = require(
+        repo().join("tests/peers/gateway_host.mjs"),
+        "the gateway host script",
+    );
+    require(
+        repo().join("tests/peers/node_modules/@modelcontextprotocol/sdk/package.json"),
+        "@modelcontextprotocol/sdk",
+    );
+    let app = app(dir.path(), &path);
+    let mut events = app.bus.subscribe();
+    let run = Command::new("node")
+        .arg(&script)
+        .arg(lifeline_bin())
+        .arg(&path)
+        .arg("fixture")
+        .env("LIFELINE_HISTORY", dir.path().join("history.db"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the SDK host finished within 120 s")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(app.attached.load(Ordering::SeqCst), 1, "it attached");
+    let mut seen = Vec::new();
+    let detached = async {
+        loop {
+            let e = events.recv().await.unwrap();
+            match e.body {
+                EventBody::HostAttached { host } => seen.push(format!(
+                    "attached {} {} {:?} {}",
+                    host.name, host.version, host.mode, host.protocol_version
+                )),
+                EventBody::HostCall {
+                    host,
+                    tool,
+                    outcome,
+                    error_kind,
+                    ..
+                } => seen.push(format!("{host} {tool} {outcome:?} {error_kind:?}")),
+                EventBody::HostDetached { host } => {
+                    seen.push(format!("detached {}", host.name));
+                    return;
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, detached)
+        .await
+        .expect("the host detached");
+    let host = "lifeline-gateway-test-host";
+    // The script's first steps, in order (it goes on with the server's requests to it).
+    assert_eq!(
+        seen[..4],
+        [
+            format!("attached {host} 1.0.0 App 2025-11-25"),
+            format!("{host} echo Ok None"),
+            format!("{host} crash Error Some(\"upstream_lost\")"),
+            format!("{host} echo Ok None"),
+        ],
+        "{seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&format!("detached {host}")));
+    let echoes = seen.iter().filter(|s| s.contains(" echo Ok ")).count();
+    let view = app.hosts.view("fixture", std::time::SystemTime::now());
+    assert_eq!(view.hosts, vec![]);
+    let echo = view.tools.iter().find(|t| t.tool == "echo").unwrap();
+    assert_eq!((echo.calls as usize, echo.errors), (echoes, 0));
+    assert!(echo.p50_ms.is_some() && echo.p95_ms >= echo.p50_ms);
+    let crash = view.tools.iter().find(|t| t.tool == "crash").unwrap();
+    assert_eq!((crash.calls, crash.errors), (1, 1));
     app.task.abort();
 }
 

@@ -128,6 +128,15 @@ pub fn latest(
         .find(|c| c.client == client.id() && path.as_ref().is_none_or(|p| *p == c.path)))
 }
 
+/// Whether the client's file is no longer what Lifeline wrote for `record` (edited since,
+/// or deleted): a restore then asks before it overwrites (`restore`'s `force`).
+pub fn changed_since(record: &Connection) -> bool {
+    match fs::read_to_string(&record.path) {
+        Ok(t) => sha256(&t) != record.sha256,
+        Err(_) => true,
+    }
+}
+
 /// Puts the latest backup for `client` back and forgets the record. Refuses, naming what
 /// changed (names only, never values), when the file is not what Lifeline wrote and
 /// `force` is false.

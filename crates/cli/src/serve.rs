@@ -1,0 +1,227 @@
+//! `lifeline serve`: every configured server (or the TARGETs) supervised in this process and
+//! served to AI clients that take a URL, over Streamable HTTP at
+//! `http://127.0.0.1:PORT/servers/NAME/mcp` (`lifeline_core::gateway::http`), until
+//! SIGINT/SIGTERM. `lifeline serve token add|list|show|remove CLIENT` manages the bearer
+//! tokens clients must send. docs/gateway.md, "The local HTTP endpoint".
+
+use crate::fleet;
+use crate::output::{EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, Out};
+use clap::Subcommand;
+use lifeline_core::events::EventBus;
+use lifeline_core::gateway::GatewayOptions;
+use lifeline_core::gateway::attach::Refusal;
+use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens, tokens};
+use lifeline_core::supervisor::{Fleet, Supervisor};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// Manage the bearer tokens clients send (`Authorization: Bearer TOKEN`)
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Make a token for CLIENT (a new one replaces its old one) and print how to use it
+    Add {
+        /// A name for the client: claude-code, vscode, cursor, …
+        client: String,
+        /// The port the endpoint listens on, for the printed URLs
+        #[arg(long, default_value_t = http::DEFAULT_PORT)]
+        port: u16,
+    },
+    /// List the clients that have a token (not the tokens)
+    List,
+    /// Print CLIENT's token
+    Show { client: String },
+    /// Remove CLIENT's token: its requests are refused from then on
+    Remove { client: String },
+}
+
+pub struct Args {
+    pub targets: Vec<String>,
+    pub config: Option<PathBuf>,
+    pub port: u16,
+    pub no_auth: bool,
+    pub duration: Option<Duration>,
+}
+
+pub async fn run(args: Args) -> i32 {
+    let (config, out) = match fleet::load_for_output(args.config.as_deref(), &args.targets, false) {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
+    };
+    let auth = if args.no_auth {
+        // Not through `out`: its redactor knows nothing secret here, and its free-text
+        // rules would mask words of this line.
+        eprintln!(
+            "lifeline serve: --no-auth: any program on this machine can call these servers \
+             (meant for test suites)"
+        );
+        Auth::Open
+    } else {
+        let Some(path) = tokens::default_path() else {
+            out.note("lifeline serve: no data directory for the tokens file; use --no-auth");
+            return EXIT_USAGE;
+        };
+        Auth::Tokens(Tokens::new(path))
+    };
+    let stopped = fleet::until_stopped(args.duration);
+    let bus = Arc::new(EventBus::new(1024));
+    let fleet = match Fleet::start(&config, bus) {
+        Ok(f) => f,
+        Err(e) => return out.error(&e),
+    };
+    let served: BTreeMap<String, (Arc<Supervisor>, GatewayOptions)> = config
+        .servers
+        .iter()
+        .filter_map(|server| {
+            let supervisor = fleet.get(&server.name)?.share();
+            Some((
+                server.name.clone(),
+                (Arc::new(supervisor), GatewayOptions::for_server(server)),
+            ))
+        })
+        .collect();
+    let served = Arc::new(served);
+    let resolve: Resolve = {
+        let served = served.clone();
+        Arc::new(move |name: String| {
+            let found = match served.get(&name) {
+                Some((s, o)) => Ok((s.clone(), o.clone())),
+                None => Err((
+                    Refusal::Unknown,
+                    format!(
+                        "no server named `{name}` here (served: {})",
+                        served.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            };
+            Box::pin(async move { found })
+        })
+    };
+    let endpoint = match Endpoint::bind(args.port, resolve, auth).await {
+        Ok(e) => e,
+        Err(e) => {
+            out.note(&format!(
+                "lifeline serve: cannot listen on 127.0.0.1:{} ({e}); pick another with --port \
+                 (0: any free port)",
+                args.port
+            ));
+            drop(served);
+            fleet.stop().await;
+            return EXIT_UNAVAILABLE;
+        }
+    };
+    let port = endpoint.addr().port();
+    out.line(&format!(
+        "lifeline serve: listening on http://127.0.0.1:{port}"
+    ));
+    for name in served.keys() {
+        out.line(&format!("  {name}  {}", endpoint.url(name)));
+    }
+    if !args.no_auth {
+        out.line(
+            "Clients send `Authorization: Bearer TOKEN`; `lifeline serve token add CLIENT` makes one.",
+        );
+    }
+    stopped.await;
+    endpoint.stop().await;
+    drop(served);
+    fleet.stop().await;
+    EXIT_OK
+}
+
+pub fn token(command: TokenCommand) -> i32 {
+    let out = Out {
+        json: false,
+        redactor: Default::default(),
+    };
+    let Some(path) = tokens::default_path() else {
+        out.note("lifeline serve token: no data directory for the tokens file");
+        return EXIT_USAGE;
+    };
+    let failed = |e: std::io::Error| {
+        out.note(&format!("lifeline serve token: {e}"));
+        EXIT_USAGE
+    };
+    match command {
+        TokenCommand::Add { client, port } => match tokens::add(&path, &client) {
+            Ok(token) => {
+                print_usage(&path, &client, &token, port);
+                EXIT_OK
+            }
+            Err(e) => failed(e),
+        },
+        TokenCommand::List => match tokens::list(&path) {
+            Ok(clients) if clients.is_empty() => {
+                out.line(&format!("no client has a token ({})", path.display()));
+                EXIT_OK
+            }
+            Ok(clients) => {
+                for c in clients {
+                    out.line(&format!("{}  (made {})", c.name, c.created));
+                }
+                EXIT_OK
+            }
+            Err(e) => failed(e),
+        },
+        TokenCommand::Show { client } => match tokens::get(&path, &client) {
+            Ok(Some(token)) => {
+                println!("{token}");
+                EXIT_OK
+            }
+            Ok(None) => {
+                out.note(&format!(
+                    "lifeline serve token: `{client}` has no token (lifeline serve token add {client})"
+                ));
+                EXIT_USAGE
+            }
+            Err(e) => failed(e),
+        },
+        TokenCommand::Remove { client } => match tokens::remove(&path, &client) {
+            Ok(true) => {
+                out.line(&format!("removed `{client}`'s token"));
+                EXIT_OK
+            }
+            Ok(false) => {
+                out.note(&format!("lifeline serve token: `{client}` has no token"));
+                EXIT_USAGE
+            }
+            Err(e) => failed(e),
+        },
+    }
+}
+
+/// The token, and how the common hosts take a URL and a header.
+/// Printed as is: `Out` would scrub the token, which is the point here.
+fn print_usage(path: &Path, client: &str, token: &str, port: u16) {
+    let url = http::url(port, "NAME");
+    println!(
+        "Token for `{client}` (kept in {}, readable by you only):",
+        path.display()
+    );
+    println!("  {token}");
+    println!();
+    println!("Each server's URL:  {url}");
+    println!("Header:             Authorization: Bearer {token}");
+    println!();
+    println!("Claude Code:");
+    println!(
+        "  claude mcp add --transport http NAME {url} --header \"Authorization: Bearer {token}\""
+    );
+    println!("VS Code (.vscode/mcp.json, under \"servers\"):");
+    println!(
+        "  \"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}"
+    );
+    println!("Cursor (~/.cursor/mcp.json, under \"mcpServers\"):");
+    println!(
+        "  \"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}"
+    );
+}

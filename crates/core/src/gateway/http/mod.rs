@@ -1,0 +1,569 @@
+//! The gateway over Streamable HTTP (MCP 2025-11-25 and older): the local endpoint
+//! `http://127.0.0.1:PORT/servers/NAME/mcp` for hosts that take a URL, served by the app
+//! and by `lifeline serve`. Each host session (`Mcp-Session-Id`, issued at `initialize`) is
+//! a gateway session (`gateway::start`) on the supervisor for NAME, exactly as a stdio host
+//! gets from `lifeline connect`; `session.rs` routes its messages to the right stream.
+//!
+//! Before anything else a request must pass `guard.rs`: bound to 127.0.0.1 only, a `Host`
+//! naming the loopback and no foreign `Origin` (403: DNS rebinding), a client's bearer
+//! token from `tokens.rs` (401), a known `MCP-Protocol-Version` (400).
+
+pub mod guard;
+mod reply;
+mod session;
+pub mod tokens;
+
+#[cfg(test)]
+mod tests;
+
+use super::GatewayOptions;
+use super::attach::Refusal;
+use crate::protocol::{Message, RpcError};
+use crate::supervisor::Supervisor;
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{ALLOW, HeaderValue};
+use hyper::http::request::Parts;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use reply::{empty, event_stream, json_response, refuse, session_gone, unauthorized};
+use serde_json::Value;
+use session::{Answer, HttpSession, Refused};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+pub use tokens::Tokens;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// The port `lifeline serve` and the app listen on unless told otherwise.
+pub const DEFAULT_PORT: u16 = crate::config::DEFAULT_SERVE_PORT;
+
+/// The largest request body (a tool call's arguments included), as the stdio gateway.
+const MAX_BODY: usize = super::MAX_LINE;
+
+/// How often an idle event stream gets a comment, so a host that went away is noticed.
+const KEEPALIVE: Duration = Duration::from_secs(25);
+
+/// A session with no open stream and nothing in flight ends after this long unused (the
+/// host then gets 404 and initializes again, as the spec has it).
+const IDLE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// At most this many host sessions at once; past it, the least recently used idle one
+/// ends, and without one a new `initialize` is refused (503).
+const MAX_SESSIONS: usize = 256;
+
+/// How long a client may take to send a request's headers.
+const HEADER_WAIT: Duration = Duration::from_secs(30);
+
+/// How long `Endpoint::stop` lets the sessions cancel their calls.
+const STOP_WAIT: Duration = Duration::from_secs(5);
+
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// What serving NAME needs: the supervisor (a shared handle) and the gateway's options, or
+/// why NAME cannot be served (`Unknown` is a 404, `Closing` a 503).
+pub type Resolved = Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)>;
+
+/// Finds the server a host asked for, at its `initialize`.
+pub type Resolve =
+    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Resolved> + Send>> + Send + Sync>;
+
+/// Who may call.
+pub enum Auth {
+    /// A request must carry a client's token from this file.
+    Tokens(Tokens),
+    /// Anyone on this machine (`lifeline serve --no-auth`, for test suites).
+    Open,
+}
+
+struct State {
+    resolve: Resolve,
+    auth: Auth,
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+/// The running endpoint.
+pub struct Endpoint {
+    addr: SocketAddr,
+    state: Arc<State>,
+    accept: JoinHandle<()>,
+}
+
+impl Endpoint {
+    /// Listens on 127.0.0.1:`port` (0: a free port) and serves until `stop`.
+    pub async fn bind(port: u16, resolve: Resolve, auth: Auth) -> io::Result<Endpoint> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(State {
+            resolve,
+            auth,
+            sessions: Mutex::default(),
+        });
+        let accept = tokio::spawn(accept_loop(listener, state.clone()));
+        Ok(Endpoint {
+            addr,
+            state,
+            accept,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL a host uses for the server `name`.
+    pub fn url(&self, name: &str) -> String {
+        url(self.addr.port(), name)
+    }
+
+    /// How many host sessions are open.
+    pub fn sessions(&self) -> usize {
+        self.state.sessions.lock().expect("sessions lock").len()
+    }
+
+    /// Stops listening and ends every session (their calls in flight are cancelled
+    /// upstream), bounded; the supervisors are left running.
+    pub async fn stop(self) {
+        self.accept.abort();
+        let _ = self.accept.await;
+        let sessions: Vec<_> = self
+            .state
+            .sessions
+            .lock()
+            .expect("sessions lock")
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        let ends: Vec<_> = sessions.iter().map(|s| tokio::spawn(s.end())).collect();
+        let _ = tokio::time::timeout(STOP_WAIT, async {
+            for end in ends {
+                let _ = end.await;
+            }
+        })
+        .await;
+    }
+}
+
+/// `http://127.0.0.1:PORT/servers/NAME/mcp`.
+pub fn url(port: u16, name: &str) -> String {
+    format!("http://127.0.0.1:{port}/servers/{name}/mcp")
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<State>) {
+    // Dropped with this task: every connection ends with the endpoint.
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("gateway: accepting a connection failed ({e})");
+                    continue;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let state = state.clone();
+        let service = service_fn(move |req: Request<Incoming>| {
+            let state = state.clone();
+            async move { Ok::<_, Infallible>(handle(state, req).await) }
+        });
+        connections.spawn(async move {
+            // A client that opens a connection and never finishes its headers is dropped.
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_WAIT)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn header<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+    parts.headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Every `Accept` header's media ranges, lowercased; `None` when there is none.
+fn accept(parts: &Parts) -> Option<String> {
+    let all: Vec<_> = parts
+        .headers
+        .get_all("accept")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!all.is_empty()).then(|| all.join(", ").to_ascii_lowercase())
+}
+
+/// The NAME of `/servers/NAME/mcp`.
+fn server_name(path: &str) -> Option<&str> {
+    let name = path.strip_prefix("/servers/")?.strip_suffix("/mcp")?;
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    valid.then_some(name)
+}
+
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let host = header(&parts, "host").unwrap_or("");
+    if !guard::loopback_host(host) {
+        tracing::info!(
+            "gateway: refused a request for Host {:?}",
+            guard::shown(host)
+        );
+        return refuse(
+            StatusCode::FORBIDDEN,
+            -32000,
+            format!(
+                "Host {:?} is not this machine's loopback address: Lifeline's endpoint answers \
+                 only requests for 127.0.0.1, localhost or [::1] (DNS rebinding protection)",
+                guard::shown(host)
+            ),
+        );
+    }
+    if let Some(origin) = header(&parts, "origin")
+        && !guard::loopback_origin(origin)
+    {
+        tracing::info!(
+            "gateway: refused a request from Origin {:?}",
+            guard::shown(origin)
+        );
+        return refuse(
+            StatusCode::FORBIDDEN,
+            -32000,
+            format!(
+                "Origin {:?} is not allowed: Lifeline's endpoint takes requests from local \
+                 programs, not from web pages",
+                guard::shown(origin)
+            ),
+        );
+    }
+    let Some(name) = server_name(parts.uri.path()).map(str::to_owned) else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            -32000,
+            format!(
+                "no endpoint at {:?}: Lifeline serves each server at /servers/NAME/mcp",
+                guard::shown(parts.uri.path())
+            ),
+        );
+    };
+    let client = match &state.auth {
+        Auth::Open => None,
+        Auth::Tokens(tokens) => {
+            let Some(token) = header(&parts, "authorization").and_then(guard::bearer) else {
+                return unauthorized(
+                    "Lifeline's endpoint needs `Authorization: Bearer TOKEN`; make a token \
+                     with `lifeline serve token add CLIENT`",
+                );
+            };
+            match tokens.client_of(token) {
+                Some(client) => Some(client),
+                None => {
+                    return unauthorized(
+                        "the bearer token is not one of Lifeline's clients' (see `lifeline \
+                         serve token list`; `lifeline serve token add CLIENT` makes a new one)",
+                    );
+                }
+            }
+        }
+    };
+    match parts.method {
+        Method::POST => post(&state, &parts, body, name, client).await,
+        Method::GET => get(&state, &parts, &name, client.as_deref()),
+        Method::DELETE => delete(&state, &parts, &name, client.as_deref()),
+        _ => {
+            let mut r = refuse(
+                StatusCode::METHOD_NOT_ALLOWED,
+                -32000,
+                "the MCP endpoint takes POST, GET and DELETE",
+            );
+            r.headers_mut()
+                .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            r
+        }
+    }
+}
+
+/// The session a request names, or the HTTP error the spec prescribes: 400 without one,
+/// 404 for one that is not (or no longer) open for this server and client.
+fn session_of(
+    state: &State,
+    parts: &Parts,
+    name: &str,
+    client: Option<&str>,
+) -> Result<Arc<HttpSession>, Box<Response<Body>>> {
+    if let Err(why) = guard::protocol_version(header(parts, "mcp-protocol-version")) {
+        return Err(Box::new(refuse(StatusCode::BAD_REQUEST, -32000, why)));
+    }
+    let Some(id) = header(parts, "mcp-session-id") else {
+        return Err(Box::new(refuse(
+            StatusCode::BAD_REQUEST,
+            -32000,
+            "Mcp-Session-Id is missing: send `initialize` first and use the session id it returns",
+        )));
+    };
+    let sessions = state.sessions.lock().expect("sessions lock");
+    match sessions.get(id) {
+        Some(s) if s.server == name && s.client.as_deref() == client => Ok(s.clone()),
+        _ => Err(Box::new(session_gone())),
+    }
+}
+
+async fn post(
+    state: &Arc<State>,
+    parts: &Parts,
+    body: Incoming,
+    name: String,
+    client: Option<String>,
+) -> Response<Body> {
+    let json_body = header(parts, "content-type").is_some_and(|c| {
+        c.trim()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+    });
+    if !json_body {
+        return refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            -32000,
+            "the body must be one JSON-RPC message, Content-Type: application/json",
+        );
+    }
+    let accept = header(parts, "accept")
+        .unwrap_or("*/*")
+        .to_ascii_lowercase();
+    let stream_ok = accept.contains("text/event-stream");
+    let json_ok = ["application/json", "application/*", "*/*"]
+        .iter()
+        .any(|t| accept.contains(t));
+    if !stream_ok && !json_ok {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            -32000,
+            "Accept must allow application/json and text/event-stream",
+        );
+    }
+    let bytes = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(_) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                RpcError::INVALID_REQUEST,
+                format!("the body is over {MAX_BODY} bytes, or it was cut short"),
+            );
+        }
+    };
+    let value = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                RpcError::PARSE_ERROR,
+                format!("the body is not JSON ({e})"),
+            );
+        }
+    };
+    if value.is_array() {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            RpcError::INVALID_REQUEST,
+            "batches are not taken (MCP 2025-06-18 removed them): send one message per POST",
+        );
+    }
+    let msg = match Message::from_value(value) {
+        Ok(m) => m,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                RpcError::INVALID_REQUEST,
+                format!("not a JSON-RPC message ({})", e.0),
+            );
+        }
+    };
+    if let Message::Request(r) = &msg
+        && r.method == "initialize"
+    {
+        return initialize(state, msg, name, client, !json_ok).await;
+    }
+    let session = match session_of(state, parts, &name, client.as_deref()) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    match msg {
+        Message::Request(r) => answer(&session, r.id.clone(), Message::Request(r), stream_ok).await,
+        other => match session.deliver(other) {
+            Ok(()) => empty(StatusCode::ACCEPTED),
+            Err(_) => session_gone(),
+        },
+    }
+}
+
+async fn initialize(
+    state: &Arc<State>,
+    msg: Message,
+    name: String,
+    client: Option<String>,
+    stream: bool,
+) -> Response<Body> {
+    if !sweep(state) {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32000,
+            format!("{MAX_SESSIONS} host sessions are open and busy: end one (DELETE) first"),
+        );
+    }
+    let (supervisor, options) = match (state.resolve)(name.clone()).await {
+        Ok(found) => found,
+        Err((kind, message)) => {
+            let status = match kind {
+                Refusal::Unknown => StatusCode::NOT_FOUND,
+                Refusal::Closing => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            return refuse(status, -32000, message);
+        }
+    };
+    let id = match session_id() {
+        Ok(id) => id,
+        Err(e) => {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                RpcError::INTERNAL_ERROR,
+                format!("no session id: the OS gave no random bytes ({e})"),
+            );
+        }
+    };
+    let session = HttpSession::start(
+        id.clone(),
+        name.clone(),
+        client.clone(),
+        supervisor,
+        options,
+    );
+    state
+        .sessions
+        .lock()
+        .expect("sessions lock")
+        .insert(id.clone(), session.clone());
+    tracing::info!(
+        "gateway: {} opened a session on `{name}` over HTTP",
+        client.as_deref().unwrap_or("a host")
+    );
+    let Message::Request(r) = &msg else {
+        unreachable!("initialize is a request")
+    };
+    let mut response = answer(&session, r.id.clone(), msg.clone(), stream).await;
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert("mcp-session-id", v);
+    }
+    response
+}
+
+/// Ends the sessions that have been unused for `IDLE`, and, at `MAX_SESSIONS`, the least
+/// recently used idle one. Whether there is room for a new session.
+fn sweep(state: &State) -> bool {
+    let (ended, room) = {
+        let mut sessions = state.sessions.lock().expect("sessions lock");
+        let mut ids: Vec<_> = sessions
+            .iter()
+            .filter(|(_, s)| s.idle_for(IDLE))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if sessions.len() - ids.len() >= MAX_SESSIONS {
+            let oldest = sessions
+                .iter()
+                .filter(|(_, s)| s.idle_for(Duration::ZERO))
+                .min_by_key(|(_, s)| s.last_used())
+                .map(|(id, _)| id.clone());
+            ids.extend(oldest);
+        }
+        let ended: Vec<_> = ids.iter().filter_map(|id| sessions.remove(id)).collect();
+        (ended, sessions.len() < MAX_SESSIONS)
+    };
+    for s in ended {
+        tracing::info!("gateway: ending an idle session on `{}`", s.server);
+        tokio::spawn(s.end());
+    }
+    room
+}
+
+/// 32 hex digits from the OS's random source: visible ASCII, as the spec asks.
+fn session_id() -> io::Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Passes a request on and answers the POST with its response: as one JSON body, or as an
+/// event stream that carries the request's progress first.
+async fn answer(
+    session: &HttpSession,
+    id: crate::protocol::RequestId,
+    msg: Message,
+    stream: bool,
+) -> Response<Body> {
+    match session.request(msg, id.clone(), stream) {
+        Err(Refused::Ended) => session_gone(),
+        Err(Refused::DuplicateId) => refuse(
+            StatusCode::BAD_REQUEST,
+            RpcError::INVALID_REQUEST,
+            format!("request id {id} is already in use by an unanswered request of this session"),
+        ),
+        Ok(Answer::Stream(rx)) => event_stream(rx),
+        Ok(Answer::Json(rx)) => match rx.await {
+            Ok(msg) => json_response(StatusCode::OK, msg.to_json()),
+            Err(_) => session_gone(),
+        },
+    }
+}
+
+/// The session's own event stream, for what does not belong to a request.
+fn get(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Response<Body> {
+    if !accept(parts).is_some_and(|a| a.contains("text/event-stream")) {
+        return refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            -32000,
+            "GET opens an event stream: Accept must allow text/event-stream",
+        );
+    }
+    let session = match session_of(state, parts, name, client) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    match session.open_stream() {
+        Some(rx) => event_stream(rx),
+        None => refuse(
+            StatusCode::CONFLICT,
+            -32000,
+            "this session already has a GET stream open",
+        ),
+    }
+}
+
+/// Ends a session: its calls in flight are cancelled upstream.
+fn delete(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Response<Body> {
+    let session = match session_of(state, parts, name, client) {
+        Ok(s) => s,
+        Err(r) => return *r,
+    };
+    state
+        .sessions
+        .lock()
+        .expect("sessions lock")
+        .remove(&session.id);
+    tracing::info!("gateway: a host ended its session on `{name}`");
+    tokio::spawn(session.end());
+    empty(StatusCode::OK)
+}

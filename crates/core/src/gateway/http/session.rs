@@ -1,0 +1,212 @@
+//! One Streamable HTTP session (`Mcp-Session-Id`): a gateway session (`gateway::start`)
+//! and the routes of what it sends. A response goes to the POST that carried its request;
+//! a message that belongs to a request (a call's progress) goes on that POST's event
+//! stream; anything else (list_changed, resources/updated, logging) goes on the session's
+//! GET stream, or nowhere when the host has none open (the spec's rule: the server sends
+//! unrelated messages only on a stream the client opened). No event ids are sent, so a
+//! stream that breaks is not resumed: its request's answer is lost (the host times it out),
+//! and the request is not cancelled (a disconnect is not a cancel).
+
+use crate::gateway::{self, GatewayOptions, Outgoing};
+use crate::protocol::{Message, RequestId};
+use crate::supervisor::Supervisor;
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// Where a request's answer goes.
+enum Slot {
+    /// The POST answers with an event stream: progress and the response as events.
+    Stream(mpsc::UnboundedSender<Bytes>),
+    /// The POST answers with the response as JSON; related messages go to the GET stream.
+    Json(oneshot::Sender<Message>),
+}
+
+#[derive(Default)]
+struct Routes {
+    pending: HashMap<RequestId, Slot>,
+    /// The GET stream, when the host has one open.
+    stream: Option<mpsc::UnboundedSender<Bytes>>,
+    /// When the host last did anything in this session.
+    used: Option<Instant>,
+}
+
+pub struct HttpSession {
+    pub id: String,
+    /// The server this session is for (`/servers/NAME/mcp`).
+    pub server: String,
+    /// The client whose token opened it (`None` without tokens).
+    pub client: Option<String>,
+    input: Mutex<Option<gateway::Input>>,
+    routes: Mutex<Routes>,
+    done: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// Why a request could not be taken.
+pub enum Refused {
+    /// The session has ended (DELETE, or the endpoint is stopping).
+    Ended,
+    /// Another request with this id is still unanswered in this session.
+    DuplicateId,
+}
+
+/// What a POST of a request waits on.
+pub enum Answer {
+    Stream(mpsc::UnboundedReceiver<Bytes>),
+    Json(oneshot::Receiver<Message>),
+}
+
+/// An SSE event carrying one JSON-RPC message.
+pub fn event(msg: &Message) -> Bytes {
+    Bytes::from(format!("event: message\ndata: {}\n\n", msg.to_json()))
+}
+
+impl HttpSession {
+    /// Starts the gateway session for `server` and the task that routes what it sends.
+    pub fn start(
+        id: String,
+        server: String,
+        client: Option<String>,
+        supervisor: Arc<Supervisor>,
+        options: GatewayOptions,
+    ) -> Arc<HttpSession> {
+        let gateway::Session {
+            input,
+            mut output,
+            done,
+        } = gateway::start(supervisor, options);
+        let session = Arc::new(HttpSession {
+            id,
+            server,
+            client,
+            input: Mutex::new(Some(input)),
+            routes: Mutex::new(Routes {
+                used: Some(Instant::now()),
+                ..Routes::default()
+            }),
+            done: Mutex::new(None),
+        });
+        let router = session.clone();
+        let routing = tokio::spawn(async move {
+            while let Some(out) = output.recv().await {
+                router.route(out);
+            }
+            // The gateway session is over: every open stream ends, every waiting POST
+            // hears that its session ended.
+            let mut routes = router.routes.lock().expect("routes lock");
+            routes.pending.clear();
+            routes.stream = None;
+        });
+        *session.done.lock().expect("done lock") = Some(tokio::spawn(async move {
+            let _ = done.await;
+            let _ = routing.await;
+        }));
+        session
+    }
+
+    fn route(&self, out: Outgoing) {
+        let mut routes = self.routes.lock().expect("routes lock");
+        if let Message::Response(r) = &out.message {
+            match routes.pending.remove(&r.id) {
+                Some(Slot::Stream(tx)) => {
+                    let _ = tx.send(event(&out.message));
+                }
+                Some(Slot::Json(tx)) => {
+                    let _ = tx.send(out.message);
+                }
+                None => tracing::debug!("gateway: the answer to {} has no one waiting", r.id),
+            }
+            return;
+        }
+        if let Some(Slot::Stream(tx)) = out.related.as_ref().and_then(|id| routes.pending.get(id)) {
+            let _ = tx.send(event(&out.message));
+            return;
+        }
+        if let Some(tx) = &routes.stream
+            && tx.send(event(&out.message)).is_err()
+        {
+            routes.stream = None;
+        }
+    }
+
+    /// Passes a notification or a response of the host's on.
+    pub fn deliver(&self, msg: Message) -> Result<(), Refused> {
+        self.touch();
+        let input = self.input.lock().expect("input lock");
+        match input.as_ref() {
+            Some(tx) if tx.send(msg).is_ok() => Ok(()),
+            _ => Err(Refused::Ended),
+        }
+    }
+
+    /// Passes a request of the host's on, with where its answer goes.
+    pub fn request(&self, msg: Message, id: RequestId, stream: bool) -> Result<Answer, Refused> {
+        let (slot, answer) = if stream {
+            let (tx, rx) = mpsc::unbounded_channel();
+            (Slot::Stream(tx), Answer::Stream(rx))
+        } else {
+            let (tx, rx) = oneshot::channel();
+            (Slot::Json(tx), Answer::Json(rx))
+        };
+        {
+            let mut routes = self.routes.lock().expect("routes lock");
+            routes.used = Some(Instant::now());
+            // A slot whose POST went away no longer blocks its id.
+            if let Some(old) = routes.pending.get(&id) {
+                let gone = match old {
+                    Slot::Stream(tx) => tx.is_closed(),
+                    Slot::Json(tx) => tx.is_closed(),
+                };
+                if !gone {
+                    return Err(Refused::DuplicateId);
+                }
+            }
+            routes.pending.insert(id, slot);
+        }
+        self.deliver(msg)?;
+        Ok(answer)
+    }
+
+    /// Opens the GET stream; `None` when one is already open.
+    pub fn open_stream(&self) -> Option<mpsc::UnboundedReceiver<Bytes>> {
+        let mut routes = self.routes.lock().expect("routes lock");
+        routes.used = Some(Instant::now());
+        if routes.stream.as_ref().is_some_and(|tx| !tx.is_closed()) {
+            return None;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        routes.stream = Some(tx);
+        Some(rx)
+    }
+
+    fn touch(&self) {
+        self.routes.lock().expect("routes lock").used = Some(Instant::now());
+    }
+
+    /// When the host last did anything in this session.
+    pub fn last_used(&self) -> Option<Instant> {
+        self.routes.lock().expect("routes lock").used
+    }
+
+    /// Whether nothing is open or waiting and nothing was done for `idle`.
+    pub fn idle_for(&self, idle: std::time::Duration) -> bool {
+        let routes = self.routes.lock().expect("routes lock");
+        let streaming = routes.stream.as_ref().is_some_and(|tx| !tx.is_closed());
+        routes.pending.is_empty() && !streaming && routes.used.is_none_or(|t| t.elapsed() >= idle)
+    }
+
+    /// Ends the session: its requests in flight are cancelled upstream and its streams
+    /// close. Resolves once the gateway session let go of the supervisor.
+    pub fn end(&self) -> impl Future<Output = ()> + use<> {
+        self.input.lock().expect("input lock").take();
+        let done = self.done.lock().expect("done lock").take();
+        async move {
+            if let Some(done) = done {
+                let _ = done.await;
+            }
+        }
+    }
+}

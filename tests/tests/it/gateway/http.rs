@@ -1,0 +1,271 @@
+//! `lifeline serve` end to end: a real process serving the crashable stdio fixture at its
+//! local Streamable HTTP endpoint, a token made with `lifeline serve token add`, and the
+//! TypeScript SDK's StreamableHTTPClientTransport (`tests/peers/gateway_http_host.mjs`) and
+//! the Python SDK's streamable_http_client (`tests/peers/gateway_http_host.py`) as hosts:
+//! each lists and calls tools, survives the upstream dying under a call (that call fails at
+//! once with UPSTREAM_LOST and ran once, the next one succeeds) and ends its session; the
+//! TypeScript host also answers the server's sampling, elicitation and roots requests, which
+//! reach it on its GET stream.
+//! Raw requests check what is refused: no token or a wrong one (401), a foreign Host or
+//! Origin (403). The token file is 0600 and the token appears in none of the output.
+
+use super::config;
+use crate::cli::lifeline_bin;
+use crate::peers::{repo, require};
+use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// `lifeline serve token …` with the test's own history directory; its stdout.
+fn token_command(history: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(lifeline_bin())
+        .args(["serve", "token"])
+        .args(args)
+        .env("LIFELINE_HISTORY", history)
+        .output()
+        .expect("lifeline serve token runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+struct Served {
+    child: tokio::process::Child,
+    port: u16,
+}
+
+/// `lifeline serve --config CONFIG --port 0`, its stderr in `stderr`, once it listens.
+async fn serve(config: &Path, history: &Path, stderr: &Path) -> Served {
+    let mut child = tokio::process::Command::new(lifeline_bin())
+        .args(["serve", "--port", "0", "--config"])
+        .arg(config)
+        .env("LIFELINE_HISTORY", history)
+        .env("LIFELINE_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("lifeline serve starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let port = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.strip_prefix("lifeline serve: listening on http://127.0.0.1:")
+            {
+                return rest.trim().parse::<u16>().unwrap();
+            }
+        }
+        panic!("lifeline serve ended without listening")
+    })
+    .await
+    .expect("lifeline serve listens within 30 s");
+    // The rest of stdout is drained, so the process never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Served { child, port }
+}
+
+/// A served fixture with a client's token.
+struct Setup {
+    dir: TempDirGuard,
+    fx: crate::support::StdioFixture,
+    history: std::path::PathBuf,
+    token: String,
+    served: Served,
+    url: String,
+    stderr: std::path::PathBuf,
+}
+
+async fn setup(label: &str) -> Setup {
+    let dir = TempDirGuard::new(label);
+    let history = dir.path().join("data").join("history.db");
+    let fx = stdio_fixture(&json!({}));
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": fx.program, "args": fx.args,
+            "reconnect": { "initialDelayMs": 10, "maxDelayMs": 50 } } }),
+    );
+    let printed = token_command(&history, &["add", "sdk-host"]);
+    let token = token_command(&history, &["show", "sdk-host"])
+        .trim()
+        .to_owned();
+    assert!(token.starts_with("lifeline_") && printed.contains(&token));
+    let stderr = dir.path().join("serve.stderr");
+    let served = serve(&path, &history, &stderr).await;
+    let url = format!("http://127.0.0.1:{}/servers/fixture/mcp", served.port);
+    Setup {
+        dir,
+        fx,
+        history,
+        token,
+        served,
+        url,
+        stderr,
+    }
+}
+
+/// Runs a host script (`program script URL TOKEN`) and returns the JSON line it printed.
+async fn run_host(program: &Path, script: &Path, url: &str, token: &str) -> Value {
+    let run = tokio::process::Command::new(program)
+        .arg(script)
+        .arg(url)
+        .arg(token)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the SDK host finished within 120 s")
+        .expect("the SDK host runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK host failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+/// What every HTTP host must have seen: the server, its tools, a call, the crash under a
+/// call reported as UPSTREAM_LOST with its cause, the session surviving it, and the
+/// crashing call run once.
+fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
+    assert_eq!(seen["server"]["name"], "lifeline-fixture", "{seen}");
+    assert!(
+        seen["tools"].as_array().unwrap().contains(&json!("echo")),
+        "{seen}"
+    );
+    assert_eq!(seen["first"], "one", "{seen}");
+    assert_eq!(
+        seen["crash"]["code"],
+        lifeline_core::gateway::UPSTREAM_LOST,
+        "{seen}"
+    );
+    assert_eq!(seen["crash"]["data"]["kind"], "process_exit", "{seen}");
+    assert_eq!(seen["second"], "two", "the session survived: {seen}");
+    let crashes = received(&read_log(&fx.log), "tools/call")
+        .iter()
+        .filter(|e| e["params"]["name"] == "crash")
+        .count();
+    assert_eq!(crashes, 1, "the crashing call ran once");
+}
+
+#[tokio::test]
+async fn gateway_http_python_sdk_host_survives_an_upstream_crash() {
+    let python = require(
+        repo().join(".tools/venv/bin/python"),
+        "the Python venv with mcp",
+    );
+    let script = require(
+        repo().join("tests/peers/gateway_http_host.py"),
+        "the gateway HTTP host script (Python)",
+    );
+    let s = setup("gateway-http-py").await;
+    let seen = run_host(&python, &script, &s.url, &s.token).await;
+    assert_survived(&seen, &s.fx);
+}
+
+#[tokio::test]
+async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
+    let script = require(
+        repo().join("tests/peers/gateway_http_host.mjs"),
+        "the gateway HTTP host script",
+    );
+    let s = setup("gateway-http").await;
+    let Setup {
+        dir: _dir,
+        fx,
+        history,
+        token,
+        mut served,
+        url,
+        stderr,
+    } = s;
+    let tokens_file = history.parent().unwrap().join("gateway-tokens.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&tokens_file)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the tokens file is private");
+    }
+    let seen = run_host(Path::new("node"), &script, &url, &token).await;
+    assert_survived(&seen, &fx);
+    assert!(
+        seen["session"].as_str().is_some_and(|s| !s.is_empty()),
+        "{seen}"
+    );
+    assert_eq!(seen["terminated"], true, "{seen}");
+    for refused in ["noToken", "wrongToken"] {
+        assert_eq!(seen[refused]["code"], 401, "{refused}: {seen}");
+    }
+    let told = seen["noToken"]["message"].as_str().unwrap_or_default();
+    assert!(told.contains("lifeline serve token add"), "{told}");
+
+    // What is refused, with raw requests.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}});
+    let post = |headers: &[(&str, &str)]| {
+        let mut req = http
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string());
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        req.send()
+    };
+    let bearer = format!("Bearer {token}");
+    let cases: [(&[(&str, &str)], u16); 5] = [
+        (&[], 401),
+        (&[("authorization", "Bearer lifeline_wrong")], 401),
+        (
+            &[("authorization", &bearer), ("host", "evil.example.com")],
+            403,
+        ),
+        (
+            &[
+                ("authorization", &bearer),
+                ("origin", "http://evil.example.com"),
+            ],
+            403,
+        ),
+        (&[("authorization", &bearer)], 200),
+    ];
+    for (headers, status) in cases {
+        let r = post(headers).await.unwrap();
+        assert_eq!(r.status().as_u16(), status, "{headers:?}");
+        let body = r.text().await.unwrap();
+        assert!(!body.contains(&token), "the token is never echoed");
+    }
+
+    // Stopped like a service: SIGTERM, exit 0.
+    #[cfg(unix)]
+    {
+        let pid = served.child.id().unwrap() as i32;
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let status = tokio::time::timeout(Duration::from_secs(30), served.child.wait())
+            .await
+            .expect("lifeline serve stops within 30 s on SIGTERM")
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+    drop(served);
+    let logged = std::fs::read_to_string(&stderr).unwrap();
+    assert!(
+        logged.contains("sdk-host"),
+        "the client is named in the log"
+    );
+    assert!(!logged.contains(&token), "the token is never logged");
+    assert!(
+        !logged.contains(&token[9..20]),
+        "no part of the token is logged"
+    );
+}
