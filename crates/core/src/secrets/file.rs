@@ -71,8 +71,8 @@ impl FileStore {
         top.insert(
             "note".into(),
             Value::String(
-                "Lifeline's secrets, kept here because no OS keychain was available; edit with \
-                 `lifeline secrets`"
+                "Lifeline's secrets, kept in this file instead of the OS keychain (docs/secrets.md); \
+                 change them with `lifeline secrets`"
                     .into(),
             ),
         );

@@ -123,7 +123,8 @@ impl SecretStore {
             .map(PathBuf::from)
             .or_else(default_file_path);
         match mode.as_str() {
-            "file" => Self::file_or_none(file_path, format!("{BACKEND_ENV}=file")),
+            // Said without `=`: `NAME=value` with SECRET in the name has a secret's shape.
+            "file" => Self::file_or_none(file_path, format!("{BACKEND_ENV} is set to file")),
             "keychain" => match keychain::Keychain::open() {
                 Ok(k) => Self::keychain(k),
                 Err(why) => SecretStore {
@@ -131,7 +132,9 @@ impl SecretStore {
                         kind: BackendKind::Keychain,
                         name: keychain::NAME.to_owned(),
                         path: None,
-                        reason: format!("{BACKEND_ENV}=keychain, but it is not available: {why}"),
+                        reason: format!(
+                            "{BACKEND_ENV} is set to keychain, but it is not available: {why}"
+                        ),
                     },
                     inner: Inner::None,
                 },
