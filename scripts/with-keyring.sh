@@ -18,9 +18,12 @@ if [[ ${1-} == --inside ]]; then
   # Inside the private bus: start the daemon, unlocking (creating) the login keyring.
   # It prints GNOME_KEYRING_CONTROL=…, which the Secret Service clients do not need (they
   # find it on the bus), so the output is dropped.
-  printf '%s' "lifeline-test-keyring" |
-    gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  gnome-keyring-daemon --start --components=secrets >/dev/null 2>&1
+  if ! printf '%s' "lifeline-test-keyring" |
+    gnome-keyring-daemon --unlock --components=secrets >/dev/null; then
+    echo "with-keyring: gnome-keyring-daemon could not create and unlock a keyring" >&2
+    exit 1
+  fi
+  gnome-keyring-daemon --start --components=secrets >/dev/null 2>&1 || true
   export LIFELINE_KEYCHAIN_TEST=1
   exec "$@"
 fi
