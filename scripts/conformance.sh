@@ -7,7 +7,9 @@
 #
 # With no scenario given, it also runs the pinned 0.2.0 prerelease (npm alias conformance-next in
 # tests/peers/package.json) at --spec-version 2025-11-25 and 2026-07-28: every client scenario
-# that version lists, except auth/ and extensions. What Lifeline still fails is listed, with a
+# that version lists, except extensions (the auth/ scenarios included: their authorization
+# endpoints redirect back at once, and `lifeline conformance` follows that redirect to its
+# loopback listener, so sign-in runs headless). What Lifeline still fails is listed, with a
 # reason, in tests/peers/conformance-baseline-<version>.yml, passed as --expected-failures: the
 # runner fails on an unlisted failure and on a listed scenario that now passes (stale entry).
 # LIFELINE_CONFORMANCE_NEXT_JS_OVERRIDE points at another copy of that runner's dist/index.js.
@@ -139,7 +141,7 @@ if (($# == 0)); then
     baseline="$LIFELINE_PEERS_DIR/conformance-baseline-$spec.yml"
     [[ -f $baseline ]] || die "baseline $baseline missing"
     mapfile -t next_scenarios < <(node "$next_js" list --client --spec-version "$spec" |
-      sed -n 's/^  - \([^ ]*\) \[\(.*\)\]$/\1 \2/p' | grep -v '^auth/' | grep -v ' extension$' |
+      sed -n 's/^  - \([^ ]*\) \[\(.*\)\]$/\1 \2/p' | grep -v ' extension$' |
       cut -d' ' -f1)
     ((${#next_scenarios[@]} > 0)) || die "conformance $next_version lists no client scenarios for $spec"
     for s in "${next_scenarios[@]}"; do

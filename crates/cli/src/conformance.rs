@@ -7,6 +7,7 @@
 
 use crate::output::{EXIT_OK, EXIT_TOOL_ERROR, Out};
 use crate::target::Target;
+use lifeline_core::auth::{Authorizer, OAuthSettings, Secret, SignIn};
 use lifeline_core::protocol::mcp::elicitation_defaults;
 use lifeline_core::protocol::revision::ProtocolChoice;
 use lifeline_core::redact::Redactor;
@@ -33,15 +34,20 @@ pub async fn run(url: &str) -> i32 {
     if scenario.starts_with("elicitation") || scenario.starts_with("sep-2322") {
         options.elicitation = Some(accept_with_defaults());
     }
-    let target = Target::Http(HttpConfig::new(url));
-    let session = match crate::connect(&target, protocol, options).await {
-        Ok(s) => s,
-        Err(e) => return out.error(&e),
-    };
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or_default();
+    let mut http = HttpConfig::new(url);
+    match authorizer(url, &context) {
+        Ok(a) => http.auth = Some(Arc::new(a)),
+        Err(e) => return out.error(&e),
+    }
+    let target = Target::Http(http);
+    let session = match crate::connect(&target, protocol, options).await {
+        Ok(s) => s,
+        Err(e) => return out.error(&e),
+    };
     let result = scenario_steps(&session, &scenario, &context).await;
     let code = match result {
         Ok(true) => EXIT_OK,
@@ -50,6 +56,24 @@ pub async fn run(url: &str) -> i32 {
     };
     session.close().await;
     code
+}
+
+/// The suite's Client ID Metadata Document URL: its authorization servers that support
+/// such documents expect it as the client id (auth/basic-cimd).
+const SUITE_CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth sign-in as the suite's auth scenarios drive it: headless (their authorization
+/// endpoints redirect back at once), with the pre-registered client the scenario data
+/// names (auth/pre-registration).
+fn authorizer(url: &str, context: &Value) -> Result<Authorizer, lifeline_core::Error> {
+    let text = |k: &str| context[k].as_str().map(str::to_owned);
+    let settings = OAuthSettings {
+        client_id: text("client_id"),
+        client_secret: text("client_secret").map(Secret::new),
+        client_metadata_url: Some(SUITE_CLIENT_METADATA_URL.to_owned()),
+        ..OAuthSettings::default()
+    };
+    Authorizer::new(url, settings, SignIn::FollowRedirect)
 }
 
 /// Ok(false) when a tool answered with `isError`.
@@ -146,6 +170,15 @@ async fn scenario_steps(
                 }
             }
             Ok(true)
+        }
+        // Sign-in scenarios: a listing, then a call, which some answer with a 403 asking
+        // for more scope (auth/scope-step-up).
+        s if s.starts_with("auth/") => {
+            let tools = session.list_tools().await?;
+            match tools.first() {
+                Some(t) => call(t.name.clone(), json!({})).await,
+                None => Ok(true),
+            }
         }
         // "initialize", "request-metadata" and anything unknown: the handshake (or
         // discovery) and a listing are the test.

@@ -18,7 +18,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 pub fn exit_code(kind: ErrorKind) -> i32 {
     match kind {
         ErrorKind::Config | ErrorKind::Spawn => EXIT_USAGE,
-        ErrorKind::Auth | ErrorKind::Permission => EXIT_AUTH,
+        ErrorKind::Auth | ErrorKind::SignIn | ErrorKind::Permission => EXIT_AUTH,
         ErrorKind::RateLimited => EXIT_RATE_LIMITED,
         _ => EXIT_UNAVAILABLE,
     }

@@ -16,6 +16,9 @@ use std::time::Duration;
 pub enum ErrorKind {
     /// 401: the credentials are missing or wrong. Waiting does not fix it.
     Auth,
+    /// A server that uses OAuth and has no usable token (none yet, or its refresh token was
+    /// refused): a person must sign in. Distinct from `Auth`, a wrong static credential.
+    SignIn,
     /// 403: the credentials are valid but not allowed to do this.
     Permission,
     /// 429, or a server that asked for time with Retry-After.
@@ -47,6 +50,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Auth => "auth",
+            ErrorKind::SignIn => "sign_in",
             ErrorKind::Permission => "permission",
             ErrorKind::RateLimited => "rate_limited",
             ErrorKind::Server => "server",

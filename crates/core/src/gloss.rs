@@ -103,8 +103,9 @@ pub fn windows_exit_gloss(status: ExitStatus) -> Option<String> {
 
 /// Every kind of failure, in the order of `ErrorKind`. wire.rs checks it against the
 /// enum's TypeScript type, so a kind added there and not here fails a test.
-pub const KINDS: [ErrorKind; 13] = [
+pub const KINDS: [ErrorKind; 14] = [
     ErrorKind::Auth,
+    ErrorKind::SignIn,
     ErrorKind::Permission,
     ErrorKind::RateLimited,
     ErrorKind::Server,
@@ -123,6 +124,7 @@ pub const KINDS: [ErrorKind; 13] = [
 pub fn kind_label(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Auth => "unauthorized",
+        ErrorKind::SignIn => "sign-in needed",
         ErrorKind::Permission => "forbidden",
         ErrorKind::RateLimited => "rate limited",
         ErrorKind::Server => "server error",

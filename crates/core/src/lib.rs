@@ -21,6 +21,7 @@
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
+pub mod auth;
 pub mod config;
 pub mod diagnostics;
 pub mod error;
@@ -37,6 +38,7 @@ pub mod redact;
 pub mod secrets;
 pub mod session;
 pub mod supervisor;
+pub(crate) mod tls;
 pub mod transport;
 
 pub use error::{Error, ErrorKind, Phase, Result, Stage};

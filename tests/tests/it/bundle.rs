@@ -1,7 +1,7 @@
 //! Secrets never leave, proven with canaries: distinct values planted in header values, a
 //! URL's query, userinfo and path, env values, `--token=` arguments, positional arguments
-//! (a connection string, a high-entropy token, the value after `-p`), unknown config keys
-//! (`oauth`), a value from the secret store (`${keyring:NAME}`: the real keychain inside
+//! (a connection string, a high-entropy token, the value after `-p`), an `oauth` block's
+//! client secret, a value from the secret store (`${keyring:NAME}`: the real keychain inside
 //! scripts/with-keyring.sh, else the file fallback), a server's stderr (compact JSON, header lines, URL fragments, connection
 //! strings, token prefixes), HTTP error bodies and JSON-RPC error messages, then searched
 //! for in everything `lifeline watch --json`, `check --json`, `call --json` and `lifeline
@@ -42,7 +42,7 @@ const STDERR_CONN: &str = "mongopw8Kd3Lz";
 const ARG_ENTROPY: &str = "entropy4Fz8Qm2Lx7Wc9Rv";
 /// The value after `-p`.
 const P_FLAG: &str = "pflagval6Jn3";
-/// A client secret in an `oauth` block (a key Lifeline does not know).
+/// A client secret in an `oauth` block (masked in the bundle; docs/bundle.md).
 const OAUTH: &str = "oauthsec2Xp7Lq";
 /// A value stored with `lifeline secrets set` and referenced as `${keyring:NAME}` in a
 /// header, an env value and an argument (which the fixture prints to stderr).
@@ -374,7 +374,10 @@ async fn no_canary_reaches_the_bundle_and_the_manifest_matches_its_files() {
     assert!(text("logs/tail.log").contains("log-marker"));
     let config: Value = serde_json::from_str(&text("config.redacted.json")).expect("JSON");
     assert_eq!(config["mcpServers"]["rpc"]["headers"]["X-Api-Key"], "***");
-    assert_eq!(config["mcpServers"]["echoes-conn"]["oauth"], "***");
+    assert_eq!(
+        config["mcpServers"]["echoes-conn"]["oauth"],
+        serde_json::json!({"clientId": "lifeline-it", "clientSecret": "***"})
+    );
     assert_eq!(
         config["mcpServers"]["echoes-token"]["args"],
         json!(["stdio", "***", "-p", "***"])

@@ -13,6 +13,7 @@ mod http;
 mod import;
 mod legacy;
 mod modern;
+mod oauth;
 mod peers;
 mod processes;
 /// Unix only: the recorded story kills a fixture with SIGKILL, and the recording is

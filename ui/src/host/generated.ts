@@ -23,7 +23,7 @@ export type Phase = "connect" | "call";
  * What kind of failure this is. The set is closed per release and named in the CLI's JSON
  * output, the events and the UI, so the spelling (`as_str`) is part of the product.
  */
-export type ErrorKind = "auth" | "permission" | "rate_limited" | "server" | "protocol" | "timeout" | "transport" | "session_expired" | "stream_lost" | "process_exit" | "spawn" | "config" | "cancelled";
+export type ErrorKind = "auth" | "sign_in" | "permission" | "rate_limited" | "server" | "protocol" | "timeout" | "transport" | "session_expired" | "stream_lost" | "process_exit" | "spawn" | "config" | "cancelled";
 
 /**
  * A failure as it may leave the process: allow-listed fields and a scrubbed message.
@@ -548,6 +548,7 @@ export const SIGNAL_NAMES: Readonly<Record<number, string>> = {
  */
 export const KIND_LABELS: Readonly<Record<ErrorKind, string>> = {
   auth: "unauthorized",
+  sign_in: "sign-in needed",
   permission: "forbidden",
   rate_limited: "rate limited",
   server: "server error",

@@ -37,6 +37,7 @@ describe("badgeText speaks the exact vocabulary", () => {
     [{ state: "quarantined", quarantine_level: 2 }, "quarantined — level 2"],
     [{ state: "retired", reason: "auth" }, "retired — auth"],
     [{ state: "retired", reason: "config" }, "retired — config"],
+    [{ state: "retired", reason: "sign_in" }, "retired — sign-in needed"],
     [{ state: "gave_up", quarantine_level: 3 }, "gave_up"],
     [{ state: "disabled" }, "disabled"],
     [{ state: "stopping" }, "stopping"],

@@ -29,6 +29,8 @@ export function badgeText(s: BadgeInput): string {
     case "quarantined":
       return `quarantined — level ${s.quarantine_level}`;
     case "retired":
+      // `sign_in`: an OAuth server with no usable token (docs/auth.md), said as a person would.
+      if (s.reason === "sign_in") return "retired — sign-in needed";
       return s.reason ? `retired — ${s.reason}` : "retired";
     default:
       return s.state;

@@ -9,20 +9,20 @@ mod diff;
 mod error;
 pub mod expand;
 pub mod import;
+mod oauth;
 mod parse;
 mod policy;
-mod secret;
 mod transport;
 mod types;
 mod url;
 mod validate;
 pub mod write;
 
+pub use crate::redact::Secret;
 pub use diff::{ConfigDiff, diff};
 pub use error::{ConfigError, ConfigErrorKind, Problem};
 pub use expand::{Lookup, SecretLookup, env_lookup};
 pub use parse::{from_value, from_value_with};
-pub use secret::Secret;
 pub use types::{
     Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
     Timeouts, TransportConfig,

@@ -4,11 +4,12 @@
 
 use super::error::{ConfigError, ConfigErrorKind, Problem};
 use super::expand::{Ctx, Lookup, SecretLookup};
+use super::oauth;
 use super::policy;
-use super::secret::Secret;
 use super::transport;
-use super::types::{Config, ServeSettings, ServerConfig, ServerPolicy};
+use super::types::{Config, ServeSettings, ServerConfig, ServerPolicy, TransportConfig};
 use super::validate::{self, join};
+use crate::redact::Secret;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -153,6 +154,12 @@ pub(crate) fn server(
     let (transport, substituted) = transport::read(o, &path, ctx, problems);
     let protocol = transport::protocol(o, &path, transport.as_ref(), problems);
     let policy = policy::parse(o, defaults, &path, problems);
+    let oauth = match &transport {
+        Some(TransportConfig::Http { .. } | TransportConfig::Sse { .. }) => {
+            oauth::read(o, &path, problems)
+        }
+        _ => None,
+    };
     if problems.len() > before {
         return None;
     }
@@ -162,6 +169,7 @@ pub(crate) fn server(
         protocol,
         disabled,
         policy,
+        oauth,
         substituted: substituted.into_iter().map(Secret::from).collect(),
     })
 }

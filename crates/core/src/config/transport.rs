@@ -4,10 +4,10 @@
 
 use super::error::Problem;
 use super::expand::{self, Ctx};
-use super::secret::Secret;
 use super::types::TransportConfig;
 use super::validate::{self, join};
 use crate::protocol::revision::{ProtocolChoice, Revision};
+use crate::redact::Secret;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 

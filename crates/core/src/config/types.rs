@@ -3,15 +3,17 @@
 //! `config::parse`/`config::load`, which check every value; env and header values are
 //! `Secret`s, and `Debug` never shows a secret.
 
-use super::secret::Secret;
 use super::url::{shown_url, url_secrets};
+use crate::auth::{Authorizer, OAuthSettings, SignIn};
 use crate::protocol::revision::ProtocolChoice;
 use crate::redact::Redactor;
+use crate::redact::Secret;
 use crate::transport::http::HttpConfig;
 use crate::transport::stdio::StdioConfig;
 use serde_json::Value;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A loaded config file.
@@ -91,6 +93,8 @@ pub struct ServerConfig {
     pub protocol: ProtocolChoice,
     pub disabled: bool,
     pub policy: ServerPolicy,
+    /// The `oauth` block of an http or sse server (docs/auth.md); `None` without one.
+    pub oauth: Option<OAuthSettings>,
     /// The values `${…}` references expanded to anywhere in this entry (a token in an
     /// argument or a URL). Kept only so the redactor can scrub them.
     pub substituted: Vec<Secret>,
@@ -126,6 +130,19 @@ impl ServerConfig {
         };
         let mut config = HttpConfig::new(url.clone());
         config.headers = expose(headers);
+        // OAuth for a server with an `oauth` block, or with no static Authorization header
+        // (its 401 starts discovery; without OAuth metadata the 401 stands). Never both: a
+        // configured Authorization header is what the server gets. A supervised connection
+        // never opens a browser: with no token it says "sign-in needed". The URL was
+        // validated, so only the TLS setup could fail here, and then the transport fails
+        // the same way.
+        let static_auth = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("authorization"));
+        config.auth = (!static_auth)
+            .then(|| self.oauth.clone().unwrap_or_default())
+            .and_then(|settings| Authorizer::new(url, settings, SignIn::Never).ok())
+            .map(Arc::new);
         Some(config)
     }
 
@@ -148,6 +165,12 @@ impl ServerConfig {
             }
             TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => {
                 out.extend(headers.iter().map(|(_, v)| v.expose().to_owned()));
+                out.extend(
+                    self.oauth
+                        .iter()
+                        .filter_map(|o| o.client_secret.as_ref())
+                        .map(|s| s.expose().to_owned()),
+                );
                 out.extend(url_secrets(url));
             }
         }

@@ -1,7 +1,8 @@
 //! The config as it goes into a bundle (`config.redacted.json`), allow-list first: only
 //! the keys Lifeline knows (docs/config.md) keep their values, scrubbed; every other key
-//! keeps its name and loses its value (`"oauth": "***"`: importers copy other clients'
-//! `oauth` blocks, client secrets included). Env and header values are masked whole, the
+//! keeps its name and loses its value (`"auth": "***"`: importers copy other clients'
+//! blocks, secrets included); in `oauth`, `clientSecret` is masked and only `clientId`,
+//! `scopes` and `callbackPort` are shown. Env and header values are masked whole, the
 //! URL is shown as `Redactor::url` shows it, and positional arguments are shown unless they
 //! are a secret: after a secret flag, a connection string's password, or shaped like a
 //! credential.
@@ -16,7 +17,7 @@ pub const TOP_KEYS: [&str; 2] = ["mcpServers", "lifeline"];
 
 /// The keys of a server entry (`config::transport`, `config::policy`). `inheritEnv` is
 /// the per-server switch of the stdio environment (issue 12, section 3).
-pub const SERVER_KEYS: [&str; 13] = [
+pub const SERVER_KEYS: [&str; 14] = [
     "type",
     "protocol",
     "command",
@@ -30,7 +31,12 @@ pub const SERVER_KEYS: [&str; 13] = [
     "reconnect",
     "timeouts",
     "maxConcurrentCalls",
+    "oauth",
 ];
+
+/// The keys of `oauth` (`config::oauth`) whose values a bundle shows; `clientSecret`, the
+/// other one, is masked like an unknown key.
+pub const OAUTH_KEYS: [&str; 3] = ["clientId", "scopes", "callbackPort"];
 
 /// The app's local HTTP endpoint, `lifeline.serve` (`config::ServeSettings`).
 pub const SERVE_KEYS: [&str; 2] = ["enabled", "port"];
@@ -106,6 +112,7 @@ fn server(entry: &Value, redactor: &Redactor) -> Value {
             },
             "reconnect" => section(value, &RECONNECT_KEYS, redactor),
             "timeouts" => section(value, &TIMEOUT_KEYS, redactor),
+            "oauth" => section(value, &OAUTH_KEYS, redactor),
             k if SERVER_KEYS.contains(&k) => scrub_json(value, redactor),
             _ => unknown(value, redactor),
         };
@@ -232,7 +239,7 @@ mod tests {
             json!({
                 "mcpServers": {"gh": {
                     "url": "https://h.example/mcp",
-                    "oauth": "***",
+                    "oauth": {"clientId": "id", "clientSecret": "***"},
                     "auth": "***",
                     "reconnect": {"maxAttempts": 3, "extra": "***"},
                 }},
@@ -343,6 +350,7 @@ mod tests {
             let known = match key.split_once('.') {
                 Some(("reconnect", k)) => RECONNECT_KEYS.contains(&k),
                 Some(("timeouts", k)) => TIMEOUT_KEYS.contains(&k),
+                Some(("oauth", k)) => OAUTH_KEYS.contains(&k) || k == "clientSecret",
                 Some(("serve", k)) => SERVE_KEYS.contains(&k),
                 Some(_) => false,
                 None => TOP_KEYS.contains(&key) || SERVER_KEYS.contains(&key),

@@ -157,3 +157,69 @@ async fn spawn_errors_scrub_arguments_and_env() {
     let e = spawn(&config).err().expect("a spawn error");
     assert_clean("spawn error", &e);
 }
+
+/// OAuth secrets: tokens, refresh tokens, client secrets, codes, PKCE verifiers.
+const OAUTH: [&str; 5] = [
+    "CANARYaccess0013",
+    "CANARYrefresh0014",
+    "CANARYclientsecret0015",
+    "CANARYcode0016",
+    "CANARYverifier0017",
+];
+
+fn assert_no_oauth_secret(what: &str, e: &(impl std::fmt::Display + std::fmt::Debug)) {
+    let shown = format!("{e}\n{e:?}");
+    for canary in OAUTH {
+        assert!(!shown.contains(canary), "{what}: {canary} in {shown}");
+    }
+}
+
+#[test]
+fn sign_in_errors_never_quote_a_token_or_a_code() {
+    let [access, refresh, secret, code, verifier] = OAUTH;
+    // An authorization server that echoes everything back in its error answer, at a URL
+    // with secrets in its query.
+    let body = format!(
+        r#"{{"error":"{code}","error_description":"{access} {refresh} {secret} {verifier}",
+            "access_token":"{access}","refresh_token":"{refresh}"}}"#
+    );
+    let url = format!("https://as.example/token?code={code}&code_verifier={verifier}");
+    for status in [400, 401, 429, 500, 503] {
+        let status = reqwest::StatusCode::from_u16(status).expect("a status");
+        let e = crate::auth::status_error("POST", &url, status, body.as_bytes());
+        assert_no_oauth_secret("auth::status_error", &e);
+    }
+    let with_known = body.replacen(code, "invalid_grant", 1);
+    let e = crate::auth::status_error(
+        "POST",
+        &url,
+        reqwest::StatusCode::BAD_REQUEST,
+        with_known.as_bytes(),
+    );
+    assert!(e.to_string().contains("invalid_grant"), "{e}");
+    assert_no_oauth_secret("auth::status_error (known code)", &e);
+    // A callback with an unexpected error value, and tokens shown through Debug.
+    let cb = crate::auth::loopback::Callback {
+        code: Some(code.into()),
+        state: Some("s".into()),
+        iss: None,
+        error: Some(access.into()),
+        error_description: Some(refresh.into()),
+    };
+    let e = crate::auth::flow::check_callback(&cb, "s", "https://as.example", false)
+        .expect_err("an error callback");
+    assert_no_oauth_secret("check_callback", &e);
+    assert_no_oauth_secret("Callback", &format_args!("{cb:?}"));
+    let tokens = crate::auth::Tokens {
+        access: crate::redact::Secret::new(access),
+        refresh: Some(crate::redact::Secret::new(refresh)),
+        expires_at: None,
+        scopes: vec!["s".into()],
+    };
+    assert_no_oauth_secret("Tokens", &format_args!("{tokens:?}"));
+    let settings = crate::auth::OAuthSettings {
+        client_secret: Some(crate::redact::Secret::new(secret)),
+        ..Default::default()
+    };
+    assert_no_oauth_secret("OAuthSettings", &format_args!("{settings:?}"));
+}

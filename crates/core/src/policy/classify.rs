@@ -1,7 +1,7 @@
 //! What a failure means for the connection: retry, wait as told, start a new session,
 //! retire, or hand it back to the caller. Walks the whole source chain — our `Error`s,
 //! `reqwest::Error`s, `std::io::Error`s (into what they wrap), rustls errors — and keeps the
-//! most specific finding: auth > permission > config > rate limit > server > session
+//! most specific finding: sign-in > auth > permission > config > rate limit > server > session
 //! expired > protocol > timeout > transport > cancelled. It reads kinds, statuses and
 //! Retry-After; it never parses a message.
 
@@ -14,6 +14,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RetireReason {
     Auth,
+    /// An OAuth server with no usable token: a person must sign in.
+    SignIn,
     Permission,
     Config,
 }
@@ -23,6 +25,7 @@ impl RetireReason {
     pub fn as_str(self) -> &'static str {
         match self {
             RetireReason::Auth => "auth",
+            RetireReason::SignIn => "sign_in",
             RetireReason::Permission => "permission",
             RetireReason::Config => "config",
         }
@@ -58,6 +61,7 @@ pub struct Verdict {
 /// What a failure is, most specific first: the derived order is the precedence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
+    SignIn,
     Auth,
     Permission,
     Config,
@@ -74,6 +78,7 @@ enum Class {
 impl Class {
     fn kind(self) -> ErrorKind {
         match self {
+            Class::SignIn => ErrorKind::SignIn,
             Class::Auth => ErrorKind::Auth,
             Class::Permission => ErrorKind::Permission,
             Class::Config => ErrorKind::Config,
@@ -159,6 +164,7 @@ pub fn classify(err: &(dyn StdError + 'static), phase: Phase, sent_session: bool
 fn action(class: Class, phase: Phase, retry_after: Option<Duration>, closed: bool) -> Action {
     use Action::*;
     match (phase, class) {
+        (_, Class::SignIn) => Retire(RetireReason::SignIn),
         (_, Class::Auth) => Retire(RetireReason::Auth),
         (_, Class::Cancelled) => ReturnToCaller,
         (Phase::Connect, Class::Permission) => Retire(RetireReason::Permission),
@@ -212,6 +218,7 @@ fn finding(e: &(dyn StdError + 'static), sent_session: bool) -> Option<Finding> 
 fn ours_finding(e: &Error, sent_session: bool) -> Finding {
     let c = e.context();
     let by_kind = match e.kind() {
+        ErrorKind::SignIn => Class::SignIn,
         ErrorKind::Auth => Class::Auth,
         ErrorKind::Permission => Class::Permission,
         ErrorKind::RateLimited => Class::RateLimit,

@@ -53,6 +53,14 @@ const RETIRE_PERMISSION: Action = Retire(RetireReason::Permission);
 const RETIRE_CONFIG: Action = Retire(RetireReason::Config);
 
 #[test]
+fn sign_in_needed_retires_with_its_own_reason_even_with_a_401() {
+    let sign_in = Retire(RetireReason::SignIn);
+    check(&of(K::SignIn), sign_in, sign_in, K::SignIn);
+    let after_401 = of(K::SignIn).with(|c| c.status = Some(401));
+    check(&after_401, sign_in, sign_in, K::SignIn);
+}
+
+#[test]
 fn unauthorized_retires_in_both_phases() {
     check(&http(401, None), RETIRE_AUTH, RETIRE_AUTH, K::Auth);
     check(&http(401, Some(5)), RETIRE_AUTH, RETIRE_AUTH, K::Auth);
@@ -304,6 +312,7 @@ fn the_deadline_error_is_a_timeout() {
 fn retire_reasons_are_spelled_as_the_states_show_them() {
     let check = |r: RetireReason, s: &str| assert_eq!(r.as_str(), s);
     check(RetireReason::Auth, "auth");
+    check(RetireReason::SignIn, "sign_in");
     check(RetireReason::Permission, "permission");
     check(RetireReason::Config, "config");
 }

@@ -91,6 +91,7 @@ fn vetoes(kind: ErrorKind) -> bool {
     matches!(
         kind,
         ErrorKind::Auth
+            | ErrorKind::SignIn
             | ErrorKind::Permission
             | ErrorKind::RateLimited
             | ErrorKind::Config

@@ -7,6 +7,7 @@
 //! say what was removed without saying what it was. docs/bundle.md lists the rules.
 
 mod fields;
+mod secret;
 mod shapes;
 mod url;
 
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use fields::{is_secret_flag, scrub_args, secret_argument_values};
+pub use secret::Secret;
 pub use shapes::{looks_like_credential, looks_like_secret};
 pub use url::connection_password;
 

@@ -128,7 +128,12 @@ async fn call_through_the_supervisor_returns_the_result_and_a_retired_server_fai
     assert!(message.contains("(auth)"), "names the reason: {message}");
     assert!(message.contains("401"), "names the cause: {message}");
     assert!(message.contains("not sent"), "{message}");
-    let requests = support::events(&locked.log_entries(), "received");
+    // The 401 also started OAuth discovery (GETs of the well-known metadata, which this
+    // server does not publish); those are not MCP requests.
+    let requests: Vec<_> = support::events(&locked.log_entries(), "received")
+        .into_iter()
+        .filter(|e| e["path"] == "/mcp")
+        .collect();
     assert_eq!(
         requests.len(),
         1,

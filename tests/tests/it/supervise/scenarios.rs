@@ -231,7 +231,11 @@ scenarios! {
                 "retired",
             );
             assert!(retired["next_attempt_at"].is_null(), "{retired}");
-            let requests = support::events(&ran.log("locked"), "received");
+            // Besides the OAuth discovery GETs the 401 started (no metadata here).
+            let requests: Vec<_> = support::events(&ran.log("locked"), "received")
+                .into_iter()
+                .filter(|e| e["path"] == "/mcp")
+                .collect();
             assert_eq!(requests.len(), 1, "exactly one request: {requests:?}");
             assert_eq!(requests[0]["rpc_method"], "server/discover");
         },

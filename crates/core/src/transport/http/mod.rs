@@ -24,6 +24,7 @@ use errors::{
 };
 
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
+use crate::auth::{Authorizer, Challenge};
 use crate::error::{Error, ErrorKind, IoKind};
 use crate::protocol::revision::Revision;
 use crate::protocol::stateless::{self, ParamHeader};
@@ -39,6 +40,10 @@ use tokio::task::AbortHandle;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// How many times one request goes back to the authorizer (a 401 or a 403
+/// `insufficient_scope`, then the retry) before its answer stands.
+const MAX_AUTH_ROUNDS: u32 = 3;
 
 /// The longest a close waits for the server to acknowledge the DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,6 +68,11 @@ pub struct HttpConfig {
     /// while one that accepts the GET and never answers delays the first request by no
     /// more than that (peers do not wait at all).
     pub listen_open_wait: Duration,
+    /// OAuth sign-in for this server (`auth::Authorizer`): its bearer token goes on every
+    /// request, and a 401 or a 403 `insufficient_scope` is handed to it, then the request
+    /// sent once more with the token it got. `None` for a server with a static
+    /// Authorization header or none at all.
+    pub auth: Option<Arc<Authorizer>>,
 }
 
 impl HttpConfig {
@@ -76,6 +86,7 @@ impl HttpConfig {
             max_resume_attempts: 10,
             max_message_bytes: 16 * 1024 * 1024,
             listen_open_wait: Duration::from_millis(500),
+            auth: None,
         }
     }
 }
@@ -311,6 +322,9 @@ impl Inner {
         if let Some(r) = *self.revision.lock().expect("lock") {
             req = req.header(PROTOCOL_VERSION_HEADER, r.as_str());
         }
+        if let Some(token) = self.config.auth.as_ref().and_then(|a| a.bearer()) {
+            req = req.bearer_auth(token);
+        }
         req
     }
 
@@ -336,35 +350,35 @@ impl Inner {
             return Err(Error::closed_because(cause));
         }
         let target = self.target("POST");
-        let stateless = self.is_stateless();
-        let sent_session = !stateless && self.session_id.lock().expect("lock").is_some();
-        let mut req = self
-            .request(reqwest::Method::POST)
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
-        if stateless && let Message::Request(r) = msg {
-            req = req.headers(self.mirrored_headers(r)?);
-        }
-        let req = req.body(msg.to_json());
-        let limit = self.config.request_timeout;
-        let resp = match tokio::time::timeout(limit, req.send()).await {
-            Err(_) => return Err(timeout_error(&target, "no response headers", limit)),
-            Ok(Err(e)) => return Err(request_error(&target, &e)),
-            Ok(Ok(r)) => r,
-        };
-        if let Some(id) = resp
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .filter(|_| !stateless)
-        {
-            // Only the handshake may set the session; later ids are ignored rather than
-            // letting a confused server switch us to another session mid-way.
-            let mut session = self.session_id.lock().expect("lock");
-            if session.is_none() {
-                *session = Some(id.to_owned());
+        let mut auth_rounds = 0;
+        let (resp, sent_session) = loop {
+            if let Some(auth) = &self.config.auth {
+                auth.fresh_bearer().await;
             }
-        }
+            let (resp, sent_session, used) = self.post(msg, &target).await?;
+            let Some(auth) = self
+                .config
+                .auth
+                .as_ref()
+                .filter(|_| auth_rounds < MAX_AUTH_ROUNDS)
+            else {
+                break (resp, sent_session);
+            };
+            let challenge = Challenge::of(resp.headers());
+            let again = match resp.status().as_u16() {
+                401 => auth.unauthorized(used.as_deref(), &challenge).await,
+                403 if challenge.is_insufficient_scope() => {
+                    auth.insufficient_scope(used.as_deref(), &challenge).await
+                }
+                _ => break (resp, sent_session),
+            }
+            .map_err(|e| with_target(e, &target))?;
+            if !again {
+                break (resp, sent_session);
+            }
+            auth_rounds += 1;
+        };
+        let limit = self.config.request_timeout;
         let status = resp.status();
         if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
             return Err(e);
@@ -390,6 +404,60 @@ impl Inner {
             }
             return Err(err);
         }
+        self.read_answer(msg, resp, &target).await
+    }
+
+    /// Sends `msg` once: the response, whether it carried a session id, and the bearer
+    /// token it carried.
+    async fn post(
+        &self,
+        msg: &Message,
+        target: &Target,
+    ) -> Result<(reqwest::Response, bool, Option<String>), Error> {
+        let stateless = self.is_stateless();
+        let sent_session = !stateless && self.session_id.lock().expect("lock").is_some();
+        let used = self.config.auth.as_ref().and_then(|a| a.bearer());
+        let mut req = self
+            .request(reqwest::Method::POST)
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        if stateless && let Message::Request(r) = msg {
+            req = req.headers(self.mirrored_headers(r)?);
+        }
+        let req = req.body(msg.to_json());
+        let limit = self.config.request_timeout;
+        let resp = match tokio::time::timeout(limit, req.send()).await {
+            Err(_) => return Err(timeout_error(target, "no response headers", limit)),
+            Ok(Err(e)) => return Err(request_error(target, &e)),
+            Ok(Ok(r)) => r,
+        };
+        if let Some(id) = resp
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|_| !stateless)
+        {
+            // Only the handshake may set the session; later ids are ignored rather than
+            // letting a confused server switch us to another session mid-way.
+            let mut session = self.session_id.lock().expect("lock");
+            if session.is_none() {
+                *session = Some(id.to_owned());
+            }
+        }
+        Ok((resp, sent_session, used))
+    }
+
+    /// Reads a successful answer to `msg`: nothing for a notification, else a JSON body or
+    /// an SSE stream read in the background.
+    async fn read_answer(
+        self: &Arc<Self>,
+        msg: &Message,
+        resp: reqwest::Response,
+        target: &Target,
+    ) -> Result<(), Error> {
+        let stateless = self.is_stateless();
+        let limit = self.config.request_timeout;
+        let status = resp.status();
         let Message::Request(request) = msg else {
             // Notifications and responses are answered 202 Accepted; nothing to read.
             return Ok(());
@@ -419,19 +487,19 @@ impl Inner {
             };
             return Err(with_target(
                 Error::protocol(format!("POST {}: the server {what}", target.url_path)),
-                &target,
+                target,
             ));
         }
         let body = read_capped(resp, self.config.max_message_bytes, limit)
             .await
-            .map_err(|e| with_target(e, &target))?;
+            .map_err(|e| with_target(e, target))?;
         let messages = Message::parse_many(&body).map_err(|e| {
             with_target(
                 Error::protocol(format!(
                     "POST {}: the server's JSON response is not JSON-RPC: {e}",
                     target.url_path
                 )),
-                &target,
+                target,
             )
         })?;
         for m in messages {

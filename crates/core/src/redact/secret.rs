@@ -1,8 +1,9 @@
-//! `Secret`: a configured value that must never be shown (an env value, a header value).
+//! `Secret`: a value that must never be shown (a configured env or header value, an OAuth
+//! token or client secret).
 //! Its `Debug` and `Display` print `***`, so a config printed by mistake leaks nothing; the
 //! real value is read only through `expose`, where a transport is built.
 
-use crate::redact::MASK;
+use super::MASK;
 use std::fmt;
 
 #[derive(Clone, PartialEq, Eq, Default)]
