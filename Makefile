@@ -15,7 +15,8 @@
 #   make fmt          cargo fmt --all
 #   make lint         fmt check + clippy -D warnings
 #   make build        cargo build --workspace
-#   make unit         the Rust tests only (nextest if installed, else cargo test)
+#   make unit         the Rust tests only (nextest if installed, else cargo test), inside a
+#                     private gnome-keyring session (scripts/with-keyring.sh)
 #   make conformance  scripts/conformance.sh (the client scenarios) and scripts/conformance-server.sh
 #                     (the server scenarios against `lifeline serve`); needs target/debug/lifeline
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
@@ -81,11 +82,13 @@ build:
 
 # No `cargo test --doc`: the workspace has no doctests (examples are tests under tests/ and
 # *_tests.rs), and the doc build recompiles every dependency, which doubled `make check`.
+# Inside a private, real Secret Service (scripts/with-keyring.sh: gnome-keyring on a D-Bus
+# session of its own), so the keychain tests run against a real keychain, not a mock.
 unit: build
 ifeq ($(HAVE_NEXTEST),yes)
-	$(CARGO) nextest run --workspace --no-fail-fast
+	scripts/with-keyring.sh $(CARGO) nextest run --workspace --no-fail-fast
 else
-	$(CARGO) test --workspace --no-fail-fast
+	scripts/with-keyring.sh $(CARGO) test --workspace --no-fail-fast
 endif
 
 conformance:

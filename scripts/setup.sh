@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh run     build and start the app: apt build libraries, the UI's npm packages
 #   scripts/setup.sh check   + rustfmt/clippy, the npm peers and the Python venv (the Rust
-#                            integration tests run them)
+#                            integration tests run them), gnome-keyring and dbus (the
+#                            keychain tests' Secret Service)
 #   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver and Node 22 (the
 #                            browser, app-window and conformance checks); the default
 #   scripts/setup.sh portability  + the Windows target (rustup, from static.rust-lang.org) and
@@ -72,6 +73,11 @@ APT_PACKAGES=(
   # The tray icon (tauri's tray-icon feature links libayatana-appindicator).
   libayatana-appindicator3-dev
 )
+if wants check; then
+  # The keychain tests: a real Secret Service (gnome-keyring) on a private D-Bus session
+  # (scripts/with-keyring.sh); secret-tool to look inside it by hand.
+  APT_PACKAGES+=(dbus gnome-keyring libsecret-tools)
+fi
 if wants test; then
   APT_PACKAGES+=(
     # The app in a real window under Xvfb, and its screenshots.

@@ -24,6 +24,7 @@ mod instance;
 mod log_file;
 mod logs;
 mod macos;
+mod secret_cmds;
 mod serve;
 mod source;
 mod state;
@@ -78,6 +79,8 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         clients_cmds::clients_connect,
         clients_cmds::clients_restore,
         serve::gateway_endpoint,
+        secret_cmds::secret_store,
+        secret_cmds::secret_set,
     ])
 }
 

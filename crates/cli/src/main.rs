@@ -9,6 +9,7 @@ mod fleet;
 mod host_stdio;
 mod import;
 mod output;
+mod secrets;
 mod serve;
 mod table;
 mod takeover;
@@ -157,6 +158,11 @@ enum Command {
         #[arg(long)]
         no_attach: bool,
     },
+    /// Store, remove and list the secrets a config uses as ${keyring:NAME} (docs/secrets.md)
+    Secrets {
+        #[command(subcommand)]
+        command: secrets::SecretsCommand,
+    },
     /// Serve every configured server (or the TARGETs) to AI clients that take a URL, over
     /// Streamable HTTP at http://127.0.0.1:PORT/servers/NAME/mcp, until stopped
     #[command(args_conflicts_with_subcommands = true)]
@@ -247,6 +253,7 @@ async fn run(cli: Cli) -> i32 {
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
         Command::Clients { command } => clients::run(command),
+        Command::Secrets { command } => secrets::run(command),
         Command::Connect {
             name,
             config,

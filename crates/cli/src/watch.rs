@@ -231,11 +231,26 @@ pub async fn check(
     let auth = failed
         .iter()
         .any(|s| matches!(s.state.reason.as_deref(), Some("auth" | "permission")));
+    // Where `${keyring:NAME}` values and sign-in tokens are kept; the file fallback is said
+    // plainly (docs/secrets.md). Only for a config: TARGETs given on the command line use none.
+    let secrets = targets.is_empty().then(|| {
+        lifeline_core::secrets::SecretStore::open()
+            .backend()
+            .clone()
+    });
     if out.json {
-        out.json_line(&json!({ "ok": failed.is_empty(), "servers": rows }));
+        out.json_line(&json!({ "ok": failed.is_empty(), "servers": rows, "secrets": secrets }));
     } else {
         for s in &rows {
             out.line(&row(s));
+        }
+        if let Some(b) = &secrets {
+            let lead = if b.is_fallback() {
+                "note: secrets are kept in"
+            } else {
+                "secrets:"
+            };
+            out.note(&format!("{lead} {b}"));
         }
         for s in &failed {
             let why = s

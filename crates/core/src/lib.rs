@@ -11,6 +11,7 @@
 //! - [`gateway`]: the MCP server a host (an AI client) talks to, backed by a supervisor.
 //! - [`history`]: the on-disk record of events and calls (SQLite).
 //! - [`redact`]: secrets out of every string that leaves (by value and by shape).
+//! - [`secrets`]: named secrets in the OS keychain (or a private file where there is none).
 //! - [`diagnostics`]: the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
@@ -34,6 +35,7 @@ pub mod policy;
 pub mod private;
 pub mod protocol;
 pub mod redact;
+pub mod secrets;
 pub mod session;
 pub mod supervisor;
 pub(crate) mod tls;

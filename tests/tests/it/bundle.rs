@@ -1,7 +1,8 @@
 //! Secrets never leave, proven with canaries: distinct values planted in header values, a
 //! URL's query, userinfo and path, env values, `--token=` arguments, positional arguments
 //! (a connection string, a high-entropy token, the value after `-p`), an `oauth` block's
-//! client secret, a server's stderr (compact JSON, header lines, URL fragments, connection
+//! client secret, a value from the secret store (`${keyring:NAME}`: the real keychain inside
+//! scripts/with-keyring.sh, else the file fallback), a server's stderr (compact JSON, header lines, URL fragments, connection
 //! strings, token prefixes), HTTP error bodies and JSON-RPC error messages, then searched
 //! for in everything `lifeline watch --json`, `check --json`, `call --json` and `lifeline
 //! bundle` produce, the unzipped bundle file by file. Also: an env value that is a plain
@@ -43,6 +44,9 @@ const ARG_ENTROPY: &str = "entropy4Fz8Qm2Lx7Wc9Rv";
 const P_FLAG: &str = "pflagval6Jn3";
 /// A client secret in an `oauth` block (masked in the bundle; docs/bundle.md).
 const OAUTH: &str = "oauthsec2Xp7Lq";
+/// A value stored with `lifeline secrets set` and referenced as `${keyring:NAME}` in a
+/// header, an env value and an argument (which the fixture prints to stderr).
+const KEYRING: &str = "keyring9Vd3Hx";
 /// Compact JSON, a cookie header line and a URL fragment in a server's stderr.
 const JSON_FIELD: &str = "jsonpw6Rt2Yh";
 const COOKIE: &str = "cookie3Gv8Nm";
@@ -56,8 +60,9 @@ const PREFIXED: [&str; 5] = [
     "rk_live_fixture1Mw3Hs",
 ];
 
-const ALL: [&str; 28] = [
+const ALL: [&str; 29] = [
     HEADER,
+    KEYRING,
     API_KEY,
     QUERY,
     USER,
@@ -107,7 +112,19 @@ fn headers() -> Value {
         "Authorization": format!("Bearer {HEADER}"),
         "X-Api-Key": API_KEY,
         "X-Expanded": "${env:LIFELINE_IT_CANARY}",
+        "X-Keyring": keyring_ref(),
     })
+}
+
+/// `${keyring:NAME}` for this test process's canary (names are per process: test processes
+/// share the keychain).
+fn keyring_ref() -> String {
+    format!("${{keyring:{}}}", crate::secrets::unique_name("bundle"))
+}
+
+/// Where the file fallback keeps this process's secrets when there is no keychain.
+fn secrets_file() -> PathBuf {
+    std::env::temp_dir().join(format!("lifeline-it-secrets-{}.json", std::process::id()))
 }
 
 /// A config with every kind of secret, and servers that echo them back: a 401 whose
@@ -119,11 +136,32 @@ struct Scene {
     config: PathBuf,
     logs: PathBuf,
     _fixtures: Vec<support::HttpFixture>,
+    _secrets: SecretsFile,
+}
+
+/// Removes the file fallback's files (when it was used) with the scene.
+struct SecretsFile;
+
+impl Drop for SecretsFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(secrets_file());
+        let _ = std::fs::remove_file(secrets_file().with_extension("lock"));
+    }
 }
 
 async fn scene() -> Scene {
-    let quoted =
-        format!("body-marker {HEADER} {API_KEY} {EXPANDED} {QUERY} {PASSWORD} {BODY_SHAPED}");
+    let name = crate::secrets::unique_name("bundle");
+    let file = secrets_file();
+    let stored = crate::secrets::lifeline_secrets(
+        &["secrets", "set", &name],
+        KEYRING,
+        crate::secrets::Store::Ambient(&file),
+    )
+    .await;
+    assert_eq!(stored.code, 0, "{stored:?}");
+    let quoted = format!(
+        "body-marker {HEADER} {API_KEY} {EXPANDED} {KEYRING} {QUERY} {PASSWORD} {BODY_SHAPED}"
+    );
     let rpc_body = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": quoted}});
     let unauthorized = http_fixture(json!({"rules": [{"method": "initialize", "action": {
         "kind": "http_status", "status": 401, "body": rpc_body.to_string(),
@@ -141,11 +179,12 @@ async fn scene() -> Scene {
     let dir = TempDirGuard::new("bundle-canary");
     // The last line is the one a crash's failure quotes (watch, check, events): as many
     // shapes as fit in it; the others are in the stderr file of the bundle.
+    let keyring = keyring_ref();
     let shapes = [
         format!("Cookie: theme=dark; session={COOKIE}"),
         format!("keys {}", PREFIXED.join(" ")),
         format!(
-            r#"stderr-marker {ENV} ${{env:LIFELINE_IT_CANARY}} {STDERR_SHAPED} --token={ARG} shape-marker {{"password":"{JSON_FIELD}","user":"me"}} /callback#access_token={FRAGMENT}&state=x mongodb+srv://app:{STDERR_CONN}@c0.example.net/db postgres://app:{ENV_CONN}@10.1.2.3/app"#
+            r#"stderr-marker {ENV} ${{env:LIFELINE_IT_CANARY}} {keyring} {STDERR_SHAPED} --token={ARG} shape-marker {{"password":"{JSON_FIELD}","user":"me"}} /callback#access_token={FRAGMENT}&state=x mongodb+srv://app:{STDERR_CONN}@c0.example.net/db postgres://app:{ENV_CONN}@10.1.2.3/app"#
         ),
     ];
     let stderr_script = json!({
@@ -162,6 +201,7 @@ async fn scene() -> Scene {
             "args": ["stdio", "--script", stderr_script.to_string()],
             "env": {
                 "API_TOKEN": ENV,
+                "KEYRING_TOKEN": keyring_ref(),
                 "OTHER": "${env:LIFELINE_IT_CANARY}",
                 "DATABASE_URL": format!("postgres://app:{ENV_CONN}@db.internal/app"),
             },
@@ -203,13 +243,19 @@ async fn scene() -> Scene {
         config,
         logs,
         _fixtures: vec![unauthorized, rpc_error, plain_500],
+        _secrets: SecretsFile,
     }
 }
 
 async fn run(args: &[&str]) -> CliRun {
+    let file = secrets_file();
     crate::cli::lifeline_with_env(
         args,
-        &[("LIFELINE_IT_CANARY", EXPANDED), ("LIFELINE_LOG", "trace")],
+        &[
+            ("LIFELINE_IT_CANARY", EXPANDED),
+            ("LIFELINE_LOG", "trace"),
+            ("LIFELINE_SECRETS_FILE", file.to_str().expect("utf-8")),
+        ],
     )
     .await
 }

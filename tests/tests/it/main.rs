@@ -20,6 +20,7 @@ mod processes;
 /// compared byte for byte with the checked-in one.
 #[cfg(unix)]
 mod recording;
+mod secrets;
 mod stdio;
 mod supervise;
 mod support;

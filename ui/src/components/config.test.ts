@@ -133,6 +133,30 @@ describe("the editor in the app", () => {
     expect(host.serverRemove).toHaveBeenCalledWith("a");
   });
 
+  test("a typed header value moves to the keychain: stored, then ${keyring:NAME} in its place", async () => {
+    const host = new FakeHost([view("gh")]);
+    host.config = {
+      path: CONFIG,
+      mode: "config",
+      servers: [form("gh", { transport: "http", command: "", url: "https://h.example/mcp", headers: [{ key: "Authorization", value: "***" }] })],
+      problem: null,
+    };
+    await app(host, "gh");
+    await fireEvent.click(await screen.findByTestId("edit-server"));
+    const editor = screen.getByTestId("server-editor");
+    // A masked value is not known to the UI, so it cannot be moved from here.
+    expect(within(editor).queryByTestId("headers-to-keychain")).toBeNull();
+    const value = within(editor).getByTestId("headers-value") as HTMLInputElement;
+    await fireEvent.input(value, { target: { value: "Bearer tok-123" } });
+    await fireEvent.click(within(editor).getByTestId("headers-to-keychain"));
+    await waitFor(() => expect(value.value).toBe("${keyring:gh.Authorization}"));
+    expect(host.secretSet).toHaveBeenCalledWith("gh.Authorization", "Bearer tok-123");
+    expect(within(editor).queryByTestId("headers-to-keychain")).toBeNull();
+    await fireEvent.click(within(editor).getByTestId("editor-save"));
+    await tick();
+    expect(host.serverEdit.mock.calls[0]?.[1].headers).toEqual([{ key: "Authorization", value: "${keyring:gh.Authorization}" }]);
+  });
+
   test("a server that is not in the file (the demo's) has no Edit or Remove", async () => {
     const host = new FakeHost([view("a")]);
     await app(host, "a");

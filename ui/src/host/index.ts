@@ -25,6 +25,7 @@ import type {
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  SecretStoreView,
   ServerForm,
   ServerPolicy,
   ServerView,
@@ -111,6 +112,10 @@ export interface Host {
   /** Other clients' config files on this machine, their servers and what would conflict. */
   importDetect(): Promise<DetectedClient[]>;
   importApply(sources: ImportChoice[]): Promise<ImportOutcome>;
+  /** Which store keeps secrets (the OS keychain, or a plain file with a notice). */
+  secretStore(): Promise<SecretStoreView>;
+  /** Stores `value` as the secret `name`, for a `${keyring:NAME}` reference; never returns it. */
+  secretSet(name: string, value: string): Promise<SecretStoreView>;
   /** Called with the new AppInfo whenever the servers or notices changed (an edit, the file
    * changed on disk, the demo ended); re-read the snapshot then. Returns an unsubscribe. */
   onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void>;

@@ -37,6 +37,7 @@ import type {
   ToolDef,
   ImportChoice,
   ImportOutcome,
+  SecretStoreView,
   ServerForm,
   HostsView,
   ClientView,
@@ -429,6 +430,20 @@ export class MockHost implements Host {
       this.configChanged();
     }
     return outcome;
+  }
+
+  /** The mock's keychain: names only matter (values are dropped: a mock keeps no secret). */
+  readonly secretNames = new Set<string>();
+
+  async secretStore(): Promise<SecretStoreView> {
+    return { backend: { kind: "keychain", name: "Secret Service", path: null, reason: "the OS keychain" }, notice: null };
+  }
+
+  async secretSet(name: string, _value: string): Promise<SecretStoreView> {
+    this.calls.push({ command: "secret_set", server: name });
+    this.maybeFail("secret_set");
+    this.secretNames.add(name);
+    return this.secretStore();
   }
 
   async onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void> {

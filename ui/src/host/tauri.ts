@@ -24,6 +24,7 @@ import type {
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  SecretStoreView,
   ServerForm,
   ServerPolicy,
   ServerView,
@@ -189,6 +190,14 @@ export class TauriHost implements Host {
 
   importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
     return call<ImportOutcome>("import_apply", { sources });
+  }
+
+  secretStore(): Promise<SecretStoreView> {
+    return call<SecretStoreView>("secret_store");
+  }
+
+  secretSet(name: string, value: string): Promise<SecretStoreView> {
+    return call<SecretStoreView>("secret_set", { name, value });
   }
 
   /** The shell emits `config_changed` (payload: the new AppInfo) after every applied change. */

@@ -22,6 +22,13 @@ import type {
 
 export type * from "./generated";
 
+/** `secret_store`/`secret_set` (src-tauri/src/secret_cmds.rs): which store keeps secrets
+ * (docs/secrets.md), and the notice to show when it is the plain-file fallback. */
+export interface SecretStoreView {
+  backend: { kind: "keychain" | "file"; name: string; path: string | null; reason: string };
+  notice: string | null;
+}
+
 /** `ErrorKind` (crates/core/src/error.rs): what kind of failure a `Failure` is. */
 export type FailureKind = ErrorKind;
 

@@ -126,6 +126,20 @@ export class ConfigStore {
     this.error = null;
   }
 
+  /** Moves a typed header or env value into the keychain as the secret `name` (docs/secrets.md)
+   * and returns the `${keyring:NAME}` reference to put in its place; null (with the error
+   * shown) when it could not be stored. The UI never reads a secret back. */
+  async moveToKeychain(name: string, value: string): Promise<string | null> {
+    try {
+      const store = await this.host.secretSet(name, value);
+      if (store.notice) this.dashboard.info("Stored in a file", store.notice);
+    } catch (e) {
+      this.dashboard.info("Not stored", toCommandError(e).message);
+      return null;
+    }
+    return `\${keyring:${name}}`;
+  }
+
   /** Saves the open editor's form; on refusal keeps it open with the fields named. */
   async save(form: ServerForm): Promise<boolean> {
     const editing = this.editing;

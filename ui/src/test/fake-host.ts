@@ -23,6 +23,7 @@ import type {
   PastEvent,
   PastFailure,
   ResolvedCommand,
+  SecretStoreView,
   ServerForm,
   ServerPolicy,
   ServerView,
@@ -98,6 +99,15 @@ export class FakeHost implements Host {
   importApply = vi.fn(async (_sources: ImportChoice[]): Promise<ImportOutcome> => {
     this.maybeFail();
     return { added: [], conflicts: [], skipped: [], disabled: [] };
+  });
+  store: SecretStoreView = {
+    backend: { kind: "keychain", name: "Secret Service", path: null, reason: "the OS keychain" },
+    notice: null,
+  };
+  secretStore = vi.fn(async (): Promise<SecretStoreView> => structuredClone(this.store));
+  secretSet = vi.fn(async (_name: string, _value: string): Promise<SecretStoreView> => {
+    this.maybeFail();
+    return structuredClone(this.store);
   });
   private configListener: ((info: AppInfo) => void) | null = null;
   onConfigChanged = vi.fn(async (listener: (info: AppInfo) => void) => {

@@ -1,5 +1,7 @@
 //! Variable expansion in config values: `${env:NAME}` and `${NAME}` both read the variable
-//! NAME from a lookup (the process environment in production, a map in tests).
+//! NAME from a lookup (the process environment in production, a map in tests);
+//! `${keyring:NAME}` reads the secret NAME from a secret lookup (Lifeline's secret store,
+//! `crate::secrets`, in production).
 //!
 //! There is no escape: a `$` not followed by `{` is kept as it is, `$${A}` is a `$` followed
 //! by the value of A, and a `${` without a closing `}` is an error. The substituted text is
@@ -10,10 +12,15 @@ use std::fmt;
 /// Where variable values come from: `std::env::var` in production.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// Where `${keyring:NAME}` values come from: the value, or why there is none (a message
+/// that names the secret and says how to store it, never a value).
+pub type SecretLookup<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+
 /// How references are expanded while reading one entry.
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub lookup: Lookup<'a>,
+    pub secrets: SecretLookup<'a>,
     /// When false (the server is disabled), a reference that cannot be expanded is left as
     /// written instead of being a problem: a server can be turned off because its token is
     /// not available here. The variable must be set before the server is enabled.
@@ -25,8 +32,9 @@ pub fn env_lookup(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// A value after expansion, and the variable values that went into it. Those values are
-/// treated as secrets: a token is often passed as `${env:TOKEN}` in an argument or a URL.
+/// A value after expansion, and the variable and keyring values that went into it. Those
+/// values are treated as secrets: a token is often passed as `${env:TOKEN}` in an argument or
+/// a URL, and everything from the keychain is one.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Expanded {
     pub value: String,
@@ -51,6 +59,8 @@ pub enum ExpandError {
     Unsupported { reference: String },
     /// `${` with no `}` after it.
     Unclosed,
+    /// `${keyring:NAME}` whose secret is not stored or cannot be read; `why` says which.
+    Secret { reference: String, why: String },
 }
 
 impl fmt::Display for ExpandError {
@@ -74,16 +84,34 @@ impl fmt::Display for ExpandError {
             ExpandError::Unsupported { reference } => write!(
                 f,
                 "`{reference}` is not a variable reference Lifeline understands; only \
-                 ${{env:NAME}} and ${{NAME}} (NAME made of letters, digits and _) are"
+                 ${{env:NAME}} and ${{NAME}} (NAME made of letters, digits and _) and \
+                 ${{keyring:NAME}} (letters, digits, _, - and .) are"
             ),
             ExpandError::Unclosed => f.write_str("`${` has no closing `}`"),
+            ExpandError::Secret { reference, why } => write!(f, "`{reference}`: {why}"),
         }
     }
 }
 
-/// Expands every reference in `input`. Every failing reference is reported, not just the
-/// first.
+/// Expands every reference in `input`; `${keyring:NAME}` is an error (no secret store).
 pub fn expand(input: &str, lookup: Lookup) -> Result<Expanded, Vec<ExpandError>> {
+    expand_with(input, lookup, &no_secrets)
+}
+
+/// The secret lookup where there is no store: every `${keyring:…}` is an error.
+pub fn no_secrets(name: &str) -> Result<String, String> {
+    Err(format!(
+        "there is no secret store here to read the secret {name} from"
+    ))
+}
+
+/// Expands every reference in `input`, `${keyring:NAME}` from `secrets`. Every failing
+/// reference is reported, not just the first.
+pub fn expand_with(
+    input: &str,
+    lookup: Lookup,
+    secrets: SecretLookup,
+) -> Result<Expanded, Vec<ExpandError>> {
     let mut value = String::with_capacity(input.len());
     let mut substituted = Vec::new();
     let mut errors = Vec::new();
@@ -100,6 +128,21 @@ pub fn expand(input: &str, lookup: Lookup) -> Result<Expanded, Vec<ExpandError>>
         // What is inside a reference is a name, but whatever a person pasted there must
         // not be quoted back if it has a token's shape.
         let reference = crate::redact::Redactor::default().scrub(&format!("${{{inner}}}"));
+        if let Some(name) = inner.strip_prefix("keyring:") {
+            if crate::secrets::check_name(name).is_some() {
+                errors.push(ExpandError::Unsupported { reference });
+            } else {
+                match secrets(name) {
+                    Ok(v) => {
+                        value.push_str(&v);
+                        substituted.push(v);
+                    }
+                    Err(why) => errors.push(ExpandError::Secret { reference, why }),
+                }
+            }
+            rest = &after[end + 1..];
+            continue;
+        }
         let name = inner.strip_prefix("env:").unwrap_or(inner);
         if !is_variable_name(name) {
             errors.push(ExpandError::Unsupported { reference });
@@ -204,6 +247,44 @@ mod tests {
         check("abc ${TOKEN", Err("has no closing"));
         check("${A_1} ${B_2}", Err("A_1 (from `${A_1}`) is not set"));
         check("${A_1} ${B_2}", Err("B_2 (from `${B_2}`) is not set"));
+    }
+
+    fn secrets(name: &str) -> Result<String, String> {
+        match name {
+            "gh.token" => Ok("CANARY-kr-1".into()),
+            _ => Err(format!(
+                "there is no secret {name}; `lifeline secrets set {name}`"
+            )),
+        }
+    }
+
+    #[test]
+    fn keyring_references_read_the_secret_store() {
+        let e =
+            expand_with("Bearer ${keyring:gh.token} ${TOKEN}", &lookup, &secrets).expect("expands");
+        assert_eq!(e.value, "Bearer CANARY-kr-1 tok-123");
+        assert_eq!(
+            e.substituted,
+            vec!["CANARY-kr-1".to_owned(), "tok-123".to_owned()]
+        );
+        let errs = expand_with("${keyring:NOPE} ${keyring:a b}", &lookup, &secrets).unwrap_err();
+        let shown: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown[0],
+            "`${keyring:NOPE}`: there is no secret NOPE; `lifeline secrets set NOPE`"
+        );
+        assert!(
+            shown[1].contains("is not a variable reference"),
+            "{}",
+            shown[1]
+        );
+        // Without a store, a keyring reference is an error, never the text as written.
+        let errs = expand("${keyring:gh.token}", &lookup).unwrap_err();
+        assert!(
+            errs[0].to_string().contains("no secret store"),
+            "{}",
+            errs[0]
+        );
     }
 
     #[test]

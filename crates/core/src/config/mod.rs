@@ -1,7 +1,7 @@
 //! The config file: a superset of the `mcpServers` shape that Claude Desktop, Cursor and
 //! Claude Code use, with per-server and global (`lifeline`) supervisor policy. Loading
 //! checks every field and reports every problem at once (`ConfigError`); env and header
-//! values are `Secret`s; writes are atomic and keep unknown keys (`write`); other clients'
+//! values are `Secret`s, and may come from the secret store as `${keyring:NAME}`; writes are atomic and keep unknown keys (`write`); other clients'
 //! files are imported by `import`. docs/config.md is the reference for people.
 
 pub mod clients;
@@ -21,8 +21,8 @@ pub mod write;
 pub use crate::redact::Secret;
 pub use diff::{ConfigDiff, diff};
 pub use error::{ConfigError, ConfigErrorKind, Problem};
-pub use expand::{Lookup, env_lookup};
-pub use parse::from_value;
+pub use expand::{Lookup, SecretLookup, env_lookup};
+pub use parse::{from_value, from_value_with};
 pub use types::{
     Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
     Timeouts, TransportConfig,
@@ -117,5 +117,7 @@ pub(crate) fn parse_json(text: &str) -> Result<Value, Problem> {
     })
 }
 
+#[cfg(test)]
+mod keyring_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! unknown keys are ignored here and kept in `Config::raw`.
 
 use super::error::{ConfigError, ConfigErrorKind, Problem};
-use super::expand::{Ctx, Lookup};
+use super::expand::{Ctx, Lookup, SecretLookup};
 use super::oauth;
 use super::policy;
 use super::transport;
@@ -21,11 +21,29 @@ impl Config {
     }
 }
 
-/// Builds a config from the file's JSON; `raw` is kept as it is.
+/// Builds a config from the file's JSON; `raw` is kept as it is. `${keyring:NAME}` values
+/// come from this process's secret store (`SecretStore::open`), opened only when the file
+/// has such a reference.
 pub fn from_value(
     raw: Value,
     path: Option<PathBuf>,
     lookup: Lookup,
+) -> Result<Config, ConfigError> {
+    let store = std::sync::OnceLock::new();
+    let secrets = |name: &str| {
+        store
+            .get_or_init(crate::secrets::SecretStore::open)
+            .lookup(name)
+    };
+    from_value_with(raw, path, lookup, &secrets)
+}
+
+/// `from_value` with `${keyring:NAME}` values from `secrets`.
+pub fn from_value_with(
+    raw: Value,
+    path: Option<PathBuf>,
+    lookup: Lookup,
+    secrets: SecretLookup,
 ) -> Result<Config, ConfigError> {
     let mut problems = Vec::new();
     let Some(top) = raw.as_object() else {
@@ -60,6 +78,7 @@ pub fn from_value(
                 for (name, entry) in entries {
                     let ctx = Ctx {
                         lookup,
+                        secrets,
                         strict: true,
                     };
                     if let Some(s) =

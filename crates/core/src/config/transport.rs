@@ -1,6 +1,6 @@
 //! Reading a server entry's transport: `type` (or what it implies), `command`, `args`,
 //! `env`, `inheritEnv`, `cwd` for stdio, `url` and `headers` for http and sse. Every string field is
-//! expanded (`expand`); env and header values become `Secret`s.
+//! expanded (`expand`: `${env:NAME}`, `${keyring:NAME}`); env and header values become `Secret`s.
 
 use super::error::Problem;
 use super::expand::{self, Ctx};
@@ -206,7 +206,7 @@ impl Reader<'_, '_> {
     /// A string field, expanded.
     fn text(&mut self, v: &Value, field: &str) -> Option<Text> {
         let raw = validate::string(v, field, self.problems)?;
-        match expand::expand(raw, self.ctx.lookup) {
+        match expand::expand_with(raw, self.ctx.lookup, self.ctx.secrets) {
             Ok(e) => {
                 self.substituted.extend(e.substituted);
                 Some(Text {

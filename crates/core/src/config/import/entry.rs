@@ -152,6 +152,7 @@ fn problems(section: &str, name: &str, value: &Value) -> Vec<String> {
     let mut problems = Vec::new();
     let ctx = Ctx {
         lookup: &|_| None,
+        secrets: &expand::no_secrets,
         strict: false,
     };
     parse::server(
