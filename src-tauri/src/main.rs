@@ -78,6 +78,10 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         clients_cmds::clients_connect,
         clients_cmds::clients_restore,
         serve::gateway_endpoint,
+        serve::gateway_set,
+        serve::gateway_tokens,
+        serve::gateway_token_add,
+        serve::gateway_token_remove,
     ])
 }
 
