@@ -287,4 +287,26 @@ mod tests {
         };
         assert!(!format!("{e:?}").contains("secret"));
     }
+
+    #[test]
+    fn usage_gives_each_host_the_url_and_the_header() {
+        let text = usage(
+            Path::new("/d/gateway-tokens.json"),
+            "cursor",
+            "lifeline_t",
+            7424,
+        );
+        let url = "http://127.0.0.1:7424/servers/NAME/mcp";
+        assert!(text.starts_with("Token for `cursor` (kept in /d/gateway-tokens.json"));
+        assert!(text.contains(&format!(
+            "claude mcp add --transport http NAME {url} --header \"Authorization: Bearer lifeline_t\""
+        )));
+        let vscode = format!(
+            "\"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
+        );
+        let cursor = format!(
+            "\"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
+        );
+        assert!(text.contains(&vscode) && text.contains(&cursor), "{text}");
+    }
 }
