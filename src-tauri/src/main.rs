@@ -81,6 +81,10 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         serve::gateway_endpoint,
         secret_cmds::secret_store,
         secret_cmds::secret_set,
+        serve::gateway_set,
+        serve::gateway_tokens,
+        serve::gateway_token_add,
+        serve::gateway_token_remove,
     ])
 }
 

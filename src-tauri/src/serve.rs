@@ -2,9 +2,13 @@
 //! clients that take a URL: when the config says `"lifeline": {"serve": {"enabled": true}}`
 //! the app serves its own supervisors at `http://127.0.0.1:PORT/servers/NAME/mcp` (each host
 //! session attached as `lifeline connect` bridges are: `AppState::attach`), with the tokens
-//! of `lifeline serve token add`. Read at start (restart the app to change it); the URL is
-//! logged and returned by the `gateway_endpoint` command.
+//! of `lifeline serve token add`. Read at start; the "Serve over HTTP" dialog changes it
+//! live (`gateway_set` writes the setting and restarts the listener) and manages the
+//! tokens (`gateway_tokens`, `gateway_token_add`, `gateway_token_remove`). The URL is
+//! logged and returned by the `gateway_endpoint` command. A token is only ever in the
+//! answer of `gateway_token_add`: never in a log, an event or an error.
 
+use crate::error::ErrorView;
 use crate::state::AppState;
 use lifeline_core::config::ServeSettings;
 use lifeline_core::gateway::attach::{Refusal, Request};
@@ -22,6 +26,8 @@ pub struct EndpointView {
     /// `http://127.0.0.1:PORT/servers/NAME/mcp` with NAME in it, once listening.
     pub url: Option<String>,
     pub port: Option<u16>,
+    /// `lifeline.serve.port` in the config (0: any free port).
+    pub configured_port: u16,
     /// Where the clients' tokens are (`lifeline serve token add CLIENT` makes one).
     pub tokens_file: Option<String>,
     /// Why it is not listening, when enabled.
@@ -29,15 +35,86 @@ pub struct EndpointView {
 }
 
 /// The endpoint, managed as Tauri state.
-#[derive(Default)]
 pub struct Served {
     view: Mutex<EndpointView>,
     endpoint: tokio::sync::Mutex<Option<Endpoint>>,
+    tokens_file: Option<PathBuf>,
 }
 
 impl Served {
+    /// Off, with the clients' tokens in `tokens_file`.
+    pub fn new(tokens_file: Option<PathBuf>) -> Served {
+        Served {
+            view: Mutex::new(EndpointView {
+                configured_port: ServeSettings::default().port,
+                tokens_file: tokens_file.as_ref().map(|p| p.display().to_string()),
+                ..EndpointView::default()
+            }),
+            endpoint: tokio::sync::Mutex::new(None),
+            tokens_file,
+        }
+    }
+
     pub fn view(&self) -> EndpointView {
         self.view.lock().expect("view lock").clone()
+    }
+
+    /// Brings the endpoint to `settings`: stops the listener (its host sessions end) and
+    /// listens again when they enable it. A listener already on the asked port is kept.
+    pub async fn apply(&self, settings: ServeSettings, resolve: Resolve) {
+        let mut endpoint = self.endpoint.lock().await;
+        let keep = settings.enabled
+            && settings.port != 0
+            && endpoint
+                .as_ref()
+                .is_some_and(|e| e.addr().port() == settings.port);
+        {
+            let mut view = self.view.lock().expect("view lock");
+            view.enabled = settings.enabled;
+            view.configured_port = settings.port;
+        }
+        if keep {
+            return;
+        }
+        if let Some(old) = endpoint.take() {
+            old.stop().await;
+            tracing::info!("stopped serving the servers over HTTP");
+        }
+        {
+            let mut view = self.view.lock().expect("view lock");
+            view.url = None;
+            view.port = None;
+            view.error = None;
+        }
+        if !settings.enabled {
+            return;
+        }
+        let Some(tokens_file) = self.tokens_file.clone() else {
+            self.view.lock().expect("view lock").error =
+                Some("no data directory for the tokens file".into());
+            return;
+        };
+        let port = settings.port;
+        match Endpoint::bind(port, resolve, Auth::Tokens(Tokens::new(tokens_file))).await {
+            Ok(bound) => {
+                let port = bound.addr().port();
+                let url = http::url(port, "NAME");
+                tracing::info!("serving the servers over HTTP at {url}");
+                {
+                    let mut view = self.view.lock().expect("view lock");
+                    view.url = Some(url);
+                    view.port = Some(port);
+                }
+                *endpoint = Some(bound);
+            }
+            Err(e) => {
+                let why = format!(
+                    "cannot listen on 127.0.0.1:{port} ({e}); set another `lifeline.serve.port`"
+                );
+                tracing::warn!("the HTTP endpoint is off: {why}");
+                self.view.lock().expect("view lock").error = Some(why);
+            }
+        }
     }
 
     /// Stops the endpoint (every host session ends), bounded; before the supervisors stop.
@@ -46,17 +123,29 @@ impl Served {
             endpoint.stop().await;
         }
     }
+
+    fn tokens_file(&self) -> Result<&PathBuf, ErrorView> {
+        self.tokens_file.as_ref().ok_or_else(|| {
+            ErrorView::new("serve", "There is no data directory for the tokens file.")
+        })
+    }
+
+    /// The port a new client's snippet names: the listener's, else the configured one.
+    fn snippet_port(&self) -> u16 {
+        let view = self.view();
+        view.port.unwrap_or(match view.configured_port {
+            0 => ServeSettings::default().port,
+            p => p,
+        })
+    }
 }
 
 /// Starts the endpoint when `settings` enable it; always manages `Served`.
 pub fn start<R: Runtime>(app: &AppHandle<R>, settings: ServeSettings) {
-    let served = Arc::new(Served::default());
+    let served = Arc::new(Served::new(tokens::default_path()));
     app.manage(served.clone());
-    if settings.enabled {
-        let resolve = resolver(app.clone());
-        let tokens_file = tokens::default_path();
-        tauri::async_runtime::spawn(listen(served, settings.port, resolve, tokens_file));
-    }
+    let resolve = resolver(app.clone());
+    tauri::async_runtime::spawn(async move { served.apply(settings, resolve).await });
 }
 
 /// Each host session is attached to the app's supervisor as a `lifeline connect` bridge is.
@@ -75,49 +164,95 @@ pub fn resolver<R: Runtime>(app: AppHandle<R>) -> Resolve {
     })
 }
 
-/// Listens on 127.0.0.1:`port` with the tokens of `tokens_file`, and says so in `served`.
-pub async fn listen(
-    served: Arc<Served>,
-    port: u16,
-    resolve: Resolve,
-    tokens_file: Option<PathBuf>,
-) {
-    {
-        let mut view = served.view.lock().expect("view lock");
-        view.enabled = true;
-        view.tokens_file = tokens_file.as_ref().map(|p| p.display().to_string());
-    }
-    let Some(tokens_file) = tokens_file else {
-        served.view.lock().expect("view lock").error =
-            Some("no data directory for the tokens file".into());
-        return;
-    };
-    match Endpoint::bind(port, resolve, Auth::Tokens(Tokens::new(tokens_file))).await {
-        Ok(endpoint) => {
-            let port = endpoint.addr().port();
-            let url = http::url(port, "NAME");
-            tracing::info!("serving the servers over HTTP at {url}");
-            {
-                let mut view = served.view.lock().expect("view lock");
-                view.url = Some(url);
-                view.port = Some(port);
-            }
-            *served.endpoint.lock().await = Some(endpoint);
-        }
-        Err(e) => {
-            let why = format!(
-                "cannot listen on 127.0.0.1:{port} ({e}); set another `lifeline.serve.port`"
-            );
-            tracing::warn!("the HTTP endpoint is off: {why}");
-            served.view.lock().expect("view lock").error = Some(why);
-        }
-    }
+/// A client with a token, as the dialog lists it: never the token.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenClient {
+    pub name: String,
+    pub created: String,
+}
+
+/// A token just made: shown once by the dialog, with the hosts' snippets.
+#[derive(Clone, Serialize)]
+pub struct NewToken {
+    pub client: String,
+    pub token: String,
+    /// What `lifeline serve token add` prints: URL, header, Claude Code / VS Code / Cursor.
+    pub usage: String,
+}
+
+fn io_error(e: std::io::Error) -> ErrorView {
+    ErrorView::new(
+        "serve",
+        format!("The tokens file could not be changed: {e}."),
+    )
 }
 
 /// The local HTTP endpoint: whether it is on, its URL, where the tokens are.
 #[tauri::command]
 pub fn gateway_endpoint(served: tauri::State<'_, Arc<Served>>) -> EndpointView {
     served.view()
+}
+
+/// Turns the endpoint on or off and sets its port: writes `lifeline.serve` to the config
+/// file (text kept, as every edit from the app) and applies it now.
+#[tauri::command]
+pub async fn gateway_set<R: Runtime>(
+    app: AppHandle<R>,
+    state: tauri::State<'_, AppState>,
+    served: tauri::State<'_, Arc<Served>>,
+    enabled: bool,
+    port: u16,
+) -> Result<EndpointView, ErrorView> {
+    let settings = ServeSettings { enabled, port };
+    state.serve_set(settings).await?;
+    served.apply(settings, resolver(app)).await;
+    Ok(served.view())
+}
+
+/// The clients that have a token, by name.
+#[tauri::command]
+pub fn gateway_tokens(
+    served: tauri::State<'_, Arc<Served>>,
+) -> Result<Vec<TokenClient>, ErrorView> {
+    let clients = tokens::list(served.tokens_file()?).map_err(io_error)?;
+    Ok(clients
+        .into_iter()
+        .map(|c| TokenClient {
+            name: c.name,
+            created: c.created,
+        })
+        .collect())
+}
+
+/// Makes a token for `client` (replacing any it had); the only answer that holds one.
+#[tauri::command]
+pub fn gateway_token_add(
+    served: tauri::State<'_, Arc<Served>>,
+    client: String,
+) -> Result<NewToken, ErrorView> {
+    let path = served.tokens_file()?;
+    tokens::check_client(&client).map_err(|m| ErrorView::new("serve", m))?;
+    let token = tokens::add(path, &client).map_err(io_error)?;
+    tracing::info!("made a token for the HTTP client `{client}`");
+    let usage = tokens::usage(path, &client, &token, served.snippet_port());
+    Ok(NewToken {
+        client,
+        token,
+        usage,
+    })
+}
+
+/// Removes `client`'s token; whether it had one. Its sessions are refused from now on.
+#[tauri::command]
+pub fn gateway_token_remove(
+    served: tauri::State<'_, Arc<Served>>,
+    client: String,
+) -> Result<bool, ErrorView> {
+    let had = tokens::remove(served.tokens_file()?, &client).map_err(io_error)?;
+    if had {
+        tracing::info!("removed the token of the HTTP client `{client}`");
+    }
+    Ok(had)
 }
 
 #[cfg(test)]

@@ -75,12 +75,16 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let tokens_file = tokens::path_in(dir.path());
     let token = tokens::add(&tokens_file, "app-host").unwrap();
-    let served = Arc::new(Served::default());
+    let served = Arc::new(Served::new(Some(tokens_file)));
     let resolve = resolver(app.handle().clone());
     tauri::async_runtime::block_on(async {
         let state = app.state::<AppState>();
         let mut events = state.events().await.unwrap();
-        listen(served.clone(), 0, resolve, Some(tokens_file)).await;
+        let on = ServeSettings {
+            enabled: true,
+            port: 0,
+        };
+        served.apply(on, resolve).await;
         let view = served.view();
         assert!(view.enabled && view.error.is_none(), "{view:?}");
         let port = view.port.unwrap();
@@ -120,4 +124,110 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
         served.stop().await;
         state.shutdown().await;
     });
+}
+
+/// An app on a config file in a temp dir (no servers, a `lifeline` block with another key),
+/// with its endpoint state on a tokens file in the same dir.
+fn app_on_file(
+    dir: &std::path::Path,
+) -> (
+    tauri::App<tauri::test::MockRuntime>,
+    tauri::WebviewWindow<tauri::test::MockRuntime>,
+) {
+    let path = dir.join("config.json");
+    std::fs::write(
+        &path,
+        "{\n  \"mcpServers\": {},\n  \"lifeline\": {\"requestTimeoutMs\": 5000}\n}\n",
+    )
+    .unwrap();
+    let config = lifeline_core::config::load(&path).unwrap();
+    let state = tauri::async_runtime::block_on(async {
+        AppState::start(Source {
+            config,
+            info: AppInfo {
+                version: "test",
+                mode: Mode::Config,
+                config_path: Some(path.display().to_string()),
+                log_dir: None,
+                notices: Vec::new(),
+            },
+            fixtures: Vec::new(),
+        })
+    });
+    let (app, webview) = crate::ipc_tests::window(state);
+    app.manage(Arc::new(Served::new(Some(tokens::path_in(dir)))));
+    (app, webview)
+}
+
+#[test]
+fn the_dialog_turns_the_endpoint_on_and_off_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app_on_file(dir.path());
+    let invoke = |cmd: &str, args: Value| crate::ipc_tests::invoke(&webview, cmd, args).unwrap();
+
+    let view = invoke("gateway_set", json!({"enabled": true, "port": 0}));
+    assert_eq!(view["enabled"], true);
+    let port = view["port"].as_u64().expect("listening") as u16;
+    assert_eq!(
+        view["url"],
+        format!("http://127.0.0.1:{port}/servers/NAME/mcp")
+    );
+    // Written to the file, the other `lifeline` keys kept.
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        file["lifeline"],
+        json!({"requestTimeoutMs": 5000, "serve": {"enabled": true, "port": 0}})
+    );
+    // Listening now, without a restart: a request without a token is refused with 401.
+    let (status, _, _) = tauri::async_runtime::block_on(post(port, "", None, &json!({})));
+    assert_eq!(status, 401);
+    assert_eq!(invoke("gateway_endpoint", json!({}))["port"], port);
+
+    let view = invoke("gateway_set", json!({"enabled": false, "port": 0}));
+    assert_eq!(view["enabled"], false);
+    assert_eq!(view["url"], Value::Null);
+    let refused =
+        tauri::async_runtime::block_on(tokio::net::TcpStream::connect(("127.0.0.1", port)));
+    assert!(refused.is_err(), "the listener is closed");
+}
+
+#[test]
+fn tokens_are_listed_by_name_and_shown_only_when_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app_on_file(dir.path());
+    let invoke = |cmd: &str, args: Value| crate::ipc_tests::invoke(&webview, cmd, args);
+
+    assert_eq!(invoke("gateway_tokens", json!({})).unwrap(), json!([]));
+    let made = invoke("gateway_token_add", json!({"client": "cursor"})).unwrap();
+    let token = made["token"].as_str().unwrap();
+    assert!(token.starts_with("lifeline_"), "{made}");
+    let usage = made["usage"].as_str().unwrap();
+    assert!(
+        usage.contains(&format!("Authorization: Bearer {token}")),
+        "{usage}"
+    );
+    assert!(
+        usage.contains("claude mcp add --transport http NAME"),
+        "{usage}"
+    );
+    assert_eq!(
+        tokens::get(&tokens::path_in(dir.path()), "cursor")
+            .unwrap()
+            .as_deref(),
+        Some(token)
+    );
+
+    let listed = invoke("gateway_tokens", json!({})).unwrap();
+    assert_eq!(listed[0]["name"], "cursor");
+    assert!(!listed.to_string().contains(token), "{listed}");
+
+    let bad = invoke("gateway_token_add", json!({"client": "no spaces"})).unwrap_err();
+    assert_eq!(bad["kind"], "serve");
+    assert_eq!(
+        invoke("gateway_token_remove", json!({"client": "cursor"})).unwrap(),
+        true
+    );
+    assert_eq!(invoke("gateway_tokens", json!({})).unwrap(), json!([]));
 }

@@ -202,26 +202,5 @@ pub fn token(command: TokenCommand) -> i32 {
 /// The token, and how the common hosts take a URL and a header.
 /// Printed as is: `Out` would scrub the token, which is the point here.
 fn print_usage(path: &Path, client: &str, token: &str, port: u16) {
-    let url = http::url(port, "NAME");
-    println!(
-        "Token for `{client}` (kept in {}, readable by you only):",
-        path.display()
-    );
-    println!("  {token}");
-    println!();
-    println!("Each server's URL:  {url}");
-    println!("Header:             Authorization: Bearer {token}");
-    println!();
-    println!("Claude Code:");
-    println!(
-        "  claude mcp add --transport http NAME {url} --header \"Authorization: Bearer {token}\""
-    );
-    println!("VS Code (.vscode/mcp.json, under \"servers\"):");
-    println!(
-        "  \"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}"
-    );
-    println!("Cursor (~/.cursor/mcp.json, under \"mcpServers\"):");
-    println!(
-        "  \"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}"
-    );
+    print!("{}", tokens::usage(path, client, token, port));
 }

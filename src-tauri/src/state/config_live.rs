@@ -144,6 +144,34 @@ impl AppState {
         .await
     }
 
+    /// Sets `lifeline.serve` in the file to `settings` (every other key kept), as the
+    /// "Serve over HTTP" dialog does; the caller applies it to the endpoint.
+    pub async fn serve_set(&self, settings: config::ServeSettings) -> Result<(), ErrorView> {
+        self.write(None, |raw| {
+            let not_object = |key: &str| {
+                ErrorView::new(
+                    NOTICE_CONFIG,
+                    format!("`{key}` in the file is not an object; fix the file first."),
+                )
+            };
+            let top = raw.as_object_mut().ok_or_else(|| not_object("the file"))?;
+            let lifeline = top
+                .entry("lifeline")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .ok_or_else(|| not_object("lifeline"))?;
+            let serve = lifeline
+                .entry("serve")
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .ok_or_else(|| not_object("lifeline.serve"))?;
+            serve.insert("enabled".into(), json!(settings.enabled));
+            serve.insert("port".into(), json!(settings.port));
+            Ok(())
+        })
+        .await
+    }
+
     /// Sets up the watcher on the config file's directory (it must exist before anything
     /// is written to be seen, so it is created). `ConfigWatch::run` then applies changes.
     pub fn watch_config(&self) -> Result<ConfigWatch, ErrorView> {

@@ -31,6 +31,7 @@ import type {
   ServerView,
   ToolDef,
 } from "./types";
+import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";
@@ -87,6 +88,16 @@ export interface Host {
   /** Puts the backup back; rejects with kind `changed_since` when the client changed the file
    * since and `force` is false. */
   clientsRestore(client: string, force: boolean): Promise<Restored>;
+  /** "Serve over HTTP": the local endpoint, on or off, its URL (docs/gateway.md). */
+  gatewayEndpoint(): Promise<EndpointView>;
+  /** Writes `lifeline.serve` to the config and applies it now (the listener restarts). */
+  gatewaySet(enabled: boolean, port: number): Promise<EndpointView>;
+  /** The clients with a token, by name (never a token). */
+  gatewayTokens(): Promise<TokenClient[]>;
+  /** Makes a token for `client` (replacing any): the only answer holding one; show it once. */
+  gatewayTokenAdd(client: string): Promise<NewToken>;
+  /** Removes the client's token; whether it had one. */
+  gatewayTokenRemove(client: string): Promise<boolean>;
   /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
   historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
   /** Failures of earlier runs, newest first. */

@@ -13,6 +13,8 @@
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
 import { MockClients } from "./mock-clients";
+import { MockServe } from "./mock-serve";
+import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
@@ -108,6 +110,7 @@ export class MockHost implements Host {
   /** Calls in flight that a `callId` named, by that name: their cancel. */
   private readonly running = new Map<string, () => void>();
   private readonly clients = new MockClients();
+  private readonly serve = new MockServe();
 
   constructor(opts: MockOptions = {}) {
     this.clock = opts.clock ?? systemClock;
@@ -284,6 +287,31 @@ export class MockHost implements Host {
   async clientsRestore(client: string, force: boolean): Promise<Restored> {
     this.calls.push({ command: "clients_restore" });
     return this.clients.restore(client, force);
+  }
+
+  async gatewayEndpoint(): Promise<EndpointView> {
+    this.calls.push({ command: "gateway_endpoint" });
+    return this.serve.endpoint();
+  }
+
+  async gatewaySet(enabled: boolean, port: number): Promise<EndpointView> {
+    this.calls.push({ command: "gateway_set" });
+    return this.serve.set(enabled, port);
+  }
+
+  async gatewayTokens(): Promise<TokenClient[]> {
+    this.calls.push({ command: "gateway_tokens" });
+    return this.serve.tokens();
+  }
+
+  async gatewayTokenAdd(client: string): Promise<NewToken> {
+    this.calls.push({ command: "gateway_token_add" });
+    return this.serve.add(client);
+  }
+
+  async gatewayTokenRemove(client: string): Promise<boolean> {
+    this.calls.push({ command: "gateway_token_remove" });
+    return this.serve.remove(client);
   }
 
   /** Derived from the host events played so far (mock-hosts.ts), as the app keeps them. */

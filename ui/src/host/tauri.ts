@@ -6,6 +6,7 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
+import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 import type {
   AppInfo,
   BundleExported,
@@ -138,6 +139,26 @@ export class TauriHost implements Host {
 
   clientsRestore(client: string, force: boolean): Promise<Restored> {
     return call<Restored>("clients_restore", { client, force });
+  }
+
+  gatewayEndpoint(): Promise<EndpointView> {
+    return call<EndpointView>("gateway_endpoint", {});
+  }
+
+  gatewaySet(enabled: boolean, port: number): Promise<EndpointView> {
+    return call<EndpointView>("gateway_set", { enabled, port });
+  }
+
+  gatewayTokens(): Promise<TokenClient[]> {
+    return call<TokenClient[]>("gateway_tokens", {});
+  }
+
+  gatewayTokenAdd(client: string): Promise<NewToken> {
+    return call<NewToken>("gateway_token_add", { client });
+  }
+
+  gatewayTokenRemove(client: string): Promise<boolean> {
+    return call<boolean>("gateway_token_remove", { client });
   }
 
   serverConfig(server: string): Promise<MaskedServerConfig> {

@@ -5,6 +5,8 @@ import { vi } from "vitest";
 import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
 import { MockClients } from "../host/mock-clients";
+import { MockServe } from "../host/mock-serve";
+import type { EndpointView, NewToken, TokenClient } from "../host/serve-types";
 import { mockPolicy } from "../host/mock-detail";
 import type {
   AppInfo,
@@ -74,6 +76,12 @@ export class FakeHost implements Host {
   clientsPreview = vi.fn(async (c: string, s: string[]): Promise<ConnectPreview> => this.mockClients.preview(c, s));
   clientsConnect = vi.fn(async (c: string, s: string[]): Promise<Connected> => this.mockClients.connect(c, s));
   clientsRestore = vi.fn(async (c: string, force: boolean): Promise<Restored> => this.mockClients.restore(c, force));
+  readonly mockServe = new MockServe();
+  gatewayEndpoint = vi.fn(async (): Promise<EndpointView> => this.mockServe.endpoint());
+  gatewaySet = vi.fn(async (enabled: boolean, port: number): Promise<EndpointView> => this.mockServe.set(enabled, port));
+  gatewayTokens = vi.fn(async (): Promise<TokenClient[]> => this.mockServe.tokens());
+  gatewayTokenAdd = vi.fn(async (client: string): Promise<NewToken> => this.mockServe.add(client));
+  gatewayTokenRemove = vi.fn(async (client: string): Promise<boolean> => this.mockServe.remove(client));
   serverHosts = vi.fn(async (_server: string): Promise<HostsView> => structuredClone(this.hostsView));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: PastEvent[] = [];

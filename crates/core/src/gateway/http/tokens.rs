@@ -118,6 +118,26 @@ pub fn add(path: &Path, client: &str) -> io::Result<String> {
     Ok(token)
 }
 
+/// How the common hosts take the endpoint with `client`'s `token`: the token, each server's
+/// URL on `port`, the header, and the Claude Code / VS Code / Cursor snippets. What
+/// `lifeline serve token add` prints and the app's "Serve over HTTP" dialog shows once. It
+/// holds the token: never log it.
+pub fn usage(path: &Path, client: &str, token: &str, port: u16) -> String {
+    let url = super::url(port, "NAME");
+    let header = format!("Authorization: Bearer {token}");
+    format!(
+        "Token for `{client}` (kept in {}, readable by you only):\n  {token}\n\n\
+         Each server's URL:  {url}\n\
+         Header:             {header}\n\n\
+         Claude Code:\n  claude mcp add --transport http NAME {url} --header \"{header}\"\n\
+         VS Code (.vscode/mcp.json, under \"servers\"):\n  \
+         \"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n\
+         Cursor (~/.cursor/mcp.json, under \"mcpServers\"):\n  \
+         \"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n",
+        path.display()
+    )
+}
+
 /// The token of `client`, if it has one.
 pub fn get(path: &Path, client: &str) -> io::Result<Option<String>> {
     Ok(read(path)?.clients.get(client).map(|e| e.token.clone()))
@@ -266,5 +286,27 @@ mod tests {
             created: "now".into(),
         };
         assert!(!format!("{e:?}").contains("secret"));
+    }
+
+    #[test]
+    fn usage_gives_each_host_the_url_and_the_header() {
+        let text = usage(
+            Path::new("/d/gateway-tokens.json"),
+            "cursor",
+            "lifeline_t",
+            7424,
+        );
+        let url = "http://127.0.0.1:7424/servers/NAME/mcp";
+        assert!(text.starts_with("Token for `cursor` (kept in /d/gateway-tokens.json"));
+        assert!(text.contains(&format!(
+            "claude mcp add --transport http NAME {url} --header \"Authorization: Bearer lifeline_t\""
+        )));
+        let vscode = format!(
+            "\"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
+        );
+        let cursor = format!(
+            "\"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
+        );
+        assert!(text.contains(&vscode) && text.contains(&cursor), "{text}");
     }
 }
