@@ -1,0 +1,200 @@
+"""The benchmark's app section (bench/METHOD.md, "The app"): the release desktop app under
+Xvfb with N stdio fixture servers: binary size, cold start to first paint, idle memory with
+the window open and closed to the tray. Called by run.py (`--only app`).
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import xclose
+
+
+def start_xvfb():
+    """An Xvfb server on a free display (it writes the number it took to -displayfd)."""
+    read, write = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x800x24",
+                             "-nolisten", "tcp"], pass_fds=(write,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as f:
+        display = f.readline().strip()
+    if not display:
+        proc.kill()
+        raise RuntimeError("Xvfb did not start")
+    return proc, f":{display}"
+
+
+def descendants(pid):
+    """Every process below `pid` (children, their children...), from /proc."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def memory_kb(pid):
+    """(RSS, PSS) of one process in KiB; PSS shares each page among the processes mapping it."""
+    rss = pss = 0
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
+    except OSError:
+        pass
+    return rss, pss
+
+
+def web_processes(pid):
+    """The app's descendants that are not the fixture servers it supervises: WebKit's."""
+    out = []
+    for p in descendants(pid):
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "lifeline-fixture" not in cmd:
+            out.append(p)
+    return out
+
+
+def app_once(tools, scratch, n_servers, idle, display, bound=120):
+    """One cold start of the release app under Xvfb with `n_servers` stdio fixture servers:
+    spawn -> the `first paint` log line (the UI reports its first frame, `ui_painted`), then
+    every server ready, `idle` seconds, and the RSS/PSS of the app and its WebKit processes
+    (the fixture servers it spawned are not counted); then the window is closed to the tray,
+    and after `idle` seconds more the same again (tray-resident: no WebKit processes left)."""
+    work = scratch / f"app-{time.time_ns()}"
+    state = work / "state"
+    state.mkdir(parents=True)
+    servers = {f"s{i:02}": {"command": tools.fixture, "args": ["stdio"]} for i in range(n_servers)}
+    config = work / "config.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    env = {**os.environ, "DISPLAY": display, "XDG_STATE_HOME": str(state),
+           "LIFELINE_HISTORY": str(state / "history.db"), "LIFELINE_LOG": "info",
+           "LIFELINE_CONFIG": str(config)}
+    env.pop("WAYLAND_DISPLAY", None)
+    lines, seen = [], threading.Event()
+    spawned = time.monotonic()
+    proc = subprocess.Popen([tools.app], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+    def drain():
+        for line in proc.stderr:
+            lines.append((time.monotonic() - spawned, line))
+            seen.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+
+    def wait_for(pred):
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline and proc.poll() is None:
+            hit = next((x for x in lines if pred(x[1])), None)
+            if hit:
+                return hit
+            seen.wait(0.05)
+            seen.clear()
+        return None
+
+    try:
+        paint = wait_for(lambda l: "first paint " in l)
+        if not paint:
+            return {"error": "no `first paint` line in the app's log within "
+                             f"{bound} s (is the app built with the UI that reports it?)"}
+        app_ms = int(paint[1].split("first paint ", 1)[1].split()[0])
+        pending = {f"{name} #1 ready" for name in servers}
+
+        def last_ready(line):
+            pending.difference_update({m for m in pending if m in line})
+            return not pending
+
+        ready = wait_for(last_ready)
+        if not ready:
+            return {"error": f"not all {n_servers} servers ready within {bound} s"}
+        time.sleep(idle)
+        webkit = web_processes(proc.pid)
+        app_rss, app_pss = memory_kb(proc.pid)
+        mem = [memory_kb(p) for p in webkit]
+        record = {
+            "first_paint_ms": round(paint[0] * 1000),
+            "first_paint_app_ms": app_ms,
+            "all_ready_s": round(ready[0], 3),
+            "idle_rss_kb": app_rss + sum(r for r, _ in mem),
+            "idle_pss_kb": app_pss + sum(p for _, p in mem),
+            "app_process_rss_kb": app_rss,
+            "webkit_processes": len(webkit),
+        }
+        # Closed to the tray, the way a user closes it: the webview goes, and its WebKit
+        # processes with it; what stays is the app process (the core, the tray).
+        if not xclose.close(display, "Lifeline"):
+            return {"error": "no window titled Lifeline to close"}
+        if not wait_for(lambda l: "supervising from the tray" in l):
+            return {"error": "closing the window did not keep the app in the tray"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and web_processes(proc.pid):
+            time.sleep(0.1)
+        time.sleep(idle)
+        tray_rss, tray_pss = memory_kb(proc.pid)
+        left = web_processes(proc.pid)
+        record.update({
+            "tray_rss_kb": tray_rss + sum(memory_kb(p)[0] for p in left),
+            "tray_pss_kb": tray_pss + sum(memory_kb(p)[1] for p in left),
+            "tray_webkit_processes": len(left),
+        })
+        return record
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def app(tools, args, scratch, log):
+    """The desktop app (issue 6): release binary size, cold start to first paint, idle RSS
+    with 20 servers (bench/METHOD.md)."""
+    if not tools.app:
+        return {"error": "target/release/lifeline-app not built (make bench-build builds it)"}
+    n_servers, idle, runs = (3, 1, 1) if args.smoke else (20, 10, 3)
+    binary = Path(tools.app)
+    stripped = scratch / "lifeline-app.stripped"
+    subprocess.run(["strip", "-o", str(stripped), str(binary)], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    record = {"servers": n_servers, "idle_seconds": idle, "runs": runs,
+              "binary_bytes": binary.stat().st_size,
+              "binary_stripped_bytes": stripped.stat().st_size if stripped.exists() else None}
+    try:
+        xvfb, display = start_xvfb()
+    except (OSError, RuntimeError) as e:
+        return {**record, "error": f"cannot start Xvfb: {e}"}
+    samples = []
+    try:
+        for i in range(runs):
+            sample = app_once(tools, scratch, n_servers, idle, display)
+            log(f"  app run {i + 1}: {json.dumps(sample)}")
+            if "error" in sample:
+                return {**record, "error": sample["error"]}
+            samples.append(sample)
+    finally:
+        xvfb.terminate()
+        xvfb.wait()
+    for key in samples[0]:
+        record[key] = statistics.median(s[key] for s in samples)
+    return record
