@@ -124,20 +124,7 @@ impl Bridge {
             .write_all(format!("{msg}\n").as_bytes())
             .await
             .unwrap();
-        let answer = async {
-            loop {
-                let mut line = String::new();
-                let n = self.stdout.read_line(&mut line).await.unwrap();
-                assert!(n > 0, "the bridge closed stdout before answering {method}");
-                let v: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
-                if v["id"] == id {
-                    return v;
-                }
-            }
-        };
-        tokio::time::timeout(PATIENCE, answer)
-            .await
-            .expect("an answer in time")
+        self.answer_to(&json!(id)).await
     }
 
     /// Reads until the answer to `id` (a request written by hand).
