@@ -10,9 +10,10 @@
 //! Origin (403). The token file is 0600 and the token appears in none of the output.
 
 use super::config;
+use super::sdk_host::{assert_survived, run_host_with};
 use crate::cli::lifeline_bin;
 use crate::peers::{repo, require};
-use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
+use crate::support::{TempDirGuard, stdio_fixture};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -106,48 +107,7 @@ async fn setup(label: &str) -> Setup {
 
 /// Runs a host script (`program script URL TOKEN`) and returns the JSON line it printed.
 async fn run_host(program: &Path, script: &Path, url: &str, token: &str) -> Value {
-    let run = tokio::process::Command::new(program)
-        .arg(script)
-        .arg(url)
-        .arg(token)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the SDK host finished within 120 s")
-        .expect("the SDK host runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SDK host failed: {}\n{stdout}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
-}
-
-/// What every HTTP host must have seen: the server, its tools, a call, the crash under a
-/// call reported as UPSTREAM_LOST with its cause, the session surviving it, and the
-/// crashing call run once.
-fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
-    assert_eq!(seen["server"]["name"], "lifeline-fixture", "{seen}");
-    assert!(
-        seen["tools"].as_array().unwrap().contains(&json!("echo")),
-        "{seen}"
-    );
-    assert_eq!(seen["first"], "one", "{seen}");
-    assert_eq!(
-        seen["crash"]["code"],
-        lifeline_core::gateway::UPSTREAM_LOST,
-        "{seen}"
-    );
-    assert_eq!(seen["crash"]["data"]["kind"], "process_exit", "{seen}");
-    assert_eq!(seen["second"], "two", "the session survived: {seen}");
-    let crashes = received(&read_log(&fx.log), "tools/call")
-        .iter()
-        .filter(|e| e["params"]["name"] == "crash")
-        .count();
-    assert_eq!(crashes, 1, "the crashing call ran once");
+    run_host_with(program, script, &[url.as_ref(), token.as_ref()]).await
 }
 
 #[tokio::test]

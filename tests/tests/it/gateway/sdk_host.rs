@@ -30,11 +30,25 @@ async fn run_host(
     script: &std::path::Path,
     config: &std::path::Path,
 ) -> Value {
+    let lifeline = lifeline_bin();
+    run_host_with(
+        program,
+        script,
+        &[lifeline.as_os_str(), config.as_os_str(), "fixture".as_ref()],
+    )
+    .await
+}
+
+/// Runs `program script ARGS...` (an SDK host script) and returns the JSON line it printed
+/// last; a host that fails or takes over 120 s fails the test.
+pub(super) async fn run_host_with(
+    program: &std::path::Path,
+    script: &std::path::Path,
+    args: &[&std::ffi::OsStr],
+) -> Value {
     let run = tokio::process::Command::new(program)
         .arg(script)
-        .arg(lifeline_bin())
-        .arg(config)
-        .arg("fixture")
+        .args(args)
         .kill_on_drop(true)
         .output();
     let out = tokio::time::timeout(Duration::from_secs(120), run)
@@ -51,10 +65,10 @@ async fn run_host(
         .unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-/// What every SDK host must have seen: the server, its tools, a call, the crash under a
-/// call reported as UPSTREAM_LOST with its cause, the session surviving it, and the
-/// crashing call run once.
-fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
+/// What every SDK host, over stdio or HTTP, must have seen: the server, its tools, a call,
+/// the crash under a call reported as UPSTREAM_LOST with its cause, the session surviving
+/// it, and the crashing call run once.
+pub(super) fn assert_survived(seen: &Value, fx: &crate::support::StdioFixture) {
     assert_eq!(seen["server"]["name"], "lifeline-fixture", "{seen}");
     assert!(
         seen["tools"].as_array().unwrap().contains(&json!("echo")),
