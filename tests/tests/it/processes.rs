@@ -6,13 +6,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::json;
 use tokio::process::Command;
 
 use crate::cli::{lifeline_bin, lifeline_with_env};
 use crate::support::{
-    TempDirGuard, fixture_bin, is_running, process_ended, wait_for_log, write_config,
+    PATIENCE, TempDirGuard, fixture_bin, is_running, process_ended, wait_for_log, write_config,
 };
 
 /// A value in Lifeline's own environment that no server asked for.
@@ -112,10 +113,8 @@ async fn a_killed_cli_takes_its_servers_with_it_and_the_next_run_ends_the_rest()
     let grandchild =
         logged_pid(&wait_for_log(&log, "grandchild", |e| e["event"] == "grandchild").await);
     let runs = data.join("lifeline").join("runs");
-    let recorded = std::fs::read_dir(&runs)
-        .map(|d| d.count())
-        .unwrap_or_default();
-    assert_eq!(recorded, 1, "one runs file in {}", runs.display());
+    // The parent records the server after spawning it, so the child's log can come first.
+    recorded(&runs, server).await;
 
     watch.start_kill().expect("SIGKILL to lifeline watch");
     watch.wait().await.expect("lifeline watch ended");
@@ -140,4 +139,33 @@ async fn a_killed_cli_takes_its_servers_with_it_and_the_next_run_ends_the_rest()
         .map(|d| d.count())
         .unwrap_or_default();
     assert_eq!(left, 0, "the crashed run's file is removed");
+}
+
+/// Waits for the one runs file in `runs` to name `server` as a child. Fails the test after
+/// `PATIENCE`, or when more than one run is recorded.
+async fn recorded(runs: &Path, server: u32) {
+    let named = format!("child {server} ");
+    let wait = async {
+        loop {
+            let files: Vec<_> = std::fs::read_dir(runs)
+                .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+                .unwrap_or_default();
+            assert!(
+                files.len() <= 1,
+                "one runs file in {}: {files:?}",
+                runs.display()
+            );
+            let text = files
+                .first()
+                .and_then(|f| std::fs::read_to_string(f).ok())
+                .unwrap_or_default();
+            if text.contains(&named) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no runs file in {} names {server}", runs.display()));
 }
