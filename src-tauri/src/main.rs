@@ -6,6 +6,7 @@
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod auth_cmds;
 mod autostart;
 mod bundle_cmds;
 mod bus;
@@ -47,6 +48,8 @@ fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
         commands::snapshot,
         commands::subscribe,
+        auth_cmds::auth_sign_in,
+        auth_cmds::auth_sign_out,
         commands::reconnect,
         commands::reset,
         commands::disable,

@@ -211,6 +211,13 @@ impl AppState {
         Ok(())
     }
 
+    /// A handle on `server`'s supervisor that does not hold the fleet's lock, for an action
+    /// that takes long (a sign-in waits for a person).
+    pub async fn shared(&self, server: &str) -> Result<Supervisor, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(supervisor(running(&fleet)?, server)?.share())
+    }
+
     pub async fn reconnect_all_failed(&self) -> Result<Vec<String>, ErrorView> {
         let fleet = self.fleet.read().await;
         Ok(running(&fleet)?.reconnect_all_failed())

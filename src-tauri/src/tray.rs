@@ -115,6 +115,17 @@ pub fn notification_for(event: &Event) -> Option<(String, String)> {
     let EventBody::State(info) = &event.body else {
         return None;
     };
+    // OAuth: the person is the fix, so the notification says what to press.
+    if info.state? == StateName::Retired && info.reason.as_deref() == Some("sign_in") {
+        return Some((
+            format!("{} needs you to sign in", event.server),
+            format!(
+                "Lifeline holds no valid sign-in for it (expired or revoked). Open Lifeline and \
+                 press Sign in, or run `lifeline login {}`.",
+                event.server
+            ),
+        ));
+    }
     let (verb, hint) = match info.state? {
         StateName::Retired => (
             "stopped",
@@ -454,6 +465,13 @@ mod tests {
         let (title, _) = notification_for(&state_event(GaveUp, None, "connection refused"))
             .expect("gave up notifies");
         assert_eq!(title, "github gave up reconnecting");
+        let (title, body) = notification_for(&state_event(Retired, Some("sign_in"), "x"))
+            .expect("sign-in needed notifies");
+        assert_eq!(title, "github needs you to sign in");
+        assert!(
+            body.contains("press Sign in, or run `lifeline login github`"),
+            "{body}"
+        );
         for quiet in [Ready, Reconnecting, Quarantined, Retrying, Disabled] {
             assert_eq!(notification_for(&state_event(quiet, None, "x")), None);
         }

@@ -193,6 +193,7 @@ mod tests {
             tools_stale: true,
             last_round_trip_ms: None,
             last_round_trip_at: None,
+            auth: None,
         };
         let v = serde_json::to_value(r.view(snapshot, "stdio")).unwrap();
         assert_eq!(v["server"], "gh");

@@ -55,7 +55,8 @@ fn decls() -> Vec<Decl> {
     use lifeline_core::diagnostics::bundle::BundleFile;
     use lifeline_core::error::{ErrorKind, Phase, Stage};
     use lifeline_core::events::{
-        CallOutcome, Event, EventBody, FailureInfo, HostInfo, HostMode, StateInfo, StateName,
+        AuthChange, AuthStatus, CallOutcome, Event, EventBody, FailureInfo, HostInfo, HostMode,
+        StateInfo, StateName,
     };
     use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
     use lifeline_core::gateway::stats::ToolStats;
@@ -88,6 +89,8 @@ fn decls() -> Vec<Decl> {
         decl::<StateInfo>(&cfg),
         decl::<CallOutcome>(&cfg),
         decl::<HostMode>(&cfg),
+        decl::<AuthChange>(&cfg),
+        decl::<AuthStatus>(&cfg),
         decl::<HostInfo>(&cfg),
         decl::<EventBody>(&cfg),
         decl::<Event>(&cfg),

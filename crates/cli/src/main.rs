@@ -8,6 +8,7 @@ mod connect;
 mod fleet;
 mod host_stdio;
 mod import;
+mod login;
 mod output;
 mod secrets;
 mod serve;
@@ -185,6 +186,30 @@ enum Command {
         #[arg(long = "for", value_parser = humantime::parse_duration)]
         duration: Option<Duration>,
     },
+    /// Sign in to a configured remote server with OAuth (opens the browser); the sign-in is
+    /// kept in the OS keychain for the app and every run (docs/auth.md)
+    Login {
+        /// The configured server's name
+        name: String,
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Print the sign-in address instead of opening a browser
+        #[arg(long)]
+        no_browser: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a server's OAuth sign-in (revoking its tokens where the server allows)
+    Logout {
+        /// The configured server's name
+        name: String,
+        /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The client the MCP conformance suite launches (scenario in MCP_CONFORMANCE_SCENARIO)
     Conformance {
         /// The scenario server's URL (appended by the runner)
@@ -254,6 +279,15 @@ async fn run(cli: Cli) -> i32 {
         Command::Conformance { url } => conformance::run(&url).await,
         Command::Clients { command } => clients::run(command),
         Command::Secrets { command } => secrets::run(command),
+        Command::Login {
+            name,
+            config,
+            no_browser,
+            json,
+        } => login::login(&name, config.as_deref(), no_browser, json).await,
+        Command::Logout { name, config, json } => {
+            login::logout(&name, config.as_deref(), json).await
+        }
         Command::Connect {
             name,
             config,

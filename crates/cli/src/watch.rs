@@ -5,7 +5,7 @@
 use crate::fleet;
 use crate::output::{EXIT_AUTH, EXIT_OK, EXIT_UNAVAILABLE, Out};
 use crate::table::Table;
-use lifeline_core::events::{Event, EventBody, EventBus, StateName};
+use lifeline_core::events::{AuthChange, Event, EventBody, EventBus, StateName};
 use lifeline_core::supervisor::{Fleet, Snapshot};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -174,6 +174,30 @@ fn describe(ev: &Event) -> String {
                 .as_str()
                 .unwrap_or("?")
         ),
+        EventBody::Auth {
+            change,
+            auth,
+            failure,
+        } => {
+            let what = match change {
+                AuthChange::SignInNeeded => format!(
+                    "sign-in needed: run `lifeline login {}` (or Sign in in the app)",
+                    ev.server
+                ),
+                AuthChange::SignedIn => "signed in".to_owned(),
+                AuthChange::Refreshed => "token refreshed".to_owned(),
+                AuthChange::RefreshFailed => "token refresh failed".to_owned(),
+                AuthChange::SignedOut => "signed out".to_owned(),
+            };
+            let mut line = format!("{head} {what}");
+            if let Some(at) = &auth.expires_at {
+                line.push_str(&format!(" (expires {at})"));
+            }
+            if let Some(f) = failure {
+                line.push_str(&format!(" — {} ({})", f.message, f.kind));
+            }
+            line
+        }
     }
 }
 
@@ -228,9 +252,12 @@ pub async fn check(
         .iter()
         .filter(|s| !matches!(s.state.state, Some(StateName::Ready | StateName::Disabled)))
         .collect();
-    let auth = failed
-        .iter()
-        .any(|s| matches!(s.state.reason.as_deref(), Some("auth" | "permission")));
+    let auth = failed.iter().any(|s| {
+        matches!(
+            s.state.reason.as_deref(),
+            Some("auth" | "permission" | "sign_in")
+        )
+    });
     // Where `${keyring:NAME}` values and sign-in tokens are kept; the file fallback is said
     // plainly (docs/secrets.md). Only for a config: TARGETs given on the command line use none.
     let secrets = targets.is_empty().then(|| {
@@ -253,6 +280,13 @@ pub async fn check(
             out.note(&format!("{lead} {b}"));
         }
         for s in &failed {
+            if s.auth.as_ref().is_some_and(|a| a.needs_sign_in) {
+                out.note(&format!(
+                    "{}: sign-in needed — run `lifeline login {}`",
+                    s.server, s.server
+                ));
+                continue;
+            }
             let why = s
                 .state
                 .cause

@@ -73,6 +73,52 @@ pub enum EventBody {
         duration_ms: u64,
         error_kind: Option<String>,
     },
+    /// OAuth (docs/auth.md): the server's sign-in changed. `auth` is the sign-in as it is
+    /// now; `failure` says why a refresh failed. Never a token.
+    Auth {
+        change: AuthChange,
+        auth: AuthStatus,
+        failure: Option<FailureInfo>,
+    },
+}
+
+/// What happened to a server's OAuth sign-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum AuthChange {
+    /// Lifeline holds no usable token: a person must sign in (`lifeline login`, Sign in).
+    SignInNeeded,
+    /// A sign-in finished, here or in another Lifeline process.
+    SignedIn,
+    /// The access token was refreshed (by this server, or another sharing its sign-in).
+    Refreshed,
+    /// A refresh failed: transient ones are retried with backoff; a refused one
+    /// (`invalid_grant`) is followed by `sign_in_needed`.
+    RefreshFailed,
+    /// The sign-in was forgotten (Sign out, `lifeline logout`).
+    SignedOut,
+}
+
+/// A server's OAuth sign-in as the UI and `lifeline check` show it: no token, only who
+/// granted it, for what, until when, and how its last refresh went.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AuthStatus {
+    /// Lifeline holds an access token for this server.
+    pub signed_in: bool,
+    /// A person must sign in before the server can be reached.
+    pub needs_sign_in: bool,
+    /// The authorization server's issuer URL, once known.
+    pub authorization_server: Option<String>,
+    /// The scopes granted (else those asked for).
+    pub scopes: Vec<String>,
+    /// When the access token expires, if the authorization server said (RFC 3339).
+    pub expires_at: Option<String>,
+    pub signed_in_at: Option<String>,
+    pub last_refresh_at: Option<String>,
+    /// Whether the last refresh worked; null before the first.
+    pub last_refresh_ok: Option<bool>,
 }
 
 /// How a host reaches the gateway: through the running app (`lifeline connect` attached

@@ -68,22 +68,62 @@ export type CallOutcome = "ok" | "tool_error" | "error";
 export type HostMode = "app" | "in_process";
 
 /**
+ * What happened to a server's OAuth sign-in.
+ */
+export type AuthChange = "sign_in_needed" | "signed_in" | "refreshed" | "refresh_failed" | "signed_out";
+
+/**
+ * A server's OAuth sign-in as the UI and `lifeline check` show it: no token, only who
+ * granted it, for what, until when, and how its last refresh went.
+ */
+export type AuthStatus = { 
+/**
+ * Lifeline holds an access token for this server.
+ */
+signed_in: boolean, 
+/**
+ * A person must sign in before the server can be reached.
+ */
+needs_sign_in: boolean, 
+/**
+ * The authorization server's issuer URL, once known.
+ */
+authorization_server: string | null, 
+/**
+ * The scopes granted (else those asked for).
+ */
+scopes: Array<string>, 
+/**
+ * When the access token expires, if the authorization server said (RFC 3339).
+ */
+expires_at: string | null, signed_in_at: string | null, last_refresh_at: string | null, 
+/**
+ * Whether the last refresh worked; null before the first.
+ */
+last_refresh_ok: boolean | null, };
+
+/**
  * A host as its `initialize` named itself (clientInfo, scrubbed and capped) and the
  * gateway session that serves it (`id`, unique in this process).
  */
 export type HostInfo = { id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
 
-export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, };
+export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, };
 
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.
  */
-export type Snapshot = { server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, state: StateName | null, 
+export type Snapshot = { server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+/**
+ * The OAuth sign-in of a server that may use one (an HTTP server without a static
+ * Authorization header); null otherwise.
+ */
+auth: AuthStatus | null, state: StateName | null, 
 /**
  * connecting: spawn | connect | discover | initialize | list_tools
  */
@@ -205,7 +245,12 @@ restarts: number,
 /**
  * When the latest of those began (the `at` of its first event).
  */
-last_restart_at: string | null, server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, state: StateName | null, 
+last_restart_at: string | null, server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+/**
+ * The OAuth sign-in of a server that may use one (an HTTP server without a static
+ * Authorization header); null otherwise.
+ */
+auth: AuthStatus | null, state: StateName | null, 
 /**
  * connecting: spawn | connect | discover | initialize | list_tools
  */

@@ -158,6 +158,7 @@ export function initialView(server: string, transport: Transport): ServerView {
     tools_stale: false,
     last_round_trip_ms: null,
     last_round_trip_at: null,
+    auth: null,
     protocol_version: null,
     transport,
     restarts: 0,

@@ -27,6 +27,7 @@ export function view(server: string, over: Partial<ServerView> = {}): ServerView
     transport: "stdio",
     restarts: 0,
     last_restart_at: null,
+    auth: null,
     ...over,
   };
 }

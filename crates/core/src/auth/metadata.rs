@@ -27,6 +27,9 @@ pub struct ServerMetadata {
     pub token_endpoint: String,
     #[serde(default)]
     pub registration_endpoint: Option<String>,
+    /// RFC 7009: where a sign-out revokes its tokens.
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
     #[serde(default)]

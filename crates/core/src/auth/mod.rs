@@ -11,6 +11,7 @@
 //! quoted except the OAuth `error` code).
 
 mod authorizer;
+pub mod browser;
 pub mod challenge;
 pub mod flow;
 pub mod loopback;
@@ -18,9 +19,10 @@ pub mod metadata;
 pub mod pkce;
 pub mod register;
 pub mod scope;
+pub mod store;
 pub mod token;
 
-pub use authorizer::Authorizer;
+pub use authorizer::{Authorizer, Observer};
 pub use challenge::Challenge;
 pub use flow::{OpenUrl, SignIn};
 pub use token::Tokens;
@@ -52,7 +54,7 @@ pub(crate) fn auth_error(message: impl Into<String>) -> Error {
 }
 
 /// How long one request to an authorization server may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest metadata or token document accepted.
 const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 

@@ -53,7 +53,7 @@ impl TokenAuth {
         }
     }
 
-    fn parse(s: &str) -> Option<TokenAuth> {
+    pub(crate) fn parse(s: &str) -> Option<TokenAuth> {
         match s {
             "none" => Some(TokenAuth::None),
             "client_secret_basic" => Some(TokenAuth::Basic),

@@ -99,6 +99,45 @@ pub async fn request(
     })
 }
 
+/// Asks the authorization server to revoke `token` (RFC 7009), authenticated as the client
+/// (the same way as at the token endpoint). The answer's body is not read: 200 is success.
+pub async fn revoke(
+    http: &Http,
+    endpoint: &str,
+    client: &Client,
+    token: &Secret,
+) -> Result<(), Error> {
+    let (form, basic) = {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("token", token.expose());
+        let basic = client_auth(client, &mut form);
+        (form.finish(), basic)
+    };
+    let mut req = http
+        .client()
+        .post(endpoint)
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(form);
+    if let Some((id, secret)) = basic {
+        req = req.basic_auth(id, Some(secret));
+    }
+    let resp = tokio::time::timeout(super::REQUEST_TIMEOUT, req.send())
+        .await
+        .map_err(|_| Error::timeout("the token revocation timed out"))?
+        .map_err(|_| Error::transport("the token revocation endpoint could not be reached"))?;
+    if resp.status().is_success() {
+        Ok(())
+    } else {
+        Err(super::auth_error(format!(
+            "the token revocation endpoint answered {}",
+            resp.status().as_u16()
+        )))
+    }
+}
+
 /// The form body of a token request, the HTTP Basic credentials (form-encoded, RFC 6749
 /// §2.3.1) when the client authenticates that way, and the refresh token being traded.
 type Form = (String, Option<(String, String)>, Option<Secret>);
@@ -124,24 +163,33 @@ fn form_of(client: &Client, grant: &Grant<'_>, resource: &str) -> Form {
         }
     };
     form.append_pair("resource", resource);
-    let mut basic = None;
+    let basic = client_auth(client, &mut form);
+    (form.finish(), basic, previous_refresh)
+}
+
+/// Authenticates as `client`: its id (and secret) in the form, or the HTTP Basic
+/// credentials to send (RFC 6749 §2.3.1: both parts form-encoded before the base64).
+fn client_auth(
+    client: &Client,
+    form: &mut url::form_urlencoded::Serializer<'_, String>,
+) -> Option<(String, String)> {
     match client.auth {
         TokenAuth::None => {
             form.append_pair("client_id", &client.id);
+            None
         }
         TokenAuth::Post => {
             form.append_pair("client_id", &client.id);
             if let Some(s) = &client.secret {
                 form.append_pair("client_secret", s.expose());
             }
+            None
         }
         TokenAuth::Basic => {
-            // RFC 6749 §2.3.1: both parts form-encoded before the base64.
             let enc =
                 |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
             let secret = client.secret.as_ref().map(|s| s.expose()).unwrap_or("");
-            basic = Some((enc(&client.id), enc(secret)));
+            Some((enc(&client.id), enc(secret)))
         }
     }
-    (form.finish(), basic, previous_refresh)
 }

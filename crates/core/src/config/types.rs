@@ -142,7 +142,7 @@ impl ServerConfig {
         config.auth = (!static_auth)
             .then(|| self.oauth.clone().unwrap_or_default())
             .and_then(|settings| Authorizer::new(url, settings, SignIn::Never).ok())
-            .map(Arc::new);
+            .map(|a| Arc::new(a.with_store(crate::auth::store::shared())));
         Some(config)
     }
 

@@ -35,6 +35,9 @@ pub const BACKEND_ENV: &str = "LIFELINE_SECRETS";
 /// `LIFELINE_SECRETS_FILE`: where the file store is, instead of `<data dir>/lifeline/secrets.json`.
 pub const FILE_ENV: &str = "LIFELINE_SECRETS_FILE";
 
+/// The names of OAuth sign-ins (`auth::store`) start with this.
+pub const OAUTH_PREFIX: &str = "oauth.";
+
 /// Which kind of store holds the secrets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -226,7 +229,8 @@ impl SecretStore {
         .map_err(|why| self.error(why))
     }
 
-    /// The names stored, sorted (never the values).
+    /// The names stored, sorted (never the values). OAuth sign-ins (`oauth.…`, kept by
+    /// `auth::store`) are Lifeline's own and not listed: `lifeline logout` removes them.
     pub fn list(&self) -> Result<Vec<String>, SecretError> {
         let mut names = match &self.inner {
             Inner::Keychain(k) => k.list(),
@@ -234,6 +238,7 @@ impl SecretStore {
             Inner::None => Err(self.unavailable()),
         }
         .map_err(|why| self.error(why))?;
+        names.retain(|n| !n.starts_with(OAUTH_PREFIX));
         names.sort();
         names.dedup();
         Ok(names)

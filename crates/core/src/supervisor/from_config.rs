@@ -20,12 +20,19 @@ impl SupervisorConfig {
         };
         // Values expanded into args or a URL are secrets too; the transport only knows
         // its env and header values, so every connection also scrubs the server's own.
+        // So are the OAuth tokens held when a connection opens.
         let secrets = crate::redact::Redactor::new(server.secrets());
+        let auth = server.http_config().and_then(|c| c.auth);
         let scrubbing = |open: Connector| -> Connector {
             let secrets = secrets.clone();
+            let auth = auth.clone();
             Arc::new(move || {
                 let mut conn = open()?;
                 conn.redactor.add(&secrets);
+                if let Some(auth) = &auth {
+                    conn.redactor
+                        .add(&crate::redact::Redactor::new(auth.secrets()));
+                }
                 Ok(conn)
             })
         };
@@ -39,6 +46,8 @@ impl SupervisorConfig {
             }
             TransportConfig::Http { .. } | TransportConfig::Sse { .. } => {
                 let mut config = server.http_config().expect("an http server");
+                // One authorizer for both transports and the supervisor.
+                config.auth.clone_from(&auth);
                 config.request_timeout = config.request_timeout.min(server.policy.timeouts.request);
                 let forced_legacy = matches!(server.transport, TransportConfig::Sse { .. })
                     || pinned == Some(Revision::LEGACY_SSE);
@@ -71,6 +80,7 @@ impl SupervisorConfig {
         cfg.session.pinned = pinned;
         cfg.protocol = server.protocol;
         cfg.stateless_first = stateless_first;
+        cfg.auth = auth;
         Ok(cfg)
     }
 }

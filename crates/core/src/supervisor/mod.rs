@@ -67,6 +67,9 @@ pub struct SupervisorConfig {
     /// The hosts attached through the gateway: each attempt offers their client
     /// capabilities upstream and relays the server's requests to them (`hosts.rs`).
     pub hosts: Arc<HostSlot>,
+    /// The OAuth sign-in of an HTTP server (the transport's `HttpConfig::auth`): the
+    /// supervisor turns its changes into `auth` events and signs in or out on request.
+    pub auth: Option<Arc<crate::auth::Authorizer>>,
 }
 
 impl SupervisorConfig {
@@ -91,6 +94,7 @@ impl SupervisorConfig {
             stateless_first: false,
             last_worked: Arc::default(),
             hosts: Arc::default(),
+            auth: None,
         }
     }
 }

@@ -6,8 +6,9 @@
 use super::calls::CallLane;
 use super::stderr::GenerationStderr;
 use super::{Actor, Details};
+use crate::auth::{Authorizer, SignIn};
 use crate::error::Error;
-use crate::events::{EventBus, StateInfo};
+use crate::events::{AuthStatus, EventBus, StateInfo};
 use crate::protocol::mcp::{Progress, Tool};
 use crate::session::ServerNotification;
 use crate::supervisor::state::Input;
@@ -33,6 +34,9 @@ pub struct Snapshot {
     pub tools_stale: bool,
     pub last_round_trip_ms: Option<u64>,
     pub last_round_trip_at: Option<String>,
+    /// The OAuth sign-in of a server that may use one (an HTTP server without a static
+    /// Authorization header); null otherwise.
+    pub auth: Option<AuthStatus>,
 }
 
 /// Per-call choices for `Supervisor::call_with`.
@@ -75,6 +79,7 @@ pub struct Supervisor {
     notes: broadcast::Sender<ServerNotification>,
     pub(super) lane: CallLane,
     hosts: Arc<HostSlot>,
+    auth: Option<Arc<Authorizer>>,
     /// The actor's task; `None` in a `share`d handle, which does not own the actor.
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -90,9 +95,11 @@ impl Supervisor {
             tools_stale: false,
             last_round_trip_ms: None,
             last_round_trip_at: None,
+            auth: cfg.auth.as_ref().map(|a| a.status()),
         });
         let name = cfg.name.clone();
         let hosts = cfg.hosts.clone();
+        let auth = cfg.auth.clone();
         let details = Arc::new(Mutex::new(Details::default()));
         let (notes, _) = broadcast::channel(NOTES_CAPACITY);
         let actor = Actor::new(cfg, bus, snapshot_tx, details.clone(), notes.clone());
@@ -106,6 +113,7 @@ impl Supervisor {
             notes,
             lane,
             hosts,
+            auth,
             task: Some(task),
         }
     }
@@ -123,6 +131,7 @@ impl Supervisor {
             notes: self.notes.clone(),
             lane: self.lane.clone(),
             hosts: self.hosts.clone(),
+            auth: self.auth.clone(),
             task: None,
         }
     }
@@ -179,6 +188,30 @@ impl Supervisor {
 
     pub fn enable(&self) {
         self.input(Input::Enable);
+    }
+
+    /// Whether this server may sign in with OAuth (an HTTP server without a static
+    /// Authorization header).
+    pub fn uses_sign_in(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// Signs in the way `mode` says (the system browser, for a person) and, once signed in,
+    /// connects again with a cleared budget (a server retired as `sign_in` comes back).
+    pub async fn sign_in(&self, mode: &SignIn) -> Result<AuthStatus, Error> {
+        let auth = self.auth.as_ref().ok_or_else(no_sign_in)?;
+        let status = auth.sign_in_now(mode).await?;
+        self.reset();
+        Ok(status)
+    }
+
+    /// Forgets the sign-in (revoking it where the authorization server offers that) and
+    /// reconnects, which then needs a new sign-in. True if there was one.
+    pub async fn sign_out(&self) -> Result<bool, Error> {
+        let auth = self.auth.as_ref().ok_or_else(no_sign_in)?;
+        let had = auth.sign_out().await?;
+        self.reconnect();
+        Ok(had)
     }
 
     /// The full definitions of the tools in the snapshot (name, description, input
@@ -314,4 +347,11 @@ impl Supervisor {
             let _ = task.await;
         }
     }
+}
+
+fn no_sign_in() -> Error {
+    Error::config(
+        "this server does not sign in with OAuth: only an HTTP server without a static \
+         Authorization header does",
+    )
 }

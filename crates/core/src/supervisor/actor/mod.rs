@@ -35,7 +35,7 @@ use super::establish::establish;
 use super::relist::Relist;
 use super::state::{Effect, Input, State, Status, step};
 use crate::error::{Error, Phase, Stage};
-use crate::events::{EventBody, EventBus, FailureInfo, later, millis, rfc3339};
+use crate::events::{AuthChange, EventBody, EventBus, FailureInfo, later, millis, rfc3339};
 use crate::policy::{SeededRng, classify};
 use crate::protocol::mcp::Tool;
 use crate::redact::Redactor;
@@ -101,6 +101,11 @@ enum Internal {
         /// `Ok(is_error)`: what the call event needs of a result, not the result itself,
         /// which goes to the caller without being copied.
         result: Result<bool, Error>,
+    },
+    /// The OAuth sign-in changed (`auth::Authorizer`'s observer).
+    Auth {
+        change: AuthChange,
+        error: Option<Error>,
     },
 }
 
@@ -170,6 +175,15 @@ impl Actor {
     ) -> Self {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let first_stage = cfg.first_stage;
+        if let Some(auth) = &cfg.auth {
+            let tx = internal_tx.clone();
+            auth.observe(Arc::new(move |change, error| {
+                let _ = tx.send(Internal::Auth {
+                    change,
+                    error: error.cloned(),
+                });
+            }));
+        }
         Actor {
             rng: SeededRng::new(cfg.seed),
             calls: Arc::new(Semaphore::new(cfg.max_concurrent_calls.max(1))),
@@ -394,7 +408,21 @@ impl Actor {
                 elapsed,
                 result,
             } => self.call_done(generation, tool, elapsed, result),
+            Internal::Auth { change, error } => self.auth_changed(change, error.as_ref()),
         }
+    }
+
+    /// Tells of a sign-in change; publishes the new status in the snapshot.
+    fn auth_changed(&mut self, change: AuthChange, error: Option<&Error>) {
+        let Some(auth) = &self.cfg.auth else { return };
+        let generation = self.state.generation;
+        let body = EventBody::Auth {
+            change,
+            auth: auth.status(),
+            failure: error.map(|e| FailureInfo::from_error(e, generation, None)),
+        };
+        self.bus.emit(&self.cfg.name, generation, body);
+        self.publish_snapshot();
     }
 
     /// The established connection of `generation` ended or is suspected dead.
@@ -460,6 +488,7 @@ impl Actor {
             tools_stale: self.tools_stale,
             last_round_trip_ms: self.last_round_trip.map(|(d, _)| millis(d)),
             last_round_trip_at: self.last_round_trip.map(|(_, at)| rfc3339(at)),
+            auth: self.cfg.auth.as_ref().map(|a| a.status()),
         });
     }
 
