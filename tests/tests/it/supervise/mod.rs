@@ -17,4 +17,4 @@ mod fixtures;
 mod mid_run;
 mod scenario;
 mod scenarios;
-mod watch;
+pub(crate) mod watch;

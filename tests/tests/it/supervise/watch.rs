@@ -109,6 +109,30 @@ impl Watch {
         }
     }
 
+    /// The `n`th event (1-based, from the start of the run) satisfying `pred`, waiting up
+    /// to `PATIENCE` for it.
+    pub async fn wait_for_nth(
+        &mut self,
+        what: &str,
+        n: usize,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(e) = self.events.iter().filter(|e| pred(e)).nth(n - 1) {
+                return e.clone();
+            }
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => self.push(&line),
+                Ok(None) => panic!("watch exited before {what} #{n}; events:\n{}", self.dump()),
+                Err(_) => panic!(
+                    "watch printed no {what} #{n} within {PATIENCE:?}; events:\n{}",
+                    self.dump()
+                ),
+            }
+        }
+    }
+
     fn dump(&self) -> String {
         self.events
             .iter()

@@ -3,7 +3,7 @@
 //! misses in a row are a lost connection. `Supervisor::ping` measures one on demand.
 
 use super::{Actor, Internal};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::events::{EventBody, millis};
 use crate::session::{RequestOptions, Session};
 use crate::supervisor::state::Status;
@@ -65,6 +65,11 @@ impl Actor {
             Ok(rtt) => {
                 self.ping_misses = 0;
                 self.round_trip(rtt);
+            }
+            // Refused credentials are no miss: waiting for a second ping changes nothing, and
+            // the failure's own kind (sign-in needed, auth) decides what happens next.
+            Err(e) if matches!(e.kind(), ErrorKind::SignIn | ErrorKind::Auth) => {
+                self.lost(generation, &e);
             }
             Err(_) => {
                 self.ping_misses += 1;

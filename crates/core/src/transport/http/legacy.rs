@@ -10,11 +10,18 @@
 //! Architecture invariant: the stream is the connection. There is no resumption in this
 //! revision, so when the stream ends the transport is closed with a `stream_lost` cause:
 //! every request in flight fails with it and the supervisor starts a new generation.
+//!
+//! With an OAuth authorizer (`HttpConfig::auth`), the stream's GET and every POST carry its
+//! bearer token, and a 401 or 403 `insufficient_scope` on either goes to it, as on
+//! Streamable HTTP (docs/auth.md).
 
 use super::errors::{
     Target, redirect_error, request_error, retry_after_of, status_error, timeout_error,
 };
-use super::{HttpConfig, Prepared, authority_of, prepare, read_capped, with_target};
+use super::{
+    HttpConfig, MAX_AUTH_ROUNDS, Prepared, authority_of, prepare, read_capped, with_target,
+};
+use crate::auth::Challenge;
 use crate::error::{Error, ErrorKind};
 use crate::protocol::Message;
 use crate::redact::Redactor;
@@ -171,20 +178,69 @@ impl Inner {
         }
     }
 
+    /// Sends what `build` makes with the authorizer's bearer token, if there is one. A 401
+    /// (or a 403 `insufficient_scope`) goes to the authorizer, and the request is sent again
+    /// when it has a token for it, a bounded number of times. `what` says what did not come
+    /// when the request times out.
+    async fn authorized(
+        &self,
+        target: &Target,
+        what: &str,
+        build: impl Fn() -> reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, Error> {
+        let limit = self.config.request_timeout;
+        let mut rounds = 0;
+        loop {
+            let mut req = build();
+            let used = match &self.config.auth {
+                Some(auth) => auth.fresh_bearer().await,
+                None => None,
+            };
+            if let Some(token) = &used {
+                req = req.bearer_auth(token);
+            }
+            let resp = match tokio::time::timeout(limit, req.send()).await {
+                Err(_) => return Err(timeout_error(target, what, limit)),
+                Ok(Err(e)) => return Err(request_error(target, &e)),
+                Ok(Ok(r)) => r,
+            };
+            let Some(auth) = self
+                .config
+                .auth
+                .as_ref()
+                .filter(|_| rounds < MAX_AUTH_ROUNDS)
+            else {
+                return Ok(resp);
+            };
+            let challenge = Challenge::of(resp.headers());
+            let again = match resp.status().as_u16() {
+                401 => auth.unauthorized(used.as_deref(), &challenge).await,
+                403 if challenge.is_insufficient_scope() => {
+                    auth.insufficient_scope(used.as_deref(), &challenge).await
+                }
+                _ => return Ok(resp),
+            }
+            .map_err(|e| with_target(e, target))?;
+            if !again {
+                return Ok(resp);
+            }
+            rounds += 1;
+        }
+    }
+
     async fn post(&self, endpoint: &reqwest::Url, msg: &Message) -> Result<(), Error> {
         let target = self.target("POST", endpoint);
-        let req = self
-            .client
-            .post(endpoint.clone())
-            .headers(self.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .body(msg.to_json());
+        let body = msg.to_json();
         let limit = self.config.request_timeout;
-        let resp = match tokio::time::timeout(limit, req.send()).await {
-            Err(_) => return Err(timeout_error(&target, "no response headers", limit)),
-            Ok(Err(e)) => return Err(request_error(&target, &e)),
-            Ok(Ok(r)) => r,
-        };
+        let resp = self
+            .authorized(&target, "no response headers", || {
+                self.client
+                    .post(endpoint.clone())
+                    .headers(self.headers.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
+            .await?;
         let status = resp.status();
         if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
             return Err(e);
@@ -255,23 +311,15 @@ impl Inner {
 
     async fn open(&self) -> Result<reqwest::Response, Error> {
         let target = self.target("GET", &self.url);
-        let req = self
-            .client
-            .get(self.url.clone())
-            .headers(self.headers.clone())
-            .header(ACCEPT, "text/event-stream");
         let limit = self.config.request_timeout;
-        let resp = match tokio::time::timeout(limit, req.send()).await {
-            Err(_) => {
-                return Err(timeout_error(
-                    &target,
-                    "the event stream sent no response headers",
-                    limit,
-                ));
-            }
-            Ok(Err(e)) => return Err(request_error(&target, &e)),
-            Ok(Ok(r)) => r,
-        };
+        let resp = self
+            .authorized(&target, "the event stream sent no response headers", || {
+                self.client
+                    .get(self.url.clone())
+                    .headers(self.headers.clone())
+                    .header(ACCEPT, "text/event-stream")
+            })
+            .await?;
         let status = resp.status();
         if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
             return Err(e);

@@ -43,7 +43,7 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// How many times one request goes back to the authorizer (a 401 or a 403
 /// `insufficient_scope`, then the retry) before its answer stands.
-const MAX_AUTH_ROUNDS: u32 = 3;
+pub(super) const MAX_AUTH_ROUNDS: u32 = 3;
 
 /// The longest a close waits for the server to acknowledge the DELETE.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -14,7 +14,10 @@ use super::challenge::Challenge;
 use super::flow::{self, SignIn, sign_in_needed};
 use super::metadata::{self, Discovered};
 use super::register::Client;
-use super::store::{Record, TokenStore, record_key};
+use super::store::{TokenStore, record_key};
+use kept::blocking;
+
+mod kept;
 use super::token::{self, Grant, Tokens};
 use super::{Http, OAuthSettings, Secret, scope};
 use crate::error::{Error, ErrorKind};
@@ -444,115 +447,20 @@ impl Authorizer {
             }
             Err(e) => {
                 state.last_refresh = Some((now, false));
+                // A refused refresh token is dead for every server sharing it: forget it, so
+                // none of them spends a request on it again.
+                if e.kind() == ErrorKind::Auth
+                    && let Some(store) = self.store.clone()
+                {
+                    let url = self.server_url().to_owned();
+                    if let Err(e) = blocking(move || store.forget(&key, &url)).await {
+                        tracing::warn!("the refused sign-in could not be removed: {e}");
+                    }
+                }
                 self.publish(state);
                 self.tell(AuthChange::RefreshFailed, Some(&e));
                 Err(e)
             }
-        }
-    }
-
-    /// Reads the sign-in this server last used from the store, if there is a store.
-    async fn load_kept(&self, state: &mut State) {
-        let Some(store) = self.store.clone() else {
-            return;
-        };
-        let url = self.server_url().to_owned();
-        match blocking(move || store.load_for(&url)).await {
-            Ok(Some(record)) if self.usable(&record) => {
-                self.adopt(state, record);
-                self.publish(state);
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("the kept sign-in could not be read: {e}"),
-        }
-    }
-
-    /// Takes the kept record of `grantor` when it holds a token other than `used` (another
-    /// server or process signed in or refreshed since). True if it did.
-    async fn adopt_kept(&self, state: &mut State, grantor: &Grantor, used: Option<&str>) -> bool {
-        let Some(store) = self.store.clone() else {
-            return false;
-        };
-        let (key, url) = (grantor.key(), self.server_url().to_owned());
-        let loaded = {
-            let store = store.clone();
-            blocking(move || store.load(&key)).await
-        };
-        let record = match loaded {
-            Ok(Some(r)) if Some(r.access_token.as_str()) != used && self.usable(&r) => r,
-            Ok(_) => return false,
-            Err(e) => {
-                tracing::warn!("the kept sign-in could not be read: {e}");
-                return false;
-            }
-        };
-        let key = record.key();
-        let _ = blocking(move || store.point(&url, &key)).await;
-        let refreshed = state.signed_in_at.is_some();
-        self.adopt(state, record);
-        self.publish(state);
-        self.tell(
-            if refreshed {
-                AuthChange::Refreshed
-            } else {
-                AuthChange::SignedIn
-            },
-            None,
-        );
-        true
-    }
-
-    /// A record this server may use: its client is the configured one, if one is.
-    fn usable(&self, record: &Record) -> bool {
-        self.settings
-            .client_id
-            .as_ref()
-            .is_none_or(|id| *id == record.client_id)
-    }
-
-    fn adopt(&self, state: &mut State, record: Record) {
-        state.grantor = Some(Grantor {
-            issuer: record.issuer.clone(),
-            token_endpoint: record.token_endpoint.clone(),
-            revocation_endpoint: record.revocation_endpoint.clone(),
-            resource: record.resource.clone(),
-        });
-        state.client = Some(record.client());
-        state.requested = record.requested.clone();
-        state.signed_in_at = Some(super::store::from_unix(record.signed_in_at));
-        if let Some(at) = record.refreshed_at {
-            state.last_refresh = Some((super::store::from_unix(at), true));
-        }
-        state.needs_sign_in = false;
-        self.set_tokens(state, Some(record.tokens()));
-    }
-
-    /// Saves the sign-in held now; a store that fails is logged (it still works this run).
-    async fn keep(&self, state: &State, refreshed_at: Option<SystemTime>) {
-        let (Some(store), Some(grantor), Some(client), Some(tokens)) = (
-            self.store.clone(),
-            &state.grantor,
-            &state.client,
-            &state.tokens,
-        ) else {
-            return;
-        };
-        let mut record = Record::new(
-            &grantor.issuer,
-            &grantor.resource,
-            &grantor.token_endpoint,
-            grantor.revocation_endpoint.as_deref(),
-            client,
-            tokens,
-            &state.requested,
-        );
-        if let Some(at) = state.signed_in_at {
-            record.signed_in_at = super::store::unix(at);
-        }
-        record.refreshed_at = refreshed_at.map(super::store::unix);
-        let url = self.server_url().to_owned();
-        if let Err(e) = blocking(move || store.save(&record, &url)).await {
-            tracing::warn!("the sign-in works but could not be kept for the next run: {e}");
         }
     }
 
@@ -561,7 +469,7 @@ impl Authorizer {
         *self.status.lock().expect("lock") = AuthStatus {
             signed_in: tokens.is_some(),
             needs_sign_in: state.needs_sign_in && tokens.is_none(),
-            authorization_server: state.grantor.as_ref().map(|g| g.issuer.clone()),
+            issuer: state.grantor.as_ref().map(|g| g.issuer.clone()),
             scopes: tokens.map(|t| t.scopes.clone()).unwrap_or_default(),
             expires_at: tokens.and_then(|t| t.expires_at).map(rfc3339),
             signed_in_at: state.signed_in_at.map(rfc3339),
@@ -576,15 +484,6 @@ impl Authorizer {
             observer(change, error);
         }
     }
-}
-
-/// Runs a store call on the blocking pool (the keychain is a D-Bus round trip).
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|_| Err(super::auth_error("the sign-in store call was interrupted")))
 }
 
 /// The lock held while refreshing the record named `key`, shared by the process.
