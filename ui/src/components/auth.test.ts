@@ -212,3 +212,16 @@ describe("no token on screen", () => {
     expect(html).not.toContain(REFRESH_CANARY);
   });
 });
+
+test("a sign-in that fails from the row is also a banner (no detail is open to show it)", async () => {
+  const host = new FakeHost([needing("gh")]);
+  host.failWith = { kind: "access_denied", message: "the authorization server answered access_denied: the person declined" };
+  const store = await storeWith(host);
+  render(ServerList, { store, onopen: () => {} });
+  await fireEvent.click(within(rowOf("gh")).getByTestId("row-sign-in"));
+  await waitFor(() => expect(store.banners).toHaveLength(1));
+  expect(store.banners[0]).toMatchObject({ tone: "error", title: "Sign in to gh", kind: "access_denied" });
+  const button = within(rowOf("gh")).getByTestId("row-sign-in") as HTMLButtonElement;
+  expect(button.disabled).toBe(false);
+  expect(button.title).toContain("The last sign-in failed: the authorization server answered access_denied");
+});

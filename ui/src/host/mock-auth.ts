@@ -24,6 +24,11 @@ export const NO_SIGN_IN: CommandError = {
   message: "this server does not sign in with OAuth: only an HTTP server without a static Authorization header does",
 };
 
+/** A server removed or replaced in the editor while its sign-in waited. */
+export function replaced(server: string): CommandError {
+  return { kind: "unknown_server", message: `\`${server}\` was removed or replaced during the sign-in` };
+}
+
 export function notSignedIn(): AuthStatus {
   return {
     signed_in: false,

@@ -162,14 +162,11 @@ export class MockHost implements Host {
   /** A person "in the browser" for auth.BROWSER_MS, then signed in; the server then
    * replays a healthy HTTP server's reset (mock-auth.ts). */
   async signIn(server: string): Promise<AuthStatus> {
-    this.pump();
-    this.calls.push({ command: "auth_sign_in", server });
-    this.maybeFail("auth_sign_in");
-    const r = this.replay(server);
-    if (!r.view.auth) throw auth.NO_SIGN_IN;
+    const r = this.authCommand("auth_sign_in", server);
     await new Promise((resolve) => this.clock.setTimeout(() => resolve(null), auth.BROWSER_MS));
     this.pump();
-    const status = auth.signedIn(r.row.name, r.view.auth, this.clock.now());
+    if (this.replays.get(server) !== r) throw auth.replaced(server);
+    const status = auth.signedIn(r.row.name, r.view.auth!, this.clock.now());
     this.emitNow(r, { type: "auth", change: "signed_in", auth: status, failure: null });
     r.row = { ...r.row, source: auth.SIGNED_IN_SOURCE };
     r.pending = auth.renumbered(branchOf(r.row, "reset", this.clock.now() - this.t0), r.view);
@@ -179,17 +176,22 @@ export class MockHost implements Host {
 
   /** Signed out, then the attempt that finds no token: retired, reason `sign_in`. */
   async signOut(server: string): Promise<boolean> {
-    this.pump();
-    this.calls.push({ command: "auth_sign_out", server });
-    this.maybeFail("auth_sign_out");
-    const r = this.replay(server);
-    if (!r.view.auth) throw auth.NO_SIGN_IN;
-    const had = r.view.auth.signed_in;
-    const status = { ...auth.notSignedIn(), authorization_server: r.view.auth.authorization_server };
+    const r = this.authCommand("auth_sign_out", server);
+    const had = r.view.auth!.signed_in;
+    const status = { ...auth.notSignedIn(), authorization_server: r.view.auth!.authorization_server };
     this.emitNow(r, { type: "auth", change: "signed_out", auth: status, failure: null });
     r.pending = auth.signInNeededStory(r.view, this.clock.now() - this.t0);
     this.pump();
     return had;
+  }
+
+  private authCommand(command: string, server: string): Replay {
+    this.pump();
+    this.calls.push({ command, server });
+    this.maybeFail(command);
+    const r = this.replay(server);
+    if (!r.view.auth) throw auth.NO_SIGN_IN;
+    return r;
   }
 
   async reconnectAllFailed(): Promise<string[]> {
@@ -223,20 +225,17 @@ export class MockHost implements Host {
       } satisfies CommandError;
     }
     const ms = CALL_RTT_MS + plan.steps * plan.stepMs;
-    if (plan.steps > 0) await this.playProgress(r, tool, plan.steps, plan.stepMs, opts);
+    if (plan.steps > 0) {
+      await playProgress(this.clock, this.running, plan.steps, plan.stepMs, opts, (ms) => {
+        const failure = cancelledFailure(r.view.generation, CANCELLED);
+        this.emitNow(r, { type: "call", tool, outcome: "error", duration_ms: ms, error: failure });
+        return { kind: "cancelled", message: CANCELLED } satisfies CommandError;
+      });
+    }
     const outcome = plan.result.isError ? "tool_error" : "ok";
     this.emitNow(r, { type: "call", tool, outcome, duration_ms: ms, error: null });
     this.emitNow(r, { type: "round_trip", round_trip_ms: ms });
     return structuredClone(plan.result);
-  }
-
-  /** `steps` progress notifications `stepMs` apart on the mock's clock; cancellable by `callId`. */
-  private playProgress(r: Replay, tool: string, steps: number, stepMs: number, opts: CallOptions): Promise<void> {
-    return playProgress(this.clock, this.running, steps, stepMs, opts, (ms) => {
-      const failure = cancelledFailure(r.view.generation, CANCELLED);
-      this.emitNow(r, { type: "call", tool, outcome: "error", duration_ms: ms, error: failure });
-      return { kind: "cancelled", message: CANCELLED } satisfies CommandError;
-    });
   }
 
   /** The recorded definitions of the tools the server has now. */

@@ -216,7 +216,10 @@ export class DashboardStore {
       if (model) model.view.auth = auth;
       delete this.signIns[server];
     } catch (e) {
+      // Kept by the server (its Sign-in section shows it) and a banner, since Sign in on a
+      // row leaves no detail open to show it in.
       this.signIns[server] = { phase: "failed", message: toCommandError(e).message };
+      this.error(`Sign in to ${server}`, e);
     }
   }
 
