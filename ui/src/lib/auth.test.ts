@@ -111,3 +111,16 @@ describe("auth events update the view", () => {
     expect(store.activity.map((a) => a.text)).toEqual(["signed in", "connecting"]);
   });
 });
+
+test("a sign-in elsewhere (lifeline login) clears a failed sign-in's error", async () => {
+  const host = new FakeHost([view("gh", { transport: "http", state: "retired", reason: "sign_in", auth: authStatus({ needs_sign_in: true }) })]);
+  host.failWith = { kind: "sign_in", message: "the browser was closed" };
+  const store = new DashboardStore(host);
+  await store.start();
+  await store.signIn("gh");
+  expect(store.signIns.gh).toEqual({ phase: "failed", message: "the browser was closed" });
+  host.push(authEvent(1, "gh", "refreshed", { needs_sign_in: true }));
+  expect(store.signIns.gh?.phase).toBe("failed");
+  host.push(authEvent(2, "gh", "signed_in", { signed_in: true }));
+  expect(store.signIns.gh).toBeUndefined();
+});

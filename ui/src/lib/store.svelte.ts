@@ -128,6 +128,8 @@ export class DashboardStore {
       this.#lastEvent.set(e.server, e);
       if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
     } else if (e.type === "auth" || e.type.startsWith("host_")) {
+      // Signed in some other way (`lifeline login`, another window): an old error is moot.
+      if (e.type === "auth" && e.auth.signed_in && this.signIns[e.server]?.phase === "failed") delete this.signIns[e.server];
       const item = activityItem(e, undefined);
       if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
     }
