@@ -43,3 +43,7 @@ pub async fn auth_sign_out(state: State<'_, AppState>, server: String) -> Result
         .await
         .map_err(|e| ErrorView::from_core(&e, &Redactor::default()))
 }
+
+#[cfg(test)]
+#[path = "auth_cmds_tests.rs"]
+mod tests;

@@ -1,7 +1,8 @@
 // End-to-end: the detail panel's tool tester and server internals in headless Chromium against
 // the mock host, on Playwright's fake clock: a form from a recorded tool's inputSchema refuses
 // a bad field, a long call shows its progress and is cancelled, and the stderr of two
-// generations, the resolved command and the masked config are shown.
+// generations, the resolved command and the masked config are shown; a server that needs an
+// OAuth sign-in is signed in (the pending state, then ready) and out again.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -78,6 +79,39 @@ describe("the detail panel against the mock host", () => {
     assert.equal(await detail.getByTestId("command-program").innerText(), "/usr/local/bin/npx");
     assert.match(await detail.getByTestId("command").innerText(), /--token=\*\*\*/);
     assert.match(await detail.getByTestId("config").innerText(), /"FS_API_TOKEN": "\*\*\*"/);
+    await close();
+  });
+
+  test("Sign in: pending while the browser flow runs, then signed in and ready; Sign out asks first", async () => {
+    const { page, close } = await open("&signin=linear", { height: 900 });
+    const row = page.locator('[data-testid=server-row][data-server="linear"]');
+    await row.getByTestId("row-sign-in").waitFor();
+    await row.click();
+    const detail = page.getByTestId("detail");
+    await detail.waitFor();
+    assert.match(await detail.getByTestId("cause-advice").innerText(), /^Sign in/);
+    assert.equal(await detail.getByTestId("auth-summary").innerText(), "Sign-in needed");
+
+    await detail.getByTestId("detail-sign-in").click();
+    await detail.getByTestId("auth-pending").waitFor();
+    assert.equal(await detail.getByTestId("auth-pending").innerText(), "Waiting for you to finish signing in in your browser…");
+    // With the detail open the row is narrow: its button keeps the key, and says why in its title.
+    assert.equal(await row.getByTestId("row-sign-in").getAttribute("title"), "Waiting for you to finish signing in in your browser…");
+    assert.equal(await row.getByTestId("row-sign-in").isDisabled(), true);
+
+    await page.clock.runFor(2_500);
+    await page.locator('[data-testid=server-row][data-server="linear"][data-state="ready"]').waitFor();
+    assert.equal(await detail.getByTestId("auth-summary").innerText(), "Signed in");
+    assert.equal(await detail.getByTestId("auth-issuer").innerText(), "https://auth.linear.example.com");
+    assert.match(await detail.getByTestId("auth-expires").innerText(), /^in (59 m|1 h) \(2026-11-29 18:0\d:\d\d\)$/);
+    assert.equal(await detail.getByTestId("auth-pending").count(), 0);
+    assert.match(await page.getByTestId("activity").innerText(), /linear[\s\S]*signed in/);
+
+    await detail.getByTestId("auth-sign-out").click();
+    await detail.getByTestId("auth-confirm-sign-out").click();
+    await page.locator('[data-testid=server-row][data-server="linear"][data-state="retired"]').waitFor();
+    assert.equal(await detail.getByTestId("auth-summary").innerText(), "Sign-in needed");
+    await row.getByTestId("row-sign-in").waitFor();
     await close();
   });
 });

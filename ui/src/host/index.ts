@@ -5,6 +5,7 @@
 
 import type {
   AppInfo,
+  AuthStatus,
   BundleExported,
   BundlePreview,
   CallOptions,
@@ -53,6 +54,14 @@ export interface Host {
   reset(server: string): Promise<void>;
   disable(server: string): Promise<void>;
   enable(server: string): Promise<void>;
+  /** OAuth sign-in (docs/auth.md): opens the system browser at the server's authorization
+   * server and resolves once the person finished (then the server reconnects), with the new
+   * status; rejects when it fails or after 5 minutes. Rejects with kind `config` for a server
+   * that does not sign in with OAuth (stdio, or HTTP with a static Authorization header). */
+  signIn(server: string): Promise<AuthStatus>;
+  /** Forgets the server's sign-in (revoked where the authorization server allows) and
+   * reconnects, which then needs a new sign-in; whether there was one. */
+  signOut(server: string): Promise<boolean>;
   /** Reconnect every server that is retrying, reconnecting, quarantined, gave_up or retired; returns their names. */
   reconnectAllFailed(): Promise<string[]>;
   /** One tool call on the server's current generation; never replayed. `opts.callId` names it for

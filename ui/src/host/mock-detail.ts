@@ -4,8 +4,12 @@
 // secret values masked, as the shell would send them. (The Hosts section is not made up here:
 // mock-hosts.ts derives it from the recorded host events.)
 
+import type { MockClock } from "./mock-options";
 import type {
+  CallOptions,
   CallResult,
+  CommandError,
+  Failure,
   MaskedServerConfig,
   ResolvedCommand,
   ServerPolicy,
@@ -113,4 +117,61 @@ export function mockConfig(server: string, transport: Transport, disabled: boole
     timeouts: { establishMs: 60000, requestMs: 60000, pingIntervalMs: 0, pingTimeoutMs: 10000 },
     maxConcurrentCalls: 4,
   };
+}
+
+/** The failure of a call cancelled by its `callId`. */
+export function cancelledFailure(generation: number, message: string): Failure {
+  return {
+    kind: "cancelled",
+    phase: "call",
+    stage: null,
+    status: null,
+    reason: null,
+    retry_after_ms: null,
+    method: "tools/call",
+    url_path: null,
+    exit_code: null,
+    signal: null,
+    attempt: null,
+    generation,
+    message,
+  };
+}
+
+/** `steps` progress notifications of a mock call `stepMs` apart on `clock`; a call named by
+ * `opts.callId` is cancellable through `running` (then `cancelled` says what to reject with,
+ * given the time the call ran). */
+export function playProgress(
+  clock: MockClock,
+  running: Map<string, () => void>,
+  steps: number,
+  stepMs: number,
+  opts: CallOptions,
+  cancelled: (ms: number) => CommandError,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let step = 0;
+    let handle: unknown = null;
+    const done = () => {
+      if (opts.callId !== undefined) running.delete(opts.callId);
+    };
+    const next = () => {
+      step += 1;
+      opts.onProgress?.({ call_id: opts.callId ?? null, progress: step, total: steps, message: `step ${step} of ${steps}` });
+      if (step >= steps) {
+        done();
+        resolve();
+      } else {
+        handle = clock.setTimeout(next, stepMs);
+      }
+    };
+    handle = clock.setTimeout(next, stepMs);
+    if (opts.callId !== undefined) {
+      running.set(opts.callId, () => {
+        clock.clearTimeout(handle);
+        done();
+        reject(cancelled(step * stepMs));
+      });
+    }
+  });
 }

@@ -27,9 +27,11 @@ export interface MockOptions {
   notices?: string[];
   /** Earlier runs in the history (mock-history.ts); none by default, as on a first start. */
   history?: boolean;
+  /** Servers (with an OAuth sign-in: not stdio) that start needing sign-in (mock-auth.ts). */
+  signIn?: string[];
 }
 
-/** `?mock&servers=100&fail=reset,disable&notice=demo,fixture_missing` */
+/** `?mock&servers=100&fail=reset,disable&notice=demo,fixture_missing&signin=linear` */
 export function mockOptionsFromUrl(url: URL): MockOptions {
   const q = url.searchParams;
   const opts: MockOptions = {};
@@ -40,6 +42,8 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
   const notice = q.get("notice");
   if (notice) opts.notices = notice.split(",").filter(Boolean);
   if (q.has("history")) opts.history = true;
+  const signIn = q.get("signin");
+  if (signIn) opts.signIn = signIn.split(",").filter(Boolean);
   return opts;
 }
 

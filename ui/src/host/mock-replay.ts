@@ -190,6 +190,9 @@ export function applyToView(view: ServerView, e: Event): void {
       view.last_round_trip_ms = e.round_trip_ms;
       view.last_round_trip_at = e.at;
       break;
+    case "auth":
+      view.auth = structuredClone(e.auth);
+      break;
     default:
       break;
   }

@@ -6,7 +6,7 @@
 // server in the recording, from the moment it is given; a server added in the editor replays
 // a recorded healthy (or disabled) one. Nothing here decides a state: there is no policy, no
 // backoff, no state machine. The Hosts section is derived from the recorded host events
-// (mock-hosts.ts). Tool calls, the config file, history and the bundle are thin stand-ins
+// (mock-hosts.ts). Sign-in and sign-out are written, not recorded (mock-auth.ts). Tool calls, the config file, history and the bundle are thin stand-ins
 // (mock-detail.ts, mock-config.ts, mock-history.ts, mock-bundle.ts). The options, the clock
 // and the app info are in mock-options.ts; tests inject a manual clock.
 
@@ -24,8 +24,8 @@ import type {
   CommandError,
   ConfigView,
   DetectedClient,
+  AuthStatus,
   Event,
-  Failure,
   GenerationStderr,
   MaskedServerConfig,
   ResolvedCommand,
@@ -47,7 +47,8 @@ import type {
   Connected,
   Restored,
 } from "./types";
-import { mockBehaviour, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import { cancelledFailure, mockBehaviour, playProgress, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
+import * as auth from "./mock-auth";
 import { hostsView } from "./mock-hosts";
 import { type MockClock, type MockOptions, mockAppInfo, systemClock } from "./mock-options";
 import {
@@ -119,6 +120,10 @@ export class MockHost implements Host {
     this.history = opts.history ? mockHistory(this.clock.now()) : { events: [], failures: [], calls: [] };
     this.t0 = this.clock.now();
     for (const row of rows(opts.servers ?? 4)) this.add(row);
+    for (const name of opts.signIn ?? []) {
+      const r = this.replays.get(name);
+      if (r?.view.auth) r.pending = auth.signInNeededStory(r.view, -120_000);
+    }
     this.pump();
   }
 
@@ -154,6 +159,41 @@ export class MockHost implements Host {
     return this.command("enable", server);
   }
 
+  /** A person "in the browser" for auth.BROWSER_MS, then signed in; the server then
+   * replays a healthy HTTP server's reset (mock-auth.ts). */
+  async signIn(server: string): Promise<AuthStatus> {
+    const r = this.authCommand("auth_sign_in", server);
+    await new Promise((resolve) => this.clock.setTimeout(() => resolve(null), auth.BROWSER_MS));
+    this.pump();
+    if (this.replays.get(server) !== r) throw auth.replaced(server);
+    const status = auth.signedIn(r.row.name, r.view.auth!, this.clock.now());
+    this.emitNow(r, { type: "auth", change: "signed_in", auth: status, failure: null });
+    r.row = { ...r.row, source: auth.SIGNED_IN_SOURCE };
+    r.pending = auth.renumbered(branchOf(r.row, "reset", this.clock.now() - this.t0), r.view);
+    this.pump();
+    return structuredClone(status);
+  }
+
+  /** Signed out, then the attempt that finds no token: retired, reason `sign_in`. */
+  async signOut(server: string): Promise<boolean> {
+    const r = this.authCommand("auth_sign_out", server);
+    const had = r.view.auth!.signed_in;
+    const status = { ...auth.notSignedIn(), issuer: r.view.auth!.issuer };
+    this.emitNow(r, { type: "auth", change: "signed_out", auth: status, failure: null });
+    r.pending = auth.signInNeededStory(r.view, this.clock.now() - this.t0);
+    this.pump();
+    return had;
+  }
+
+  private authCommand(command: string, server: string): Replay {
+    this.pump();
+    this.calls.push({ command, server });
+    this.maybeFail(command);
+    const r = this.replay(server);
+    if (!r.view.auth) throw auth.NO_SIGN_IN;
+    return r;
+  }
+
   async reconnectAllFailed(): Promise<string[]> {
     this.pump();
     this.calls.push({ command: "reconnect_all_failed" });
@@ -185,56 +225,17 @@ export class MockHost implements Host {
       } satisfies CommandError;
     }
     const ms = CALL_RTT_MS + plan.steps * plan.stepMs;
-    if (plan.steps > 0) await this.playProgress(r, tool, plan.steps, plan.stepMs, opts);
+    if (plan.steps > 0) {
+      await playProgress(this.clock, this.running, plan.steps, plan.stepMs, opts, (ms) => {
+        const failure = cancelledFailure(r.view.generation, CANCELLED);
+        this.emitNow(r, { type: "call", tool, outcome: "error", duration_ms: ms, error: failure });
+        return { kind: "cancelled", message: CANCELLED } satisfies CommandError;
+      });
+    }
     const outcome = plan.result.isError ? "tool_error" : "ok";
     this.emitNow(r, { type: "call", tool, outcome, duration_ms: ms, error: null });
     this.emitNow(r, { type: "round_trip", round_trip_ms: ms });
     return structuredClone(plan.result);
-  }
-
-  /** `steps` progress notifications `stepMs` apart on the mock's clock; cancellable by `callId`. */
-  private playProgress(r: Replay, tool: string, steps: number, stepMs: number, opts: CallOptions): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let step = 0;
-      let handle: unknown = null;
-      const done = () => {
-        if (opts.callId !== undefined) this.running.delete(opts.callId);
-      };
-      const next = () => {
-        step += 1;
-        opts.onProgress?.({ call_id: opts.callId ?? null, progress: step, total: steps, message: `step ${step} of ${steps}` });
-        if (step >= steps) {
-          done();
-          resolve();
-        } else {
-          handle = this.clock.setTimeout(next, stepMs);
-        }
-      };
-      handle = this.clock.setTimeout(next, stepMs);
-      if (opts.callId !== undefined) {
-        this.running.set(opts.callId, () => {
-          this.clock.clearTimeout(handle);
-          done();
-          const failure: Failure = {
-            kind: "cancelled",
-            phase: "call",
-            stage: null,
-            status: null,
-            reason: null,
-            retry_after_ms: null,
-            method: "tools/call",
-            url_path: null,
-            exit_code: null,
-            signal: null,
-            attempt: null,
-            generation: r.view.generation,
-            message: CANCELLED,
-          };
-          this.emitNow(r, { type: "call", tool, outcome: "error", duration_ms: step * stepMs, error: failure });
-          reject({ kind: "cancelled", message: CANCELLED } satisfies CommandError);
-        });
-      }
-    });
   }
 
   /** The recorded definitions of the tools the server has now. */
@@ -537,7 +538,8 @@ export class MockHost implements Host {
   // ## Plumbing
 
   private add(row: Row): void {
-    this.replays.set(row.name, { row, view: initialView(row.name, row.transport), pending: storyOf(row) });
+    const view = { ...initialView(row.name, row.transport), auth: auth.authOf(row) };
+    this.replays.set(row.name, { row, view, pending: storyOf(row) });
   }
 
   private replay(server: string): Replay {

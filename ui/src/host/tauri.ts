@@ -9,6 +9,7 @@ import type { Host } from "./index";
 import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 import type {
   AppInfo,
+  AuthStatus,
   BundleExported,
   BundlePreview,
   CallOptions,
@@ -73,6 +74,14 @@ export class TauriHost implements Host {
 
   reset(server: string): Promise<void> {
     return call<void>("reset", { server });
+  }
+
+  signIn(server: string): Promise<AuthStatus> {
+    return call<AuthStatus>("auth_sign_in", { server });
+  }
+
+  signOut(server: string): Promise<boolean> {
+    return call<boolean>("auth_sign_out", { server });
   }
 
   disable(server: string): Promise<void> {

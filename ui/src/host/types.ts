@@ -40,6 +40,8 @@ export type FailureEvent = Extract<Event, { type: "failure" }>;
 export type ToolsEvent = Extract<Event, { type: "tools" }>;
 export type CallEvent = Extract<Event, { type: "call" }>;
 export type RoundTripEvent = Extract<Event, { type: "round_trip" }>;
+/** A change of a server's OAuth sign-in (docs/auth.md): never a token. */
+export type AuthEvent = Extract<Event, { type: "auth" }>;
 export type EventType = Event["type"];
 
 /** How a server is reached, as configured. */

@@ -1,10 +1,11 @@
 // The activity feed: the latest transitions and failures across every server, one line each,
 // like `lifeline watch`, and the hosts (AI clients) attached through `lifeline connect` with
 // their calls. Round trips, tool lists and an attempt's stage-by-stage progress are left out
-// so the feed reads as what changed; a host's calls in a row are one line (`pushActivity`),
+// so the feed reads as what changed. OAuth sign-ins (`auth` events) are lines too: signed in,
+// token refreshed, refresh failed, sign-in needed, signed out; a host's calls in a row are one line (`pushActivity`),
 // so a busy host does not flood it.
 
-import type { Event } from "../host/types";
+import type { AuthEvent, Event } from "../host/types";
 import { failureLabel } from "./failures";
 import { badgeText, formatDelay, type Severity, severity } from "./format";
 
@@ -87,6 +88,7 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
       calls: { n: 1, errors: failed ? 1 : 0, hostId: e.host_id },
     };
   }
+  if (e.type === "auth") return authItem(e, head);
   if (e.type !== "state") return null;
   // An attempt's later stages are progress, not news.
   if (
@@ -103,4 +105,22 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
     text: badgeText(e.state === "connecting" ? { ...e, stage: null } : e),
     detail: e.delay_ms !== null ? `next in ${formatDelay(e.delay_ms)}` : null,
   };
+}
+
+/** An `auth` event's line: what happened to the sign-in, and with whom or why. Never a token:
+ * the event holds none, and only the issuer, the scopes and a failure's message are shown. */
+function authItem(e: AuthEvent, head: Pick<ActivityItem, "seq" | "at" | "server" | "generation">): ActivityItem {
+  const issuer = e.auth.issuer;
+  switch (e.change) {
+    case "signed_in":
+      return { ...head, sev: "ok", text: "signed in", detail: issuer ? `with ${issuer}` : null };
+    case "refreshed":
+      return { ...head, sev: "ok", text: "token refreshed", detail: null };
+    case "refresh_failed":
+      return { ...head, sev: "warn", text: "token refresh failed", detail: e.failure?.message ?? null };
+    case "sign_in_needed":
+      return { ...head, sev: "critical", text: "sign-in needed", detail: e.failure?.message ?? "use Sign in to sign in again" };
+    case "signed_out":
+      return { ...head, sev: "off", text: "signed out", detail: null };
+  }
 }

@@ -124,3 +124,19 @@ export function groupSummary(g: FailureGroup): string {
   const span = Date.parse(g.last.at) - Date.parse(g.first.at);
   return `${g.label} ×${g.count} over ${formatSpan(span)}`;
 }
+
+/**
+ * What a person does about a failure, where there is one thing to do. A server that needs
+ * an OAuth sign-in (`sign_in`) is signed in, not fixed in the config: that is a static
+ * credential the server refused (`auth`), which the config's header or token fixes.
+ */
+export function failureAdvice(f: Pick<Failure, "kind">): string | null {
+  switch (f.kind) {
+    case "sign_in":
+      return "Sign in: this server uses OAuth and needs you to sign in once in your browser. Lifeline keeps the sign-in and refreshes it.";
+    case "auth":
+      return "Fix the credentials: check the Authorization header (or token) in the server's config.";
+    default:
+      return null;
+  }
+}

@@ -114,6 +114,11 @@ export function applyEvent(model: ServerModel, e: Event): void {
     case "host_call":
       model.hostSeq = e.seq;
       return;
+    case "auth":
+      // A sign-in outlives generations (it is the authorization server's, not the
+      // connection's): the newest event says how it stands, whatever its generation.
+      view.auth = structuredClone(e.auth);
+      return;
   }
 }
 

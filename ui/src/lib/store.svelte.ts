@@ -14,6 +14,9 @@ export type SyncState = "connecting" | "live" | "resyncing" | "offline";
 
 export type Command = "reconnect" | "reset" | "disable" | "enable";
 
+/** A sign-in from this dashboard: waiting for the person in the browser, or failed (why). */
+export type SignInFlow = { phase: "waiting" } | { phase: "failed"; message: string };
+
 export interface Banner {
   id: number;
   /** error: a command failed; warn: a notice that something is off; info: everything else. */
@@ -48,7 +51,9 @@ export class DashboardStore {
   /** Latest transitions and failures across servers, newest first. */
   activity: ActivityItem[] = $state.raw([]);
   /** Commands in flight, by server: their buttons show it and stay disabled. */
-  inFlight: Record<string, Command | "reconnect_all_failed"> = $state({});
+  inFlight: Record<string, Command | "reconnect_all_failed" | "sign_out"> = $state({});
+  /** Sign-ins started here, by server, until they succeed (then the server reconnects). */
+  signIns: Record<string, SignInFlow> = $state({});
 
   readonly host: Host;
   /** Earlier runs, shown beside the live state and never applied to it. */
@@ -122,7 +127,9 @@ export class DashboardStore {
       const item = activityItem(e, this.#lastEvent.get(e.server));
       this.#lastEvent.set(e.server, e);
       if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
-    } else if (e.type.startsWith("host_")) {
+    } else if (e.type === "auth" || e.type.startsWith("host_")) {
+      // Signed in some other way (`lifeline login`, another window): an old error is moot.
+      if (e.type === "auth" && e.auth.signed_in && this.signIns[e.server]?.phase === "failed") delete this.signIns[e.server];
       const item = activityItem(e, undefined);
       if (item) this.activity = pushActivity(this.activity, item, MAX_ACTIVITY);
     }
@@ -195,6 +202,37 @@ export class DashboardStore {
       await this.host[command](server);
     } catch (e) {
       this.error(`${COMMAND_TITLE[command]} ${server}`, e);
+    } finally {
+      delete this.inFlight[server];
+    }
+  }
+
+  /** Opens the browser at the server's authorization server and waits for the person; the
+   * flow's state is `signIns[server]` (waiting, then gone on success or failed with why). */
+  async signIn(server: string): Promise<void> {
+    if (this.signIns[server]?.phase === "waiting") return;
+    this.signIns[server] = { phase: "waiting" };
+    try {
+      const auth = await this.host.signIn(server);
+      const model = this.servers[server];
+      if (model) model.view.auth = auth;
+      delete this.signIns[server];
+    } catch (e) {
+      // Kept by the server (its Sign-in section shows it) and a banner, since Sign in on a
+      // row leaves no detail open to show it in.
+      this.signIns[server] = { phase: "failed", message: toCommandError(e).message };
+      this.error(`Sign in to ${server}`, e);
+    }
+  }
+
+  /** Forgets the server's sign-in; it then reconnects and needs a new one. */
+  async signOut(server: string): Promise<void> {
+    this.inFlight[server] = "sign_out";
+    delete this.signIns[server];
+    try {
+      await this.host.signOut(server);
+    } catch (e) {
+      this.error(`Sign out of ${server}`, e);
     } finally {
       delete this.inFlight[server];
     }

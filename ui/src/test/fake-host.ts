@@ -10,6 +10,7 @@ import type { EndpointView, NewToken, TokenClient } from "../host/serve-types";
 import { mockPolicy } from "../host/mock-detail";
 import type {
   AppInfo,
+  AuthStatus,
   BundleExported,
   BundlePreview,
   CallOptions,
@@ -50,6 +51,27 @@ export class FakeHost implements Host {
   reset = vi.fn(async (_server: string) => this.maybeFail());
   disable = vi.fn(async (_server: string) => this.maybeFail());
   enable = vi.fn(async (_server: string) => this.maybeFail());
+  /** What `signIn` resolves to; a test may hold it (`signInGate`) to see the pending state. */
+  signedIn: AuthStatus = {
+    signed_in: true,
+    needs_sign_in: false,
+    issuer: "https://auth.example.com",
+    scopes: ["read"],
+    expires_at: null,
+    signed_in_at: null,
+    last_refresh_at: null,
+    last_refresh_ok: null,
+  };
+  signInGate: Promise<void> | null = null;
+  signIn = vi.fn(async (_server: string): Promise<AuthStatus> => {
+    if (this.signInGate) await this.signInGate;
+    this.maybeFail();
+    return structuredClone(this.signedIn);
+  });
+  signOut = vi.fn(async (_server: string): Promise<boolean> => {
+    this.maybeFail();
+    return true;
+  });
   reconnectAllFailed = vi.fn(async (): Promise<string[]> => {
     this.maybeFail();
     return this.views.filter((v) => v.state !== "ready").map((v) => v.server);

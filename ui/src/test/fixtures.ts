@@ -1,7 +1,7 @@
 // Builders for wire objects and a manual clock, shared by the tests.
 
 import type { MockClock } from "../host/mock";
-import type { Event, Failure, ServerView, StateInfo } from "../host/types";
+import type { AuthChange, AuthStatus, Event, Failure, ServerView, StateInfo } from "../host/types";
 
 export const T0 = Date.parse("2026-11-29T17:00:00.000Z");
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -48,6 +48,43 @@ export function failure(over: Partial<Failure> = {}): Failure {
     generation: 1,
     message: "POST /mcp: could not connect to 127.0.0.1:9: connection refused",
     ...over,
+  };
+}
+
+/** A server's OAuth sign-in (no token: the wire has none). */
+export function authStatus(over: Partial<AuthStatus> = {}): AuthStatus {
+  return {
+    signed_in: false,
+    needs_sign_in: false,
+    issuer: "https://auth.example.com",
+    scopes: [],
+    expires_at: null,
+    signed_in_at: null,
+    last_refresh_at: null,
+    last_refresh_ok: null,
+    ...over,
+  };
+}
+
+/** An `auth` event: what happened to the server's sign-in. */
+export function authEvent(
+  seq: number,
+  server: string,
+  change: AuthChange,
+  auth: Partial<AuthStatus> = {},
+  f: Partial<Failure> | null = null,
+  at = T0 + seq * 1000,
+): Event {
+  return {
+    v: 1,
+    seq,
+    at: iso(at),
+    server,
+    generation: 1,
+    type: "auth",
+    change,
+    auth: authStatus(auth),
+    failure: f === null ? null : failure(f),
   };
 }
 
