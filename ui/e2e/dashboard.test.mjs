@@ -1,6 +1,6 @@
 // End-to-end: the built dashboard (ui/dist) in headless Debian Chromium against the mock host,
 // served from 127.0.0.1. Time is Playwright's fake clock (from a fixed instant, in UTC), so the
-// recorded story (src/host/recorded/scenario.json, what the real core did), the countdowns and the screenshots are the same on every run: the two PNGs in
+// recorded story (src/host/recorded/scenario.json, what the real core did), the countdowns and the screenshots are the same on every run: the three PNGs in
 // docs/screenshots are rewritten byte for byte unless the look changed. SCREENSHOTS_DIR (relative
 // to ui/) sends them elsewhere.
 
@@ -210,4 +210,15 @@ describe("the dashboard against the mock host", () => {
       await close();
     });
   }
+
+  test("screenshot, a remote server that needs a sign-in, 1280×800", async () => {
+    const { page, close } = await open("&signin=linear&select=linear", { colorScheme: "light", paused: true });
+    await page.clock.runFor(2_000);
+    await page.getByTestId("detail-sign-in").waitFor();
+    mkdirSync(SHOTS, { recursive: true });
+    const file = join(SHOTS, "sign-in-light.png");
+    await page.screenshot({ path: file, animations: "disabled", caret: "hide" });
+    assert.ok(existsSync(file));
+    await close();
+  });
 });

@@ -66,9 +66,10 @@ export function signedIn(server: string, prev: AuthStatus, now: number): AuthSta
   };
 }
 
-/** No usable token: a person must sign in (the issuer is still known). */
-export function needingSignIn(prev: AuthStatus | null): AuthStatus {
-  return { ...notSignedIn(), needs_sign_in: true, issuer: prev?.issuer ?? null };
+/** No usable token: a person must sign in. The issuer is known: the core found it by the
+ * discovery that ended in "sign-in needed". */
+export function needingSignIn(server: string, prev: AuthStatus | null): AuthStatus {
+  return { ...notSignedIn(), needs_sign_in: true, issuer: prev?.issuer ?? `https://auth.${server}.example.com` };
 }
 
 function signInFailure(generation: number): Failure {
@@ -114,7 +115,7 @@ export function signInNeededStory(view: Pick<ServerView, "server" | "generation"
     { ...STATE, ...head, state: "connecting", stage: "initialize", attempt: 1, max_attempts: 10 },
     { ...head, v: 1, type: "failure", failure },
     { ...STATE, ...head, state: "retired", stage: null, reason: "sign_in", cause: failure },
-    { ...head, v: 1, type: "auth", change: "sign_in_needed", auth: needingSignIn(view.auth), failure },
+    { ...head, v: 1, type: "auth", change: "sign_in_needed", auth: needingSignIn(server, view.auth), failure },
   ];
 }
 
