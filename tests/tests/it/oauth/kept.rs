@@ -393,3 +393,34 @@ async fn no_token_reaches_a_bundle_or_the_logs() {
         assert!(!text.contains(CANARY), "a token in the bundle's {name}");
     }
 }
+
+#[tokio::test]
+async fn a_refresh_the_authorization_server_fails_transiently_is_tried_again() {
+    let state = serve().await;
+    let setup = Setup::new("oauth-transient", &state.origin, &[("remote", "/mcp")]);
+    setup.login("remote").await;
+    let mut watch = setup.watch();
+    watch
+        .wait_for("ready", |e| is_state(e, "remote", "ready"))
+        .await;
+    *state.refresh_outages.lock().unwrap() = 1;
+    state.expire_all();
+    let failed = watch
+        .wait_for("refresh_failed", |e| is_auth(e, "remote", "refresh_failed"))
+        .await;
+    assert_eq!(failed["failure"]["kind"], "server", "{failed}");
+    assert_eq!(failed["auth"]["last_refresh_ok"], false, "{failed}");
+    let refreshed = watch
+        .wait_for("refreshed", |e| is_auth(e, "remote", "refreshed"))
+        .await;
+    assert_eq!(refreshed["auth"]["last_refresh_ok"], true, "{refreshed}");
+    let run = watch.stop().await;
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| is_auth(e, "remote", "sign_in_needed") || is_state(e, "remote", "retired")),
+        "a transient failure never asks for a sign-in"
+    );
+    let c = counts(&state);
+    assert_eq!((c.code_grants, c.refresh_grants), (1, 2), "{c:?}");
+}

@@ -44,6 +44,8 @@ pub struct As {
     codes: Mutex<HashMap<String, String>>,
     /// Refresh grants answer invalid_grant.
     pub revoked: Mutex<bool>,
+    /// This many refresh grants answer 503 first (the authorization server is down).
+    pub refresh_outages: Mutex<u32>,
     /// The authorization endpoint shows a login page instead of redirecting at once.
     pub needs_person: Mutex<bool>,
     /// The `expires_in` of the tokens issued (3600 when 0).
@@ -203,6 +205,13 @@ fn token(state: &As, body: &[u8]) -> Response<Body> {
         }
         "refresh_token" => {
             state.counts.lock().unwrap().refresh_grants += 1;
+            {
+                let mut outages = state.refresh_outages.lock().unwrap();
+                if *outages > 0 {
+                    *outages -= 1;
+                    return json_response(503, json!({ "error": "temporarily_unavailable" }));
+                }
+            }
             if *state.revoked.lock().unwrap() {
                 return json_response(400, json!({ "error": "invalid_grant" }));
             }
