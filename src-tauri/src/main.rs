@@ -63,6 +63,7 @@ fn main() {
     if let Some(dir) = window::window_arg(std::env::args_os()) {
         window_process::run(dir, context);
     }
+    without_gl();
     let log_dir = logs::dir();
     let mut log_guard = logs::init(log_dir.as_deref());
     tracing::info!(
@@ -164,6 +165,24 @@ fn main() {
             drop(log_guard.take());
         }
     });
+}
+
+/// Whether this (core) process set `GDK_GL=disable` itself, so that the window process
+/// does not inherit it (window.rs).
+pub static GL_DISABLED_HERE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The core process draws nothing but a tray icon, yet GTK 3 on X11 opens the OpenGL driver
+/// when it starts, to choose its visuals: with Mesa that maps LLVM, some 50 MB resident for
+/// nothing. `GDK_GL=disable` stops that, unless the person set `GDK_GL` themselves. Called
+/// first thing in `main`, before any thread exists (the environment is not thread-safe).
+fn without_gl() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: no other thread runs yet (main has started none, and no library has).
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+        GL_DISABLED_HERE.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// Answers on the local socket: a second instance (`show`), `lifeline connect` bridges

@@ -99,7 +99,13 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
             return;
         }
     };
-    let mut child = match Command::new(&exe).arg(ARG).arg(&windows.dir).spawn() {
+    let mut command = Command::new(&exe);
+    command.arg(ARG).arg(&windows.dir);
+    if crate::GL_DISABLED_HERE.load(std::sync::atomic::Ordering::Relaxed) {
+        // The webview may draw with OpenGL: only the core goes without (main.rs).
+        command.env_remove("GDK_GL");
+    }
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             tracing::warn!("the window could not be opened: {} ({e})", exe.display());
