@@ -175,7 +175,7 @@ fn the_detail_commands_answer_over_ipc() {
 }
 
 /// The app on a real config file in a temp directory.
-fn app_with_file(
+pub(crate) fn app_with_file(
     text: &str,
 ) -> (
     tempfile::TempDir,

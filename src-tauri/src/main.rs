@@ -95,6 +95,14 @@ fn main() {
         None => None,
     };
     let mut endpoint = Some(instance::endpoint(instance, instance_dir));
+    // The window process starts now, beside the core's own start, so that it paints sooner;
+    // its commands wait in the socket's backlog until `setup` serves it. Started at login
+    // (`--hidden`) the app stays in the tray with no window process.
+    let hidden = autostart::starts_hidden(std::env::args());
+    let mut early = match (&endpoint, hidden) {
+        (Some((_, Some(dir))), false) => window::spawn(dir),
+        _ => None,
+    };
     // Started from the Dock, a launcher or at login, the app has the desktop's minimal PATH:
     // the login shell's is asked for now, in the background, for the servers it starts.
     lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
@@ -127,16 +135,15 @@ fn main() {
             // The core is never a window: on macOS no Dock icon while there is a tray.
             macos::present(app.handle(), false);
             if let Some((guard, dir)) = endpoint.take() {
-                match dir {
-                    Some(dir) => {
-                        app.manage(window::Windows::new(dir));
-                        serve_socket(app.handle(), guard);
-                    }
-                    None => serve_socket(app.handle(), guard),
+                if let Some(dir) = dir {
+                    app.manage(window::Windows::new(dir));
                 }
+                serve_socket(app.handle(), guard);
             }
-            // Started at login (`--hidden`) the app stays in the tray with no window process.
-            if !autostart::starts_hidden(std::env::args()) || !tray::available() {
+            if let Some(child) = early.take() {
+                window::adopt(app.handle(), child);
+            } else if !hidden || !tray::available() {
+                // Hidden without a tray to come back from, or the early start failed.
                 window::show(app.handle());
             } else {
                 tracing::info!("started hidden (--hidden): in the tray, no window");

@@ -15,7 +15,7 @@ use lifeline_core::local_socket::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use tauri::{AppHandle, Manager, Runtime};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
@@ -26,6 +26,10 @@ pub const ARG: &str = "--window";
 
 /// The first line of the window process's connection.
 pub const HELLO: &str = "window v1";
+
+/// WebKitGTK's switch for its accelerated compositing mode.
+#[cfg(target_os = "linux")]
+const NO_COMPOSITING: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
 
 /// The one window's label (tauri.conf.json).
 pub const LABEL: &str = "main";
@@ -92,28 +96,58 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         }
         return;
     }
+    if let Some(child) = spawn(&windows.dir) {
+        slot.running = true;
+        watch(app, child);
+    }
+}
+
+/// Starts a window process that will reach the core through the socket in `dir`. The core
+/// may call it before it serves the socket (main.rs, to paint sooner): the window's
+/// connections wait in the socket's backlog until it does.
+pub fn spawn(dir: &std::path::Path) -> Option<Child> {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {
             tracing::warn!("the window could not be opened: where is this program? ({e})");
-            return;
+            return None;
         }
     };
     let mut command = Command::new(&exe);
-    command.arg(ARG).arg(&windows.dir);
+    command.arg(ARG).arg(dir);
     if crate::GL_DISABLED_HERE.load(std::sync::atomic::Ordering::Relaxed) {
         // The webview may draw with OpenGL: only the core goes without (main.rs).
         command.env_remove("GDK_GL");
     }
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    // WebKitGTK's accelerated compositing keeps GL buffers in the web process: ~80 MB more
+    // with the window open (docs/packaging.md), and a slower first paint, for a UI that
+    // animates little. Off unless the person chose otherwise.
+    #[cfg(target_os = "linux")]
+    if std::env::var_os(NO_COMPOSITING).is_none() {
+        command.env(NO_COMPOSITING, "1");
+    }
+    match command.spawn() {
+        Ok(child) => {
+            tracing::info!("window process {} started", child.id());
+            Some(child)
+        }
         Err(e) => {
             tracing::warn!("the window could not be opened: {} ({e})", exe.display());
-            return;
+            None
         }
-    };
-    tracing::info!("window process {} started", child.id());
-    slot.running = true;
+    }
+}
+
+/// Takes on a window process `spawn` started before `Windows` was managed.
+pub fn adopt<R: Runtime>(app: &AppHandle<R>, child: Child) {
+    if let Some(windows) = app.try_state::<Windows>() {
+        windows.slot().running = true;
+    }
+    watch(app, child);
+}
+
+/// Waits for the window process to end, off the runtime's threads.
+fn watch<R: Runtime>(app: &AppHandle<R>, mut child: Child) {
     let app = app.clone();
     tauri::async_runtime::spawn_blocking(move || match child.wait() {
         Ok(status) => closed(&app, status),
@@ -152,7 +186,7 @@ pub async fn link<R: Runtime>(app: AppHandle<R>, reader: BufReader<Stream>) {
         return;
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    windows.slot().link = Some(tx);
+    windows.slot().link = Some(tx.clone());
     let mut changes = state.changes();
     let (mut read, mut write) = tokio::io::split(reader);
     let mut probe = [0u8; 1];
@@ -160,22 +194,30 @@ pub async fn link<R: Runtime>(app: AppHandle<R>, reader: BufReader<Stream>) {
         let push = tokio::select! {
             push = rx.recv() => match push {
                 Some(push) => push,
-                None => return,
+                None => break,
             },
             changed = changes.changed() => match changed {
                 Ok(()) => Push::ConfigChanged(serde_json::to_value(state.info()).unwrap_or_default()),
-                Err(_) => return,
+                Err(_) => break,
             },
             // The window process went away (or wrote, which it never does).
-            _ = read.read(&mut probe) => return,
+            _ = read.read(&mut probe) => break,
         };
         let mut line = serde_json::to_string(&push).unwrap_or_default();
         line.push('\n');
         if write.write_all(line.as_bytes()).await.is_err() {
-            return;
+            break;
         }
     }
+    let mut slot = windows.slot();
+    if slot.link.as_ref().is_some_and(|l| l.same_channel(&tx)) {
+        slot.link = None;
+    }
 }
+
+#[cfg(test)]
+#[path = "window_tests.rs"]
+mod link_tests;
 
 #[cfg(test)]
 mod tests {
