@@ -10,6 +10,9 @@
 //! The same endpoint serves `lifeline connect NAME` bridges: a line `attach v1 NAME`
 //! (`lifeline_core::gateway::attach`) is answered `ok` and the connection becomes a host's
 //! gateway session on the app's own supervisor for NAME (or `error KIND MESSAGE`).
+//!
+//! And the app's own window process: `window v1` (window.rs) and `ipc v1` (ipc.rs), handed
+//! to `Guard::serve`'s `on_line` with the rest of their connection.
 
 use lifeline_core::gateway::attach::{Answer, Refusal, Request};
 use lifeline_core::gateway::{self, GatewayOptions};
