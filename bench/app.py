@@ -62,7 +62,8 @@ def memory_kb(pid):
 
 
 def web_processes(pid):
-    """The app's descendants that are not the fixture servers it supervises: WebKit's."""
+    """The core process's descendants that are not the fixture servers it supervises: the
+    window process (`lifeline-app --window`) and its WebKit processes."""
     out = []
     for p in descendants(pid):
         try:
@@ -77,9 +78,10 @@ def web_processes(pid):
 def app_once(tools, scratch, n_servers, idle, display, bound=120):
     """One cold start of the release app under Xvfb with `n_servers` stdio fixture servers:
     spawn -> the `first paint` log line (the UI reports its first frame, `ui_painted`), then
-    every server ready, `idle` seconds, and the RSS/PSS of the app and its WebKit processes
-    (the fixture servers it spawned are not counted); then the window is closed to the tray,
-    and after `idle` seconds more the same again (tray-resident: no WebKit processes left)."""
+    every server ready, `idle` seconds, and the RSS/PSS of the app: the core process, the
+    window process and its WebKit processes (the fixture servers it spawned are not
+    counted); then the window is closed to the tray, and after `idle` seconds more the same
+    again (tray-resident: the core process alone, plus whatever else is left below it)."""
     work = scratch / f"app-{time.time_ns()}"
     state = work / "state"
     state.mkdir(parents=True)
@@ -140,8 +142,8 @@ def app_once(tools, scratch, n_servers, idle, display, bound=120):
             "app_process_rss_kb": app_rss,
             "webkit_processes": len(webkit),
         }
-        # Closed to the tray, the way a user closes it: the webview goes, and its WebKit
-        # processes with it; what stays is the app process (the core, the tray).
+        # Closed to the tray, the way a user closes it: the window process ends, and its
+        # WebKit processes with it; what stays is the core process (the fleet, the tray).
         if not xclose.close(display, "Lifeline"):
             return {"error": "no window titled Lifeline to close"}
         if not wait_for(lambda l: "supervising from the tray" in l):

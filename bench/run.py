@@ -466,10 +466,17 @@ def keep_sections(result, path, sections):
     if previous.get("profile"):
         result["profile"] = previous["profile"]
     if carried:
-        result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
-                                  "machine": previous.get("machine")}
+        # Sections the previous record itself carried over keep the run they came from.
+        earlier = previous.get("carried_over") or {}
+        if set(carried) <= set(earlier.get("sections", [])):
+            result["carried_over"] = {"sections": carried, "from": earlier.get("from"),
+                                      "machine": earlier.get("machine")}
+        else:
+            result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
+                                      "machine": previous.get("machine")}
         old = previous.get("method", {})
-        owned = {"call_path": ["runs", "calls", "warmup", "order"], "faults": ["hang_bound_s"]}
+        owned = {"call_path": ["runs", "calls", "warmup", "order", "fixture_build"],
+                 "faults": ["hang_bound_s"]}
         for section in carried:
             for k in owned.get(section, []):
                 if k in old:

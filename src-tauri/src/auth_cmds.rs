@@ -11,7 +11,6 @@ use lifeline_core::events::AuthStatus;
 use lifeline_core::redact::Redactor;
 use std::sync::Arc;
 use std::time::Duration;
-use tauri::State;
 
 type Result<T> = std::result::Result<T, ErrorView>;
 
@@ -19,8 +18,7 @@ type Result<T> = std::result::Result<T, ErrorView>;
 const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
 
 /// Signs `server` in through the system browser; once signed in it reconnects.
-#[tauri::command]
-pub async fn auth_sign_in(state: State<'_, AppState>, server: String) -> Result<AuthStatus> {
+pub async fn auth_sign_in(state: &AppState, server: String) -> Result<AuthStatus> {
     let supervisor = state.shared(&server).await?;
     let open: OpenUrl = Arc::new(|url: &str| lifeline_core::auth::browser::open(url));
     let mode = SignIn::Open {
@@ -35,8 +33,7 @@ pub async fn auth_sign_in(state: State<'_, AppState>, server: String) -> Result<
 
 /// Forgets `server`'s sign-in (revoked where the authorization server allows) and
 /// reconnects, which then needs a new sign-in. True if there was one.
-#[tauri::command]
-pub async fn auth_sign_out(state: State<'_, AppState>, server: String) -> Result<bool> {
+pub async fn auth_sign_out(state: &AppState, server: String) -> Result<bool> {
     let supervisor = state.shared(&server).await?;
     supervisor
         .sign_out()

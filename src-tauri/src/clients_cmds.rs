@@ -5,20 +5,17 @@
 use crate::error::ErrorView;
 use crate::state::AppState;
 use crate::state::clients::{self, ClientView, ConnectPreview, Connected, Restored};
-use tauri::State;
 
 type Result<T> = std::result::Result<T, ErrorView>;
 
 /// Every client (Claude Desktop, Claude Code, Cursor, VS Code), found or not, with its servers.
-#[tauri::command]
-pub async fn clients_list(state: State<'_, AppState>) -> Result<Vec<ClientView>> {
+pub async fn clients_list(state: &AppState) -> Result<Vec<ClientView>> {
     Ok(clients::list(&state.clients_env()))
 }
 
 /// What routing `servers` of `client` through Lifeline would change: the masked diff.
-#[tauri::command]
 pub async fn clients_preview(
-    state: State<'_, AppState>,
+    state: &AppState,
     client: String,
     servers: Vec<String>,
 ) -> Result<ConnectPreview> {
@@ -26,9 +23,8 @@ pub async fn clients_preview(
 }
 
 /// Routes them: imports, backs the file up, rewrites it.
-#[tauri::command]
 pub async fn clients_connect(
-    state: State<'_, AppState>,
+    state: &AppState,
     client: String,
     servers: Vec<String>,
 ) -> Result<Connected> {
@@ -37,11 +33,6 @@ pub async fn clients_connect(
 
 /// Puts the backup back; kind `changed_since` when the client changed the file and `force`
 /// is false.
-#[tauri::command]
-pub async fn clients_restore(
-    state: State<'_, AppState>,
-    client: String,
-    force: bool,
-) -> Result<Restored> {
+pub async fn clients_restore(state: &AppState, client: String, force: bool) -> Result<Restored> {
     clients::restore(&state.clients_env(), &client, force)
 }

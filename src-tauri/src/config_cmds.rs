@@ -8,7 +8,7 @@ use crate::config_edit::ServerForm;
 use crate::error::ErrorView;
 use crate::state::AppState;
 use crate::state::config_live::{ConfigView, Detected, ImportChoice, ImportOutcome};
-use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use tauri::{AppHandle, Emitter, Manager, Runtime};
 
 type Result<T> = std::result::Result<T, ErrorView>;
 
@@ -16,41 +16,28 @@ type Result<T> = std::result::Result<T, ErrorView>;
 pub const CONFIG_CHANGED: &str = "config_changed";
 
 /// The file's servers as editor forms, every secret value masked.
-#[tauri::command]
-pub async fn config_get(state: State<'_, AppState>) -> Result<ConfigView> {
+pub async fn config_get(state: &AppState) -> Result<ConfigView> {
     state.config_get().await
 }
 
-#[tauri::command]
-pub async fn server_add(state: State<'_, AppState>, server: ServerForm) -> Result<()> {
+pub async fn server_add(state: &AppState, server: ServerForm) -> Result<()> {
     state.server_add(server).await
 }
 
 /// `name` is the server as configured; `server.name` may rename it.
-#[tauri::command]
-pub async fn server_edit(
-    state: State<'_, AppState>,
-    name: String,
-    server: ServerForm,
-) -> Result<()> {
+pub async fn server_edit(state: &AppState, name: String, server: ServerForm) -> Result<()> {
     state.server_edit(&name, server).await
 }
 
-#[tauri::command]
-pub async fn server_remove(state: State<'_, AppState>, name: String) -> Result<()> {
+pub async fn server_remove(state: &AppState, name: String) -> Result<()> {
     state.server_remove(&name).await
 }
 
-#[tauri::command]
-pub async fn import_detect(state: State<'_, AppState>) -> Result<Vec<Detected>> {
+pub async fn import_detect(state: &AppState) -> Result<Vec<Detected>> {
     state.import_detect().await
 }
 
-#[tauri::command]
-pub async fn import_apply(
-    state: State<'_, AppState>,
-    sources: Vec<ImportChoice>,
-) -> Result<ImportOutcome> {
+pub async fn import_apply(state: &AppState, sources: Vec<ImportChoice>) -> Result<ImportOutcome> {
     state.import_apply(sources).await
 }
 

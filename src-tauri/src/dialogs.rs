@@ -1,7 +1,10 @@
 //! The desktop's own dialogs, opened from Rust so the UI needs no plugin permissions: the
-//! save dialog of "Export diagnostics".
+//! save dialog of "Export diagnostics". They run in the window process, beside the window
+//! (`dispatch::WINDOW_COMMANDS`).
 
+use crate::dispatch::Call;
 use crate::error::ErrorView;
+use crate::ipc::Remote;
 use crate::state::AppState;
 use std::path::Path;
 use tauri::{AppHandle, Manager, Runtime};
@@ -39,11 +42,22 @@ pub async fn choose_save_path<R: Runtime>(
     })?;
     let chosen = chosen.and_then(|p| p.into_path().ok());
     // The dialog asked the person before returning an existing file, so that file may be
-    // replaced; a path typed in the window never replaces one.
-    if let Some(path) = chosen.as_ref().filter(|p| p.exists())
-        && let Some(state) = app.try_state::<AppState>()
-    {
-        state.bundle_confirm_replace(path.clone());
+    // replaced; a path typed in the window never replaces one. The bundle is the core
+    // process's: it is told over the socket (an internal command no webview may invoke).
+    if let Some(path) = chosen.as_ref().filter(|p| p.exists()) {
+        if let Some(state) = app.try_state::<AppState>() {
+            state.bundle_confirm_replace(path.clone());
+        } else if let Some(remote) = app.try_state::<Remote>().map(|r| r.inner().clone()) {
+            let call = Call {
+                command: "bundle_confirm_replace".into(),
+                args: serde_json::json!({ "path": path }),
+                channels: Default::default(),
+                caller: String::new(),
+            };
+            if let Err(e) = remote.call(call).await {
+                tracing::warn!("the core was not told the bundle may replace the file: {e}");
+            }
+        }
     }
     Ok(chosen.map(|p| p.display().to_string()))
 }

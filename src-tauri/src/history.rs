@@ -10,7 +10,6 @@ use lifeline_core::history::{
     HISTORY_ENV, History, Notice, Options, PastCall, PastEvent, PastFailure, Query, QueryError,
 };
 use std::path::PathBuf;
-use tauri::State;
 
 /// A query the store refuses (a limit out of bounds).
 pub const BAD_QUERY: &str = "bad_query";
@@ -98,9 +97,8 @@ pub async fn calls(
 }
 
 /// Events of earlier runs, newest first; `before` is the `id` of the oldest one shown.
-#[tauri::command]
 pub async fn history_events(
-    state: State<'_, AppState>,
+    state: &AppState,
     server: Option<String>,
     before: Option<i64>,
     limit: u32,
@@ -109,9 +107,8 @@ pub async fn history_events(
 }
 
 /// Failures of earlier runs, newest first.
-#[tauri::command]
 pub async fn history_failures(
-    state: State<'_, AppState>,
+    state: &AppState,
     server: Option<String>,
     limit: u32,
 ) -> Result<Vec<PastFailure>, ErrorView> {
@@ -119,9 +116,8 @@ pub async fn history_failures(
 }
 
 /// Tool calls of earlier runs, newest first (never their arguments or results).
-#[tauri::command]
 pub async fn history_calls(
-    state: State<'_, AppState>,
+    state: &AppState,
     server: Option<String>,
     limit: u32,
 ) -> Result<Vec<PastCall>, ErrorView> {

@@ -10,6 +10,9 @@
 //! The same endpoint serves `lifeline connect NAME` bridges: a line `attach v1 NAME`
 //! (`lifeline_core::gateway::attach`) is answered `ok` and the connection becomes a host's
 //! gateway session on the app's own supervisor for NAME (or `error KIND MESSAGE`).
+//!
+//! And the app's own window process: `window v1` (window.rs) and `ipc v1` (ipc.rs), handed
+//! to `Guard::serve`'s `on_line` with the rest of their connection.
 
 use lifeline_core::gateway::attach::{Answer, Refusal, Request};
 use lifeline_core::gateway::{self, GatewayOptions};
@@ -89,6 +92,44 @@ pub fn claim(dir: &Path) -> Claim {
     }
 }
 
+/// The guard to serve and the directory its socket is in, for the window process to reach
+/// this one: the instance directory's socket, or, when there is none (no directory, no lock
+/// support, a failed bind), one in a private directory of this process's own, so that the
+/// window still opens (a second instance and `lifeline connect` will not find it then).
+pub fn endpoint(guard: Option<Guard>, dir: Option<PathBuf>) -> (Guard, Option<PathBuf>) {
+    let lock = match (guard, dir) {
+        (Some(guard), Some(dir)) if guard.listener.is_some() => return (guard, Some(dir)),
+        (guard, _) => guard.and_then(|g| g._lock),
+    };
+    let own = std::env::temp_dir().join(format!("lifeline-app-{}", std::process::id()));
+    let listener = lifeline_core::private::create_dir(&own)
+        .and_then(|()| tauri::async_runtime::block_on(async { Listener::bind(&own) }));
+    match listener {
+        Ok(listener) => {
+            tracing::warn!(
+                "instance: listening on {} instead; a second instance will not find this one",
+                local_socket::address(&own)
+            );
+            let guard = Guard {
+                _lock: lock,
+                listener: Some(listener),
+            };
+            (guard, Some(own))
+        }
+        Err(e) => {
+            tracing::error!(
+                "instance: cannot listen on {} either ({e}); the window cannot open",
+                local_socket::address(&own)
+            );
+            let guard = Guard {
+                _lock: lock,
+                listener: None,
+            };
+            (guard, None)
+        }
+    }
+}
+
 fn ask_to_show(dir: &Path) -> bool {
     tauri::async_runtime::block_on(async {
         let tries = REACH_FOR.as_millis() / REACH_EVERY.as_millis();
@@ -109,10 +150,22 @@ pub type Attached = Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)>
 pub type OnAttach =
     Arc<dyn Fn(Request) -> Pin<Box<dyn Future<Output = Attached> + Send>> + Send + Sync>;
 
+/// Serves a connection whose first line (given, trimmed) is neither `show` nor an attach
+/// request: the window process's (`ipc v1`, `window v1`). Ignores lines it does not know.
+pub type OnLine = Arc<
+    dyn Fn(String, BufReader<Stream>) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync,
+>;
+
 impl Guard {
     /// Answers later instances and bridges on a task of its own: `show` calls `on_show`;
-    /// `attach v1 NAME` asks `on_attach` and serves the host on the connection.
-    pub fn serve(mut self, on_show: impl Fn() + Send + Sync + 'static, on_attach: OnAttach) {
+    /// `attach v1 NAME` asks `on_attach` and serves the host on the connection; any other
+    /// line goes to `on_line` with the connection.
+    pub fn serve(
+        mut self,
+        on_show: impl Fn() + Send + Sync + 'static,
+        on_attach: OnAttach,
+        on_line: OnLine,
+    ) {
         let Some(mut listener) = self.listener.take() else {
             // Nothing to serve, but the lock must still be held for the app's life.
             std::mem::forget(self);
@@ -131,6 +184,7 @@ impl Guard {
                 };
                 let on_show = on_show.clone();
                 let on_attach = on_attach.clone();
+                let on_line = on_line.clone();
                 tauri::async_runtime::spawn(async move {
                     let mut line = String::new();
                     let mut reader = BufReader::new(stream);
@@ -143,6 +197,8 @@ impl Guard {
                         on_show();
                     } else if let Some(request) = Request::parse(&line) {
                         attach(reader, request, &on_attach).await;
+                    } else {
+                        on_line(line.trim().to_owned(), reader).await;
                     }
                 });
             }
@@ -207,6 +263,10 @@ mod tests {
         Arc::new(|_| Box::pin(async { Err((Refusal::Unknown, "none here".into())) }))
     }
 
+    fn ignore_lines() -> OnLine {
+        Arc::new(|_, _| Box::pin(async {}))
+    }
+
     #[test]
     fn a_second_instance_asks_the_first_to_show_itself_and_does_not_run() {
         let dir = tempfile::tempdir().unwrap();
@@ -214,7 +274,11 @@ mod tests {
             panic!("the first claim must win");
         };
         let (shown_tx, shown) = mpsc::channel();
-        guard.serve(move || shown_tx.send(()).unwrap(), refuse_all());
+        guard.serve(
+            move || shown_tx.send(()).unwrap(),
+            refuse_all(),
+            ignore_lines(),
+        );
         match claim(dir.path()) {
             Claim::Running { shown, dir: d } => {
                 assert!(shown);

@@ -88,7 +88,11 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
         panic!("the first claim must win");
     };
     let state = start(&config_path);
-    guard.serve(|| {}, on_attach(&state));
+    guard.serve(
+        || {},
+        on_attach(&state),
+        Arc::new(|_, _| Box::pin(async {})),
+    );
     tauri::async_runtime::block_on(async {
         let mut events = state.events().await.unwrap();
         let (mut app, answer) = attach(dir.path(), "attach v1 fixture\n").await;
@@ -166,7 +170,11 @@ fn an_unknown_server_another_config_or_revision_is_refused_with_a_reason() {
         panic!("the first claim must win");
     };
     let state = start(&config_path);
-    guard.serve(|| {}, on_attach(&state));
+    guard.serve(
+        || {},
+        on_attach(&state),
+        Arc::new(|_, _| Box::pin(async {})),
+    );
     tauri::async_runtime::block_on(async {
         let (_, answer) = attach(dir.path(), "attach v1 nope\n").await;
         assert!(answer.starts_with("error unknown "), "{answer}");

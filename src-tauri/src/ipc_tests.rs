@@ -39,7 +39,7 @@ pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
 
 /// The app's commands on tauri's mock runtime, with `state`, and its main window.
 pub(crate) fn window(state: AppState) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
-    let app = crate::with_commands(mock_builder())
+    let app = crate::invoke::with_commands(mock_builder())
         .manage(state)
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -175,7 +175,7 @@ fn the_detail_commands_answer_over_ipc() {
 }
 
 /// The app on a real config file in a temp directory.
-fn app_with_file(
+pub(crate) fn app_with_file(
     text: &str,
 ) -> (
     tempfile::TempDir,

@@ -7,11 +7,11 @@
 //!   (About, Services, Hide, Hide Others, Show All, Quit Lifeline ⌘Q — a real quit), Edit
 //!   (Undo, Redo, Cut, Copy, Paste, Select All) and Window (Minimize, Zoom, Close Window
 //!   ⌘W, which closes to the tray like the close button).
-//! - **Dock-less in the tray.** While a window is open the app is a regular app (Dock icon,
-//!   ⌘-Tab); once the window is closed to the tray, or when it started hidden at login, it
-//!   becomes an accessory app: no Dock icon, no ⌘-Tab entry, only the status item. Opening
-//!   the window from the tray makes it regular again. Clicking the Dock icon while no
-//!   window is open (`RunEvent::Reopen`) opens one.
+//! - **Dock-less in the tray.** The core process (the tray, no window ever) is an accessory
+//!   app when it has a tray: no Dock icon, no ⌘-Tab entry, only the status item. The window
+//!   process (`lifeline-app --window`, window_process.rs) is a regular app (Dock icon,
+//!   ⌘-Tab, this menu) for as long as its window is open; clicking its Dock icon
+//!   (`RunEvent::Reopen`) brings the window back, and its Quit asks the core to quit.
 //!
 //! The decisions are the pure functions below, tested on every OS; the calls into AppKit
 //! are compiled for macOS only and type-checked by `make macos-check` (docs/packaging.md).

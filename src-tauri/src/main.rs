@@ -2,6 +2,11 @@
 //! config file's servers, or the demo when there is none), answers the UI's commands and
 //! streams the core's events to it over tauri Channels. It owns no policy: every decision
 //! is the core's.
+//!
+//! Two processes of this one executable: the core process (this `main`: the fleet, the tray,
+//! the history, the local socket; never a webview) and, while the window is open, the window
+//! process (`lifeline-app --window DIR`, window_process.rs), whose UI reaches the core over
+//! the socket. Closed to the tray, the app is the core process alone.
 
 // A release build on Windows opens no console window next to the app.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -19,9 +24,12 @@ mod config_edit;
 mod demo;
 mod detail_cmds;
 mod dialogs;
+mod dispatch;
 mod error;
 mod history;
 mod instance;
+mod invoke;
+mod ipc;
 mod log_file;
 mod logs;
 mod macos;
@@ -33,6 +41,8 @@ mod state;
 mod test_support;
 mod tray;
 mod view;
+mod window;
+mod window_process;
 #[cfg(test)]
 mod wire;
 
@@ -41,61 +51,20 @@ mod ipc_tests;
 
 use lifeline_core::transport::runs;
 use state::AppState;
-use tauri::{Manager, RunEvent, Runtime, WindowEvent};
-
-/// The app's commands, on any runtime (the real one, or `tauri::test`'s mock).
-fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
-        commands::snapshot,
-        commands::subscribe,
-        auth_cmds::auth_sign_in,
-        auth_cmds::auth_sign_out,
-        commands::reconnect,
-        commands::reset,
-        commands::disable,
-        commands::enable,
-        commands::reconnect_all_failed,
-        commands::call_tool,
-        commands::app_info,
-        commands::ui_painted,
-        detail_cmds::tool_list,
-        detail_cmds::cancel_call,
-        detail_cmds::server_stderr,
-        detail_cmds::server_command,
-        detail_cmds::server_config,
-        detail_cmds::server_policy,
-        detail_cmds::server_hosts,
-        history::history_events,
-        history::history_failures,
-        history::history_calls,
-        commands::bundle_preview,
-        commands::bundle_export,
-        dialogs::choose_save_path,
-        config_cmds::config_get,
-        config_cmds::server_add,
-        config_cmds::server_edit,
-        config_cmds::server_remove,
-        config_cmds::import_detect,
-        config_cmds::import_apply,
-        clients_cmds::clients_list,
-        clients_cmds::clients_preview,
-        clients_cmds::clients_connect,
-        clients_cmds::clients_restore,
-        serve::gateway_endpoint,
-        secret_cmds::secret_store,
-        secret_cmds::secret_set,
-        serve::gateway_set,
-        serve::gateway_tokens,
-        serve::gateway_token_add,
-        serve::gateway_token_remove,
-    ])
-}
+use std::sync::Arc;
+use tauri::{Manager, RunEvent, Runtime};
 
 /// When `main` began: the origin of the "first paint" log line (`commands::ui_painted`).
 static STARTED: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
 
 fn main() {
     STARTED.get_or_init(tokio::time::Instant::now);
+    // Made once: the window process runs on the same assets.
+    let context = tauri::generate_context!();
+    if let Some(dir) = window::window_arg(std::env::args_os()) {
+        window_process::run(dir, context);
+    }
+    without_gl();
     let log_dir = logs::dir();
     let mut log_guard = logs::init(log_dir.as_deref());
     tracing::info!(
@@ -106,7 +75,8 @@ fn main() {
             .map_or("stderr only".into(), |d| d.display().to_string())
     );
     // A second app would supervise every server twice: it shows the first one instead.
-    let mut instance = match instance::dir().map(|d| instance::claim(&d)) {
+    let instance_dir = instance::dir();
+    let instance = match instance_dir.as_deref().map(instance::claim) {
         Some(instance::Claim::Running { shown, dir }) => {
             let how = if shown {
                 "showed its window instead"
@@ -125,6 +95,15 @@ fn main() {
         Some(instance::Claim::First(guard)) => Some(guard),
         None => None,
     };
+    let mut endpoint = Some(instance::endpoint(instance, instance_dir));
+    // The window process starts now, beside the core's own start, so that it paints sooner;
+    // its commands wait in the socket's backlog until `setup` serves it. Started at login
+    // (`--hidden`) the app stays in the tray with no window process.
+    let hidden = autostart::starts_hidden(std::env::args());
+    let mut early = match (&endpoint, hidden) {
+        (Some((_, Some(dir))), false) => window::spawn(dir),
+        _ => None,
+    };
     // Started from the Dock, a launcher or at login, the app has the desktop's minimal PATH:
     // the login shell's is asked for now, in the background, for the servers it starts.
     lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
@@ -132,21 +111,12 @@ fn main() {
     if let Some(dir) = runs::default_dir() {
         runs::track(&dir);
     }
-    let builder = tauri::Builder::default();
-    #[cfg(target_os = "macos")]
-    let builder = builder.menu(macos::menu).on_menu_event(|app, event| {
-        if event.id() == macos::QUIT {
-            tracing::info!("Quit from the app menu");
-            app.exit(0);
-        }
-    });
-    let app = with_commands(builder)
+    // The core process has no webview, so no commands of its own: the window process's
+    // reach it over the socket (ipc.rs).
+    let app = tauri::Builder::default()
         .plugin(tauri_plugin_notification::init())
-        .plugin(tauri_plugin_dialog::init())
         .plugin(autostart::plugin())
         .setup(move |app| {
-            // The window exists but handles no IPC until `run`, so the state is in place
-            // before the UI's first command.
             let fixture = demo::fixture_path(app.path().resource_dir().ok().as_deref());
             let (state, serve_settings) = tauri::async_runtime::block_on(async {
                 let source = source::load(fixture.as_deref(), log_dir.as_deref()).await;
@@ -163,36 +133,25 @@ fn main() {
             exit_on_signals(app.handle().clone());
             tray::install(app.handle());
             tray::watch(app.handle().clone());
-            // The window is made here, not from tauri.conf.json ("create": false): started
-            // at login (`--hidden`) the app stays in the tray with no webview at all.
-            if !autostart::starts_hidden(std::env::args()) || !tray::available() {
-                tray::show_window(app.handle());
+            // The core is never a window: on macOS no Dock icon while there is a tray.
+            macos::present(app.handle(), false);
+            if let Some((guard, dir)) = endpoint.take() {
+                if let Some(dir) = dir {
+                    app.manage(window::Windows::new(dir));
+                }
+                serve_socket(app.handle(), guard);
+            }
+            if let Some(child) = early.take() {
+                window::adopt(app.handle(), child);
+            } else if !hidden || !tray::available() {
+                // Hidden without a tray to come back from, or the early start failed.
+                window::show(app.handle());
             } else {
                 tracing::info!("started hidden (--hidden): in the tray, no window");
-                macos::present(app.handle(), false);
-            }
-            if let Some(guard) = instance.take() {
-                let handle = app.handle().clone();
-                let app = app.handle().clone();
-                // `lifeline connect NAME` bridges attach to this app's supervisors.
-                let on_attach: instance::OnAttach = std::sync::Arc::new(move |request| {
-                    let app = app.clone();
-                    Box::pin(async move {
-                        match app.try_state::<AppState>() {
-                            Some(state) => state.attach(&request).await,
-                            None => Err((
-                                lifeline_core::gateway::attach::Refusal::Closing,
-                                "the app is not running its servers yet".into(),
-                            )),
-                        }
-                    })
-                });
-                guard.serve(move || tray::show_window(&handle), on_attach);
             }
             Ok(())
         })
-        .on_window_event(keep_running_in_tray)
-        .build(tauri::generate_context!());
+        .build(context);
     let app = match app {
         Ok(app) => app,
         Err(e) => {
@@ -201,31 +160,14 @@ fn main() {
         }
     };
     app.run(move |app, event| {
-        // macOS: the Dock icon clicked while no window is open.
-        #[cfg(target_os = "macos")]
-        if let RunEvent::Reopen {
-            has_visible_windows: false,
-            ..
-        } = &event
-        {
-            tray::show_window(app);
-        }
-        // The last window closed (no exit code: not Quit, not a signal): stay in the tray.
-        if let RunEvent::ExitRequested {
-            code: None, api, ..
-        } = &event
-            && tray::close_keeps_running()
-        {
-            api.prevent_exit();
-            return;
-        }
         if let RunEvent::Exit = event {
-            if let Some(served) = app.try_state::<std::sync::Arc<serve::Served>>() {
+            if let Some(served) = app.try_state::<Arc<serve::Served>>() {
                 tauri::async_runtime::block_on(served.stop());
             }
             if let Some(state) = app.try_state::<AppState>() {
                 tauri::async_runtime::block_on(state.shutdown());
             }
+            // The window process follows: its connection to this process ends with it.
             tracing::info!("lifeline-app stopped");
             // `run` exits the process without returning: flush the log file now.
             drop(log_guard.take());
@@ -233,25 +175,54 @@ fn main() {
     });
 }
 
-/// Closing the window destroys it, webview and all, so the tray-resident app costs the core
-/// alone; the servers stay supervised, and the tray opens a new window (or quits). The first
-/// time, a notification says so. Without a tray, closing quits (`RunEvent::ExitRequested`).
-fn keep_running_in_tray<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
-    static TOLD: std::sync::Once = std::sync::Once::new();
-    if let WindowEvent::CloseRequested { .. } = event {
-        if !tray::close_keeps_running() {
-            return;
-        }
-        tracing::info!("window closed; supervising from the tray");
-        macos::present(window.app_handle(), false);
-        TOLD.call_once(|| {
-            tray::notify(
-                window.app_handle(),
-                "Lifeline is still supervising your servers",
-                "Open it again, or quit, from the Lifeline icon in the tray.",
-            )
-        });
+/// Whether this (core) process set `GDK_GL=disable` itself, so that the window process
+/// does not inherit it (window.rs).
+pub static GL_DISABLED_HERE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The core process draws nothing but a tray icon, yet GTK 3 on X11 opens the OpenGL driver
+/// when it starts, to choose its visuals: with Mesa that maps LLVM, some 50 MB resident for
+/// nothing. `GDK_GL=disable` stops that, unless the person set `GDK_GL` themselves. Called
+/// first thing in `main`, before any thread exists (the environment is not thread-safe).
+fn without_gl() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: no other thread runs yet (main has started none, and no library has).
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+        GL_DISABLED_HERE.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// Answers on the local socket: a second instance (`show`), `lifeline connect` bridges
+/// (`attach v1`), and the window process (`window v1`, `ipc v1`).
+fn serve_socket<R: Runtime>(app: &tauri::AppHandle<R>, guard: instance::Guard) {
+    let shows = app.clone();
+    let attaches = app.clone();
+    let lines = app.clone();
+    // `lifeline connect NAME` bridges attach to this app's supervisors.
+    let on_attach: instance::OnAttach = Arc::new(move |request| {
+        let app = attaches.clone();
+        Box::pin(async move {
+            match app.try_state::<AppState>() {
+                Some(state) => state.attach(&request).await,
+                None => Err((
+                    lifeline_core::gateway::attach::Refusal::Closing,
+                    "the app is not running its servers yet".into(),
+                )),
+            }
+        })
+    });
+    let on_line: instance::OnLine = Arc::new(move |line, reader| {
+        let app = lines.clone();
+        Box::pin(async move {
+            match line.as_str() {
+                ipc::HELLO => ipc::answer(app, reader).await,
+                window::HELLO => window::link(app, reader).await,
+                _ => {}
+            }
+        })
+    });
+    guard.serve(move || window::show(&shows), on_attach, on_line);
 }
 
 /// SIGTERM and SIGINT close the app the way its window does, so every server is disposed

@@ -19,14 +19,12 @@ pub struct StoreView {
 }
 
 /// Which store holds secrets, and the notice for the UI when it is the file.
-#[tauri::command]
 pub async fn secret_store() -> Result<StoreView> {
     blocking(|store| Ok(view(store))).await
 }
 
 /// Stores `value` under `name` (replacing what was there). The reference to write in the
 /// config is `${keyring:NAME}`.
-#[tauri::command]
 pub async fn secret_set(name: String, value: String) -> Result<StoreView> {
     blocking(move |store| set(store, &name, &value)).await
 }

@@ -188,18 +188,16 @@ fn io_error(e: std::io::Error) -> ErrorView {
 }
 
 /// The local HTTP endpoint: whether it is on, its URL, where the tokens are.
-#[tauri::command]
-pub fn gateway_endpoint(served: tauri::State<'_, Arc<Served>>) -> EndpointView {
+pub fn gateway_endpoint(served: &Served) -> EndpointView {
     served.view()
 }
 
 /// Turns the endpoint on or off and sets its port: writes `lifeline.serve` to the config
 /// file (text kept, as every edit from the app) and applies it now.
-#[tauri::command]
 pub async fn gateway_set<R: Runtime>(
     app: AppHandle<R>,
-    state: tauri::State<'_, AppState>,
-    served: tauri::State<'_, Arc<Served>>,
+    state: &AppState,
+    served: &Served,
     enabled: bool,
     port: u16,
 ) -> Result<EndpointView, ErrorView> {
@@ -210,10 +208,7 @@ pub async fn gateway_set<R: Runtime>(
 }
 
 /// The clients that have a token, by name.
-#[tauri::command]
-pub fn gateway_tokens(
-    served: tauri::State<'_, Arc<Served>>,
-) -> Result<Vec<TokenClient>, ErrorView> {
+pub fn gateway_tokens(served: &Served) -> Result<Vec<TokenClient>, ErrorView> {
     let clients = tokens::list(served.tokens_file()?).map_err(io_error)?;
     Ok(clients
         .into_iter()
@@ -225,11 +220,7 @@ pub fn gateway_tokens(
 }
 
 /// Makes a token for `client` (replacing any it had); the only answer that holds one.
-#[tauri::command]
-pub fn gateway_token_add(
-    served: tauri::State<'_, Arc<Served>>,
-    client: String,
-) -> Result<NewToken, ErrorView> {
+pub fn gateway_token_add(served: &Served, client: String) -> Result<NewToken, ErrorView> {
     let path = served.tokens_file()?;
     tokens::check_client(&client).map_err(|m| ErrorView::new("serve", m))?;
     let token = tokens::add(path, &client).map_err(io_error)?;
@@ -243,11 +234,7 @@ pub fn gateway_token_add(
 }
 
 /// Removes `client`'s token; whether it had one. Its sessions are refused from now on.
-#[tauri::command]
-pub fn gateway_token_remove(
-    served: tauri::State<'_, Arc<Served>>,
-    client: String,
-) -> Result<bool, ErrorView> {
+pub fn gateway_token_remove(served: &Served, client: String) -> Result<bool, ErrorView> {
     let had = tokens::remove(served.tokens_file()?, &client).map_err(io_error)?;
     if had {
         tracing::info!("removed the token of the HTTP client `{client}`");

@@ -17,8 +17,6 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
 const TRAY_ID: &str = "lifeline";
-/// The one window (tauri.conf.json).
-pub const WINDOW: &str = "main";
 const ICON_SIZE: u32 = 32;
 /// A notification body longer than this is cut; desktops show two or three lines.
 const NOTIFICATION_MAX_CHARS: usize = 200;
@@ -285,33 +283,10 @@ struct LoginItem<R: Runtime>(CheckMenuItem<R>);
 /// The menu's first line, kept to be relabelled.
 struct StatusItem<R: Runtime>(MenuItem<R>);
 
-/// Shows the window, making it again if it was closed: closing destroys the webview (and so
-/// its WebKit processes; the tray-resident app is the core alone), and a new one loads the UI,
-/// which asks for the snapshot and the event stream from the start (`subscribe`).
+/// Shows the window: the window process (window.rs) comes to the front, or starts and
+/// loads the UI, which asks for the snapshot and the event stream from the start (`subscribe`).
 pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
-    crate::macos::present(app, true);
-    if let Some(window) = app.get_webview_window(WINDOW) {
-        let _ = window.show();
-        let _ = window.unminimize();
-        let _ = window.set_focus();
-        return;
-    }
-    // Not on this thread: a window built from an event handler on the main thread can
-    // deadlock (wry#583); the builder hands the work to the event loop itself.
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        let Some(config) = app.config().app.windows.iter().find(|w| w.label == WINDOW) else {
-            tracing::warn!("no window named {WINDOW} in tauri.conf.json");
-            return;
-        };
-        match tauri::WebviewWindowBuilder::from_config(&app, config).and_then(|b| b.build()) {
-            Ok(window) => {
-                tracing::info!("window opened again");
-                let _ = window.set_focus();
-            }
-            Err(e) => tracing::warn!("the window could not be opened again: {e}"),
-        }
-    });
+    crate::window::show(app);
 }
 
 /// Whether closing the window keeps the app in the tray (else it quits): only with a tray,

@@ -1,0 +1,233 @@
+//! The command table: a command's name and JSON arguments to the function that answers it
+//! (commands.rs, detail_cmds.rs, …), in the process that holds the `AppState` — the core
+//! process, reached from the window process over the local socket (`ipc.rs`), or the same
+//! process in tests (`invoke.rs` on tauri's mock runtime). One macro makes both the list of
+//! names (`COMMANDS`) and the `match` that runs them, so the two cannot drift; a test checks
+//! the list against every command `ui/src/host/tauri.ts` invokes.
+//!
+//! Arguments are read as tauri's own commands read them: the UI's camelCase keys (`callId`),
+//! a missing key as `null` (so `Option`s may be left out). A Channel argument (the UI's
+//! `new Channel()`) arrives as a `Sink` in `Call::channels`, under its key.
+
+use crate::commands;
+use crate::error::ErrorView;
+use crate::serve::{self, Served};
+use crate::state::AppState;
+use crate::{auth_cmds, clients_cmds, config_cmds, detail_cmds, history, secret_cmds};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tauri::{AppHandle, Manager, Runtime, State};
+
+/// A command's answer: its value, or what it failed with (an `ErrorView`, or a string for
+/// arguments it could not read, as tauri's commands reject them).
+pub type Reply = Result<Value, Value>;
+
+/// Where the messages of one Channel argument go; false once nobody receives them.
+pub type Sink = Box<dyn FnMut(Value) -> bool + Send>;
+
+/// One command to run.
+pub struct Call {
+    pub command: String,
+    /// The arguments object, as the UI passed it.
+    pub args: Value,
+    /// The Channel arguments, by key.
+    pub channels: HashMap<String, Sink>,
+    /// Who calls (the webview's label): a second `subscribe` from the same caller replaces
+    /// the first (a reloaded page).
+    pub caller: String,
+}
+
+/// The commands that run in the window process, where the window is: native dialogs.
+pub const WINDOW_COMMANDS: &[&str] = &["choose_save_path"];
+
+/// Commands in `COMMANDS` that the window process sends on its own behalf and a webview may
+/// never invoke: a replace the save dialog confirmed, Quit from the macOS app menu.
+pub const INTERNAL: &[&str] = &["bundle_confirm_replace", "quit"];
+
+macro_rules! table {
+    (|$app:ident, $call:ident| { $($name:literal => $body:expr,)* }) => {
+        /// Every command the core answers, by name.
+        pub const COMMANDS: &[&str] = &[$($name),*];
+
+        /// Runs `call` against the app's state.
+        pub async fn run<R: Runtime>($app: &AppHandle<R>, mut $call: Call) -> Reply {
+            let $call = &mut $call;
+            match $call.command.as_str() {
+                $($name => $body,)*
+                other => Err(unknown(other)),
+            }
+        }
+    };
+}
+
+table!(|app, call| {
+    "snapshot" => reply(commands::snapshot(&*core(app)?).await),
+    "subscribe" => {
+        let mut sink = channel(call, "channel")?.ok_or_else(|| not_a_channel(call, "channel"))?;
+        let events = move |event| serde_json::to_value(event).map_or(true, &mut sink);
+        reply(commands::subscribe(&*core(app)?, &call.caller, events).await)
+    },
+    "auth_sign_in" => reply(auth_cmds::auth_sign_in(&*core(app)?, arg(call, "server")?).await),
+    "auth_sign_out" => reply(auth_cmds::auth_sign_out(&*core(app)?, arg(call, "server")?).await),
+    "reconnect" => reply(commands::reconnect(&*core(app)?, arg(call, "server")?).await),
+    "reset" => reply(commands::reset(&*core(app)?, arg(call, "server")?).await),
+    "disable" => reply(commands::disable(&*core(app)?, arg(call, "server")?).await),
+    "enable" => reply(commands::enable(&*core(app)?, arg(call, "server")?).await),
+    "reconnect_all_failed" => reply(commands::reconnect_all_failed(&*core(app)?).await),
+    "call_tool" => {
+        let mut sink = channel(call, "progress")?;
+        let progress = move |p| {
+            if let (Some(sink), Ok(p)) = (sink.as_mut(), serde_json::to_value(p)) {
+                sink(p);
+            }
+        };
+        let (server, tool) = (arg(call, "server")?, arg(call, "tool")?);
+        let (args, call_id) = (arg(call, "args")?, arg(call, "callId")?);
+        reply(commands::call_tool(&*core(app)?, server, tool, args, call_id, progress).await)
+    },
+    "app_info" => reply(commands::app_info(&*core(app)?).await),
+    "ui_painted" => {
+        commands::ui_painted();
+        Ok(Value::Null)
+    },
+    "tool_list" => reply(detail_cmds::tool_list(&*core(app)?, arg(call, "server")?).await),
+    "cancel_call" => reply(detail_cmds::cancel_call(&*core(app)?, arg(call, "callId")?).await),
+    "server_stderr" => reply(detail_cmds::server_stderr(&*core(app)?, arg(call, "server")?).await),
+    "server_command" => {
+        reply(detail_cmds::server_command(&*core(app)?, arg(call, "server")?).await)
+    },
+    "server_config" => reply(detail_cmds::server_config(&*core(app)?, arg(call, "server")?).await),
+    "server_policy" => reply(detail_cmds::server_policy(&*core(app)?, arg(call, "server")?).await),
+    "server_hosts" => reply(detail_cmds::server_hosts(&*core(app)?, arg(call, "server")?).await),
+    "history_events" => {
+        let (server, before, limit) = (arg(call, "server")?, arg(call, "before")?, arg(call, "limit")?);
+        reply(history::history_events(&*core(app)?, server, before, limit).await)
+    },
+    "history_failures" => {
+        let (server, limit) = (arg(call, "server")?, arg(call, "limit")?);
+        reply(history::history_failures(&*core(app)?, server, limit).await)
+    },
+    "history_calls" => {
+        let (server, limit) = (arg(call, "server")?, arg(call, "limit")?);
+        reply(history::history_calls(&*core(app)?, server, limit).await)
+    },
+    "bundle_preview" => reply(commands::bundle_preview(&*core(app)?).await),
+    "bundle_export" => reply(commands::bundle_export(&*core(app)?, arg(call, "path")?).await),
+    "bundle_confirm_replace" => {
+        core(app)?.bundle_confirm_replace(arg(call, "path")?);
+        Ok(Value::Null)
+    },
+    "config_get" => reply(config_cmds::config_get(&*core(app)?).await),
+    "server_add" => reply(config_cmds::server_add(&*core(app)?, arg(call, "server")?).await),
+    "server_edit" => {
+        let (name, server) = (arg(call, "name")?, arg(call, "server")?);
+        reply(config_cmds::server_edit(&*core(app)?, name, server).await)
+    },
+    "server_remove" => reply(config_cmds::server_remove(&*core(app)?, arg(call, "name")?).await),
+    "import_detect" => reply(config_cmds::import_detect(&*core(app)?).await),
+    "import_apply" => reply(config_cmds::import_apply(&*core(app)?, arg(call, "sources")?).await),
+    "clients_list" => reply(clients_cmds::clients_list(&*core(app)?).await),
+    "clients_preview" => {
+        let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
+        reply(clients_cmds::clients_preview(&*core(app)?, client, servers).await)
+    },
+    "clients_connect" => {
+        let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
+        reply(clients_cmds::clients_connect(&*core(app)?, client, servers).await)
+    },
+    "clients_restore" => {
+        let (client, force) = (arg(call, "client")?, arg(call, "force")?);
+        reply(clients_cmds::clients_restore(&*core(app)?, client, force).await)
+    },
+    "secret_store" => reply(secret_cmds::secret_store().await),
+    "secret_set" => {
+        let (name, value) = (arg(call, "name")?, arg(call, "value")?);
+        reply(secret_cmds::secret_set(name, value).await)
+    },
+    "gateway_endpoint" => Ok(json(serve::gateway_endpoint(&**served(app)?))),
+    "gateway_set" => {
+        let (enabled, port) = (arg(call, "enabled")?, arg(call, "port")?);
+        let (state, served) = (core(app)?, served(app)?);
+        reply(serve::gateway_set(app.clone(), &state, &served, enabled, port).await)
+    },
+    "gateway_tokens" => reply(serve::gateway_tokens(&**served(app)?)),
+    "gateway_token_add" => reply(serve::gateway_token_add(&**served(app)?, arg(call, "client")?)),
+    "gateway_token_remove" => {
+        reply(serve::gateway_token_remove(&**served(app)?, arg(call, "client")?))
+    },
+    "quit" => {
+        tracing::info!("Quit from the window's app menu");
+        app.exit(0);
+        Ok(Value::Null)
+    },
+});
+
+fn json(value: impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn reply<T: Serialize>(answer: Result<T, ErrorView>) -> Reply {
+    answer.map(json).map_err(json)
+}
+
+/// The app's state, or why there is none yet.
+fn core<R: Runtime>(app: &AppHandle<R>) -> Result<State<'_, AppState>, Value> {
+    app.try_state::<AppState>().ok_or_else(|| {
+        json(ErrorView::new(
+            "closing",
+            "the app is not running its servers (starting or stopping); try again",
+        ))
+    })
+}
+
+fn served<R: Runtime>(app: &AppHandle<R>) -> Result<State<'_, Arc<Served>>, Value> {
+    app.try_state::<Arc<Served>>().ok_or_else(|| {
+        json(ErrorView::new(
+            "closing",
+            "the HTTP endpoint is not set up (the app is starting or stopping); try again",
+        ))
+    })
+}
+
+/// The argument under `key` (a missing one reads as `null`).
+fn arg<T: DeserializeOwned>(call: &Call, key: &str) -> Result<T, Value> {
+    let value = call.args.get(key).cloned().unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|e| {
+        Value::String(format!(
+            "invalid args `{key}` for command `{}`: {e}",
+            call.command
+        ))
+    })
+}
+
+/// The Channel argument under `key`: `None` when the caller left it out, an error when it
+/// passed something else.
+fn channel(call: &mut Call, key: &str) -> Result<Option<Sink>, Value> {
+    match call.channels.remove(key) {
+        Some(sink) => Ok(Some(sink)),
+        None if call.args.get(key).is_none_or(Value::is_null) => Ok(None),
+        None => Err(not_a_channel(call, key)),
+    }
+}
+
+fn not_a_channel(call: &Call, key: &str) -> Value {
+    Value::String(format!(
+        "`{}`: `{key}` is not a Channel; pass a `new Channel()` from @tauri-apps/api/core",
+        call.command
+    ))
+}
+
+pub fn unknown(command: &str) -> Value {
+    Value::String(format!(
+        "there is no command `{command}` in this lifeline-app {}; the UI and the app must \
+         come from the same build",
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
+#[cfg(test)]
+#[path = "dispatch_tests.rs"]
+mod tests;

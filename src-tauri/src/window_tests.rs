@@ -1,0 +1,104 @@
+//! The window process's `window v1` connection over the real local socket: the core pushes
+//! `show` when the window should come to the front and `config_changed` when the config
+//! changed, and the window process sees the end of the connection when the core goes.
+
+use super::*;
+use crate::instance::{self, Claim};
+use lifeline_core::local_socket;
+use serde_json::json;
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The next push on the link, within PATIENCE; `None` when the core ended it.
+async fn next(link: &mut BufReader<Stream>) -> Option<Push> {
+    let mut line = String::new();
+    let read = link.read_line(&mut line);
+    match tokio::time::timeout(PATIENCE, read)
+        .await
+        .expect("a push within PATIENCE")
+    {
+        Ok(n) if n > 0 => Some(serde_json::from_str(&line).expect("a push")),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
+    let (dir, app, _webview) = crate::ipc_tests::app_with_file(
+        r#"{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "disabled": true}}}"#,
+    );
+    let socket = dir.path().join("socket");
+    let Claim::First(guard) = instance::claim(&socket) else {
+        panic!("the first claim must win");
+    };
+    app.manage(Windows::new(socket.clone()));
+    crate::serve_socket(app.handle(), guard);
+    // As if this core had started the window process, which now connects.
+    app.state::<Windows>().slot().running = true;
+    let mut link = tauri::async_runtime::block_on(async {
+        let mut stream = local_socket::connect(&socket).await.unwrap();
+        stream
+            .write_all(format!("{HELLO}\n").as_bytes())
+            .await
+            .unwrap();
+        BufReader::new(stream)
+    });
+    // The core has the link once its first push arrives: poll with "show" until then.
+    let shown = tauri::async_runtime::block_on(async {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        // Partial reads stay in `line` (read_line appends), so a timed-out read loses nothing.
+        let mut line = String::new();
+        loop {
+            show(app.handle());
+            let read = link.read_line(&mut line);
+            if let Ok(read) = tokio::time::timeout(Duration::from_millis(100), read).await {
+                read.unwrap();
+                break line;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no show within PATIENCE"
+            );
+        }
+    });
+    assert!(
+        matches!(serde_json::from_str(&shown), Ok(Push::Show)),
+        "{shown}"
+    );
+
+    let form = json!({"name": "files", "transport": "http", "url": "http://127.0.0.1:9/files",
+                      "disabled": true});
+    let call = crate::dispatch::Call {
+        command: "server_add".into(),
+        args: json!({"server": form}),
+        channels: Default::default(),
+        caller: LABEL.into(),
+    };
+    tauri::async_runtime::block_on(crate::dispatch::run(app.handle(), call)).unwrap();
+    let pushed = tauri::async_runtime::block_on(async {
+        loop {
+            match next(&mut link).await {
+                Some(Push::ConfigChanged(info)) => break info,
+                Some(Push::Show) => continue, // a poll above that raced its answer
+                None => panic!("the link ended before config_changed"),
+            }
+        }
+    });
+    assert_eq!(pushed["mode"], "config", "{pushed}");
+
+    // The window process gone, the core lets go of its link.
+    drop(link);
+    tauri::async_runtime::block_on(async {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        while app.state::<Windows>().slot().link.is_some() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the link outlived the window"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    drop(dir);
+}
