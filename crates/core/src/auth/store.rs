@@ -141,11 +141,6 @@ pub fn pointer_key(server_url: &str) -> String {
     format!("oauth.url.{}", short_hash(&[server_url]))
 }
 
-/// Whether `name` is one of the store's names for sign-ins (not a `${keyring:…}` value).
-pub fn is_oauth_name(name: &str) -> bool {
-    name.starts_with(crate::secrets::OAUTH_PREFIX)
-}
-
 fn short_hash(parts: &[&str]) -> String {
     let mut h = Sha256::new();
     for p in parts {
@@ -348,7 +343,10 @@ mod tests {
             record_key("https://as.example", "https://other.example/")
         );
         assert_ne!(a, record_key("https://as2.example", "https://mcp.example/"));
-        assert!(is_oauth_name(&a));
+        assert!(
+            a.starts_with(crate::secrets::OAUTH_PREFIX),
+            "not listed as a secret"
+        );
     }
 
     #[test]

@@ -22,7 +22,8 @@ impl SupervisorConfig {
         // its env and header values, so every connection also scrubs the server's own.
         // So are the OAuth tokens held when a connection opens.
         let secrets = crate::redact::Redactor::new(server.secrets());
-        let auth = server.http_config().and_then(|c| c.auth);
+        let http_config = server.http_config();
+        let auth = http_config.as_ref().and_then(|c| c.auth.clone());
         let scrubbing = |open: Connector| -> Connector {
             let secrets = secrets.clone();
             let auth = auth.clone();
@@ -45,9 +46,8 @@ impl SupervisorConfig {
                 (Stage::Spawn, open, None)
             }
             TransportConfig::Http { .. } | TransportConfig::Sse { .. } => {
-                let mut config = server.http_config().expect("an http server");
                 // One authorizer for both transports and the supervisor.
-                config.auth.clone_from(&auth);
+                let mut config = http_config.expect("an http server");
                 config.request_timeout = config.request_timeout.min(server.policy.timeouts.request);
                 let forced_legacy = matches!(server.transport, TransportConfig::Sse { .. })
                     || pinned == Some(Revision::LEGACY_SSE);
