@@ -7,7 +7,7 @@
 //! the refreshed token; `lifeline logout` revokes and forgets. Each test keeps its secrets in
 //! a file of its own (`LIFELINE_SECRETS=file`) and its locks in its own data dir.
 
-use super::server::{As, CANARY, Counts, serve, serve_behind_proxy};
+use super::server::{CANARY, serve, serve_behind_proxy};
 use crate::cli::{lifeline_bin, lifeline_with_env};
 use crate::supervise::watch::Watch;
 use crate::support::{PATIENCE, TempDirGuard, http_client};
@@ -21,6 +21,9 @@ use tokio::process::Command;
 struct Setup {
     dir: TempDirGuard,
     config: PathBuf,
+    /// The secrets file and the data dir (the refresh locks), as the environment names them.
+    secrets_file: String,
+    data_dir: String,
 }
 
 impl Setup {
@@ -41,20 +44,28 @@ impl Setup {
         }
         let config = dir.path().join("config.json");
         std::fs::write(&config, json!({ "mcpServers": map }).to_string()).unwrap();
-        Setup { dir, config }
+        let secrets_file = dir.path().join("secrets.json").display().to_string();
+        let data_dir = dir.path().join("data").display().to_string();
+        Setup {
+            dir,
+            config,
+            secrets_file,
+            data_dir,
+        }
     }
 
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("LIFELINE_SECRETS", "file".to_owned()),
-            (
-                "LIFELINE_SECRETS_FILE",
-                self.dir.path().join("secrets.json").display().to_string(),
-            ),
-            (
-                "XDG_DATA_HOME",
-                self.dir.path().join("data").display().to_string(),
-            ),
+    /// One server, `remote` at `/mcp`, signed in with `lifeline login`.
+    async fn signed_in(label: &str, origin: &str) -> Setup {
+        let setup = Setup::new(label, origin, &[("remote", "/mcp")]);
+        setup.login("remote").await;
+        setup
+    }
+
+    fn env(&self) -> [(&str, &str); 3] {
+        [
+            ("LIFELINE_SECRETS", "file"),
+            ("LIFELINE_SECRETS_FILE", &self.secrets_file),
+            ("XDG_DATA_HOME", &self.data_dir),
         ]
     }
 
@@ -72,8 +83,7 @@ impl Setup {
 
     /// `lifeline ARGS` with this test's store and `extra` in its environment.
     async fn run_with(&self, all: &[&str], extra: &[(&str, &str)]) -> crate::cli::CliRun {
-        let env = self.env();
-        let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let mut env = self.env().to_vec();
         env.extend_from_slice(extra);
         let run = lifeline_with_env(all, &env).await;
         assert!(
@@ -120,9 +130,16 @@ impl Setup {
     }
 
     fn watch(&self) -> Watch {
-        let env = self.env();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        Watch::start_with_env(&self.config, "120s", &env)
+        Watch::start_with_env(&self.config, "120s", &self.env())
+    }
+
+    /// `watch`, once `remote` is ready.
+    async fn watch_ready(&self) -> Watch {
+        let mut watch = self.watch();
+        watch
+            .wait_for("ready", |e| is_state(e, "remote", "ready"))
+            .await;
+        watch
     }
 }
 
@@ -132,10 +149,6 @@ fn is_state(e: &Value, server: &str, state: &str) -> bool {
 
 fn is_auth(e: &Value, server: &str, change: &str) -> bool {
     e["server"] == server && e["type"] == "auth" && e["change"] == change
-}
-
-fn counts(state: &As) -> Counts {
-    state.counts()
 }
 
 #[tokio::test]
@@ -154,7 +167,7 @@ async fn login_signs_in_once_for_every_run_and_logout_revokes() {
     );
 
     setup.login("remote").await;
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!((c.authorize, c.code_grants), (1, 1));
     let unauthorized = c.unauthorized;
     let after = setup.run(&["check", "--json"]).await;
@@ -163,7 +176,7 @@ async fn login_signs_in_once_for_every_run_and_logout_revokes() {
     assert_eq!(server["auth"]["signed_in"], true, "{after:?}");
     assert_eq!(server["auth"]["issuer"], state.origin);
     assert_eq!(
-        counts(&state).unauthorized,
+        state.counts().unauthorized,
         unauthorized,
         "the kept token went with the first request"
     );
@@ -173,25 +186,21 @@ async fn login_signs_in_once_for_every_run_and_logout_revokes() {
 
     let out = setup.run(&["logout", "remote"]).await;
     assert!(out.stdout.contains("signed out of remote"), "{out:?}");
-    assert_eq!(counts(&state).revocations, 1);
+    assert_eq!(state.counts().revocations, 1);
     let gone = setup.run(&["check", "--json"]).await;
     assert_eq!(
         gone.outcome()["servers"][0]["reason"],
         "sign_in",
         "{gone:?}"
     );
-    assert_eq!(counts(&state).code_grants, 1, "no sign-in on its own");
+    assert_eq!(state.counts().code_grants, 1, "no sign-in on its own");
 }
 
 #[tokio::test]
 async fn a_supervised_server_stays_ready_across_three_expiries() {
     let state = serve().await;
-    let setup = Setup::new("oauth-expiries", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
-    let mut watch = setup.watch();
-    watch
-        .wait_for("ready", |e| is_state(e, "remote", "ready"))
-        .await;
+    let setup = Setup::signed_in("oauth-expiries", &state.origin).await;
+    let mut watch = setup.watch_ready().await;
     for n in 1..=3 {
         state.expire_all();
         watch
@@ -207,7 +216,7 @@ async fn a_supervised_server_stays_ready_across_three_expiries() {
     let last = states.last().expect("states");
     assert_eq!(last["state"], "ready", "{states:?}");
     assert_eq!(last["generation"], 1, "never reconnected: {states:?}");
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!((c.code_grants, c.refresh_grants), (1, 3), "{c:?}");
     assert!(!run.stdout.contains(CANARY) && !run.stderr.contains(CANARY));
 }
@@ -231,7 +240,7 @@ async fn ten_servers_behind_one_authorization_server_refresh_once() {
             .wait_for("ready", |e| is_state(e, name, "ready"))
             .await;
     }
-    assert_eq!(counts(&state).code_grants, 1, "one sign-in for all ten");
+    assert_eq!(state.counts().code_grants, 1, "one sign-in for all ten");
     state.expire_all();
     for (name, _) in &refs {
         watch
@@ -239,7 +248,7 @@ async fn ten_servers_behind_one_authorization_server_refresh_once() {
             .await;
     }
     let run = watch.stop().await;
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!(c.refresh_grants, 1, "one refresh for ten servers: {c:?}");
     assert!(
         !run.events.iter().any(|e| e["type"] == "state"
@@ -253,12 +262,8 @@ async fn ten_servers_behind_one_authorization_server_refresh_once() {
 #[tokio::test]
 async fn a_revoked_refresh_token_ends_in_sign_in_needed_once() {
     let state = serve().await;
-    let setup = Setup::new("oauth-revoked", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
-    let mut watch = setup.watch();
-    watch
-        .wait_for("ready", |e| is_state(e, "remote", "ready"))
-        .await;
+    let setup = Setup::signed_in("oauth-revoked", &state.origin).await;
+    let mut watch = setup.watch_ready().await;
     *state.revoked.lock().unwrap() = true;
     state.expire_all();
     let retired = watch
@@ -273,7 +278,7 @@ async fn a_revoked_refresh_token_ends_in_sign_in_needed_once() {
         .wait_for("sign_in_needed", |e| is_auth(e, "remote", "sign_in_needed"))
         .await;
     let run = watch.stop().await;
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!(
         (c.refresh_grants, c.authorize, c.code_grants),
         (1, 1, 1),
@@ -292,24 +297,20 @@ async fn a_revoked_refresh_token_ends_in_sign_in_needed_once() {
         "sign_in",
         "{next:?}"
     );
-    assert_eq!(counts(&state).refresh_grants, 1, "{next:?}");
+    assert_eq!(state.counts().refresh_grants, 1, "{next:?}");
 }
 
 #[tokio::test]
 async fn a_reconnect_after_the_network_was_lost_uses_the_refreshed_token() {
     let (state, proxy) = serve_behind_proxy().await;
-    let setup = Setup::new("oauth-netloss", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
-    let mut watch = setup.watch();
-    watch
-        .wait_for("ready", |e| is_state(e, "remote", "ready"))
-        .await;
+    let setup = Setup::signed_in("oauth-netloss", &state.origin).await;
+    let mut watch = setup.watch_ready().await;
     state.expire_all();
     watch
         .wait_for("refreshed", |e| is_auth(e, "remote", "refreshed"))
         .await;
     let refreshed = state.latest.lock().unwrap().clone();
-    let unauthorized = counts(&state).unauthorized;
+    let unauthorized = state.counts().unauthorized;
     proxy.cut();
     watch
         .wait_for("the loss", |e| {
@@ -324,7 +325,7 @@ async fn a_reconnect_after_the_network_was_lost_uses_the_refreshed_token() {
         .await;
     watch.stop().await;
     assert!(back["generation"].as_u64() >= Some(2), "{back}");
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!((c.code_grants, c.refresh_grants), (1, 1), "{c:?}");
     assert_eq!(c.unauthorized, unauthorized, "no 401 after the refresh");
     let last = state.initialized_with.lock().unwrap().last().cloned();
@@ -338,8 +339,7 @@ async fn a_reconnect_after_the_network_was_lost_uses_the_refreshed_token() {
 #[tokio::test]
 async fn two_processes_sharing_a_sign_in_refresh_once() {
     let state = serve().await;
-    let setup = Setup::new("oauth-two", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
+    let setup = Setup::signed_in("oauth-two", &state.origin).await;
     // As the app and a `lifeline connect` bridge would: two processes, one kept sign-in.
     let mut a = setup.watch();
     let mut b = setup.watch();
@@ -354,7 +354,7 @@ async fn two_processes_sharing_a_sign_in_refresh_once() {
     }
     a.stop().await;
     b.stop().await;
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!(
         c.refresh_grants, 1,
         "the second process used the first's: {c:?}"
@@ -364,8 +364,7 @@ async fn two_processes_sharing_a_sign_in_refresh_once() {
 #[tokio::test]
 async fn no_token_reaches_a_bundle_or_the_logs() {
     let state = serve().await;
-    let setup = Setup::new("oauth-bundle", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
+    let setup = Setup::signed_in("oauth-bundle", &state.origin).await;
     // The run below refreshes, so the refreshed tokens are about too.
     state.expire_all();
     let zip = setup.dir.path().join("bundle.zip");
@@ -385,7 +384,7 @@ async fn no_token_reaches_a_bundle_or_the_logs() {
     // Trace logs on stderr, which `run` checks for tokens with everything else.
     let run = setup.run_with(&args, &[("LIFELINE_LOG", "trace")]).await;
     assert_eq!(run.code, 0, "{run:?}");
-    assert_eq!(counts(&state).refresh_grants, 1, "refreshed during the run");
+    assert_eq!(state.counts().refresh_grants, 1, "refreshed during the run");
     let files = crate::bundle::unzip(&zip);
     assert!(!files.is_empty());
     for (name, bytes) in files {
@@ -397,12 +396,8 @@ async fn no_token_reaches_a_bundle_or_the_logs() {
 #[tokio::test]
 async fn a_refresh_the_authorization_server_fails_transiently_is_tried_again() {
     let state = serve().await;
-    let setup = Setup::new("oauth-transient", &state.origin, &[("remote", "/mcp")]);
-    setup.login("remote").await;
-    let mut watch = setup.watch();
-    watch
-        .wait_for("ready", |e| is_state(e, "remote", "ready"))
-        .await;
+    let setup = Setup::signed_in("oauth-transient", &state.origin).await;
+    let mut watch = setup.watch_ready().await;
     *state.refresh_outages.lock().unwrap() = 1;
     state.expire_all();
     let failed = watch
@@ -421,6 +416,6 @@ async fn a_refresh_the_authorization_server_fails_transiently_is_tried_again() {
             .any(|e| is_auth(e, "remote", "sign_in_needed") || is_state(e, "remote", "retired")),
         "a transient failure never asks for a sign-in"
     );
-    let c = counts(&state);
+    let c = state.counts();
     assert_eq!((c.code_grants, c.refresh_grants), (1, 2), "{c:?}");
 }
