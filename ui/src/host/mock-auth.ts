@@ -6,6 +6,7 @@
 // core would make: it fails with `sign_in` and retires the server with reason `sign_in`.
 // `?mock&signin=linear` starts a server in that state. No token exists anywhere here.
 
+import { NO_STATE } from "./mock-history";
 import { type RecordedEvent, type Row, snapshotOf } from "./mock-replay";
 import type { AuthStatus, CommandError, Failure, ServerView } from "./types";
 
@@ -90,18 +91,7 @@ function signInFailure(generation: number): Failure {
   };
 }
 
-const STATE = {
-  type: "state",
-  v: 1,
-  protocol_version: null,
-  attempt: null,
-  max_attempts: null,
-  delay_ms: null,
-  next_attempt_at: null,
-  quarantine_level: 0,
-  reason: null,
-  cause: null,
-} as const;
+const STATE = { type: "state", v: 1, ...NO_STATE } as const;
 
 /** An attempt of `view`'s next generation, `at` ms after the page load, that finds no token:
  * what the core does for a server that needs sign-in (retired, reason `sign_in`). */

@@ -27,7 +27,8 @@ export interface MockHistory {
   calls: PastCall[];
 }
 
-const NO_STATE: StateInfo = {
+/** A state with nothing set: the base of the mock's state objects. */
+export const NO_STATE: StateInfo = {
   state: null,
   stage: null,
   attempt: null,
