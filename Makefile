@@ -63,11 +63,11 @@ clippy:
 
 lint: fmt-check clippy
 
-# The UI's wire types, from the Rust types that cross IPC (src-tauri/src/wire.rs). The same
+# The UI's wire types, from the Rust types that cross IPC (crates/desktop/src/wire.rs). The same
 # test, without the variable, fails in `make test` while the checked-in file is stale.
 .PHONY: types
 types:
-	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-app wire_types_are_fresh
+	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-desktop wire_types_are_fresh
 
 # The UI mock host's story, recorded from real supervisors against lifeline-fixture
 # (tests/tests/it/recording.rs). The same test, without the variable, fails in `make check`
@@ -109,7 +109,7 @@ app-e2e:
 	src-tauri/e2e/screenshot.sh
 	src-tauri/e2e/webdriver.sh || { echo "app-e2e: the WebDriver test of the app failed; see above and" \
 	  "target/screenshots/webdriver-failure.png. It runs the app as built, which must embed the UI:" \
-	  "cd ui && npm run build && cargo build -p lifeline-app -p lifeline-it" >&2; exit 1; }
+	  "cd ui && npm run build && cargo build -p lifeline-app -p lifeline-desktop -p lifeline-it" >&2; exit 1; }
 
 # The inner loop: what catches most mistakes, in minutes. `make test` before you stop.
 check:
@@ -137,7 +137,7 @@ test:
 run:
 	scripts/setup.sh run
 	cd ui && npm run build
-	$(CARGO) build -p lifeline-app -p lifeline-cli -p lifeline-it
+	$(CARGO) build -p lifeline-app -p lifeline-desktop -p lifeline-cli -p lifeline-it
 	scripts/run-app.sh
 
 # Windows from here: `cargo check` of every crate and target for x86_64-pc-windows-gnu (the
@@ -179,7 +179,7 @@ bench-build:
 	$(CARGO) build --release -p lifeline-cli
 	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --release --manifest-path bench/Cargo.toml
 	cd ui && npm run build
-	$(CARGO) build --release -p lifeline-app --features custom-protocol
+	$(CARGO) build --release -p lifeline-app -p lifeline-desktop --features lifeline-app/custom-protocol
 
 bench: bench-build
 	python3 bench/run.py

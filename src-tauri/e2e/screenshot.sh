@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the desktop app in a real window under Xvfb. Builds nothing: it runs
 # target/debug/lifeline-app (and lifeline-fixture) as built by
-# `cargo build -p lifeline-app -p lifeline-it`, or the binaries named by LIFELINE_E2E_APP and
+# `cargo build -p lifeline-app -p lifeline-desktop -p lifeline-it`, or the binaries named by LIFELINE_E2E_APP and
 # LIFELINE_E2E_FIXTURE (scripts/package-test.sh: the installed package), screenshots into
 # LIFELINE_E2E_OUT (default target/screenshots).
 #
@@ -26,7 +26,7 @@ IMPORT=/usr/bin/import # /usr/local/bin may hold stand-ins for ImageMagick's too
 if [[ -z ${LIFELINE_E2E_IN_XVFB:-} ]]; then
   for bin in "$APP" "$FIXTURE"; do
     [[ -x $bin ]] || {
-      echo "screenshot: $bin not found: run 'cargo build -p lifeline-app -p lifeline-it'" >&2
+      echo "screenshot: $bin not found: run 'cargo build -p lifeline-app -p lifeline-desktop -p lifeline-it'" >&2
       exit 1
     }
   done

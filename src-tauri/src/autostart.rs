@@ -1,24 +1,18 @@
-//! "Start at login": opt-in (off until the user ticks it in the tray menu), through
-//! tauri-plugin-autostart (a login item on macOS, the Run key on Windows, an XDG autostart
-//! entry on Linux). The entry starts the app with `--hidden`: in the tray, supervising, with
-//! no window (and so no webview) until the user opens one.
+//! "Start at login" on macOS and Windows: opt-in (off until the user ticks it in the tray
+//! menu), through tauri-plugin-autostart (a login item on macOS, the Run key on Windows). The
+//! entry starts the app with `--hidden`: in the tray, supervising, with no window (and so no
+//! webview) until the user opens one. On Linux `lifeline-tray` writes an XDG autostart entry
+//! itself (lifeline-desktop's `login_entry`).
 
+use lifeline_desktop::launch::HIDDEN;
 use tauri::plugin::TauriPlugin;
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_autostart::ManagerExt;
-
-/// The argument the login entry passes: start in the tray, without a window.
-pub const HIDDEN: &str = "--hidden";
 
 pub fn plugin<R: Runtime>() -> TauriPlugin<R> {
     tauri_plugin_autostart::Builder::new()
         .args([HIDDEN])
         .build()
-}
-
-/// Whether this process was started to stay in the tray (by the login entry).
-pub fn starts_hidden(mut args: impl Iterator<Item = String>) -> bool {
-    args.any(|a| a == HIDDEN)
 }
 
 /// Whether the app starts at login; false when the platform cannot say.

@@ -67,19 +67,3 @@ fn in_child() {
     assert!(!enabled(app));
     assert_eq!(std::fs::read_dir(&autostart).unwrap().count(), 0);
 }
-
-#[test]
-fn only_the_login_entry_starts_hidden() {
-    let args = |a: &[&str]| {
-        a.iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .into_iter()
-    };
-    assert!(super::starts_hidden(args(&["lifeline-app", "--hidden"])));
-    assert!(!super::starts_hidden(args(&["lifeline-app"])));
-    assert!(!super::starts_hidden(args(&[
-        "lifeline-app",
-        "--hidden-not"
-    ])));
-}

@@ -1,15 +1,17 @@
 //! The webview's `invoke`: one handler for every command, which reads the command's name and
 //! JSON arguments, turns its Channel arguments (`new Channel()` in the UI) into sinks, and
 //! hands it on — over the local socket to the core process (`ipc::Remote`, managed in the
-//! window process), or to `dispatch::run` in this process when it holds the `AppState`
-//! (tests on tauri's mock runtime). The commands that need the window (`WINDOW_COMMANDS`:
+//! window process), or to `dispatch::run` in this process when it holds the `Core` (the
+//! core process on macOS and Windows never has a webview; tests on tauri's mock runtime do). The commands that need the window (`WINDOW_COMMANDS`:
 //! the save dialog) run here, as plain tauri commands.
 
-use crate::dispatch::{self, COMMANDS, Call, INTERNAL, Sink, WINDOW_COMMANDS};
-use crate::ipc::Remote;
+use lifeline_desktop::Core;
+use lifeline_desktop::dispatch::{self, COMMANDS, Call, INTERNAL, Sink, WINDOW_COMMANDS};
+use lifeline_desktop::ipc::Remote;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::Arc;
 use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError, JavaScriptChannelId};
 use tauri::{Manager, Runtime};
 
@@ -55,12 +57,14 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
             channels,
             caller: webview.label().to_owned(),
         };
-        let app = webview.app_handle().clone();
+        let app = webview.app_handle();
         let remote = app.try_state::<Remote>().map(|r| r.inner().clone());
+        let core = app.try_state::<Arc<Core>>().map(|c| c.inner().clone());
         invoke.resolver.respond_async(async move {
-            let reply = match remote {
-                Some(remote) => remote.call(call).await,
-                None => dispatch::run(&app, call).await,
+            let reply = match (remote, core) {
+                (Some(remote), _) => remote.call(call).await,
+                (None, Some(core)) => dispatch::run(&core, call).await,
+                (None, None) => Err(dispatch::unknown(&call.command)),
             };
             reply.map_err(InvokeError)
         });

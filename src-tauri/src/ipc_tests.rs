@@ -1,11 +1,14 @@
 //! The commands over real IPC, on tauri's mock runtime (no display): the same path a
 //! webview's `invoke` takes, from the local origin `tauri://localhost`.
 
-use crate::source::{AppInfo, Mode, Source};
-use crate::state::AppState;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
+use lifeline_desktop::Core;
+use lifeline_desktop::core_process::Headless;
+use lifeline_desktop::source::{AppInfo, Mode, Source};
+use lifeline_desktop::state::AppState;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{
     INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
@@ -23,7 +26,7 @@ pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     let state = tauri::async_runtime::block_on(async {
         let state = AppState::start(Source {
             config,
-            info: crate::test_support::app_info(),
+            info: app_info(),
             fixtures: Vec::new(),
         });
         for server in ["notes", "web"] {
@@ -39,8 +42,9 @@ pub(crate) fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
 
 /// The app's commands on tauri's mock runtime, with `state`, and its main window.
 pub(crate) fn window(state: AppState) -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+    let core = Core::new(state, None, Arc::new(Headless::new(|| {})));
     let app = crate::invoke::with_commands(mock_builder())
-        .manage(state)
+        .manage(core)
         .build(mock_context(noop_assets()))
         .unwrap();
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
@@ -174,8 +178,19 @@ fn the_detail_commands_answer_over_ipc() {
     assert_eq!(e["kind"], "unknown_server");
 }
 
+/// What a test's app says about itself: a config-mode app with no file and no notices.
+fn app_info() -> AppInfo {
+    AppInfo {
+        version: "test",
+        mode: Mode::Config,
+        config_path: None,
+        log_dir: None,
+        notices: Vec::new(),
+    }
+}
+
 /// The app on a real config file in a temp directory.
-pub(crate) fn app_with_file(
+fn app_with_file(
     text: &str,
 ) -> (
     tempfile::TempDir,

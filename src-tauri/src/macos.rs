@@ -99,8 +99,8 @@ mod appkit {
         Menu::with_items(app, &[&app_menu, &edit, &window])
     }
 
-    pub fn present<R: Runtime>(app: &AppHandle<R>, window_open: bool) {
-        let policy = match presence(window_open, crate::tray::available()) {
+    pub fn present<R: Runtime>(app: &AppHandle<R>, window_open: bool, tray_available: bool) {
+        let policy = match presence(window_open, tray_available) {
             Presence::Regular => ActivationPolicy::Regular,
             Presence::Accessory => ActivationPolicy::Accessory,
         };
@@ -115,11 +115,16 @@ mod appkit {
 pub use appkit::menu;
 
 /// Shows or hides the Dock icon for whether a window is open (macOS; nothing elsewhere).
-pub fn present<R: tauri::Runtime>(app: &tauri::AppHandle<R>, window_open: bool) {
+#[cfg_attr(target_os = "linux", allow(dead_code))]
+pub fn present<R: tauri::Runtime>(
+    app: &tauri::AppHandle<R>,
+    window_open: bool,
+    tray_available: bool,
+) {
     #[cfg(target_os = "macos")]
-    appkit::present(app, window_open);
+    appkit::present(app, window_open, tray_available);
     #[cfg(not(target_os = "macos"))]
-    let _ = (app, window_open);
+    let _ = (app, window_open, tray_available);
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@
 //! front when asked, passes `config_changed` on to the UI, and exits when the core is gone.
 //! Closing its window ends it; the core stays in the tray.
 
-use crate::config_cmds::CONFIG_CHANGED;
-use crate::ipc::Remote;
-use crate::window::{self, LABEL, Push};
 use lifeline_core::local_socket::{self, Stream};
+use lifeline_desktop::config_cmds::CONFIG_CHANGED;
+use lifeline_desktop::ipc::Remote;
+use lifeline_desktop::window::{self, LABEL, Push};
 use std::path::PathBuf;
 use tauri::{AppHandle, Context, Emitter, Manager, Runtime, Wry};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 /// Runs the window process until its window closes or the core ends; never returns.
 pub fn run(dir: PathBuf, context: Context<Wry>) -> ! {
     // Logs to stderr only (inherited from the core): the log file is the core's.
-    let log_guard = crate::logs::init(None);
+    let log_guard = lifeline_desktop::logs::init(None);
     let link = match tauri::async_runtime::block_on(connect(&dir)) {
         Ok(link) => link,
         Err(e) => {
@@ -140,7 +140,7 @@ fn quit<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     tauri::async_runtime::spawn(async move {
-        let call = crate::dispatch::Call {
+        let call = lifeline_desktop::dispatch::Call {
             command: "quit".into(),
             args: serde_json::Value::Null,
             channels: Default::default(),

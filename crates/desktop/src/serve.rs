@@ -8,15 +8,15 @@
 //! logged and returned by the `gateway_endpoint` command. A token is only ever in the
 //! answer of `gateway_token_add`: never in a log, an event or an error.
 
+use crate::Core;
 use crate::error::ErrorView;
-use crate::state::AppState;
 use lifeline_core::config::ServeSettings;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens, tokens};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Weak;
 use std::sync::{Arc, Mutex};
-use tauri::{AppHandle, Manager, Runtime};
 
 /// What the UI is told about the endpoint.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -34,7 +34,7 @@ pub struct EndpointView {
     pub error: Option<String>,
 }
 
-/// The endpoint, managed as Tauri state.
+/// The endpoint, held by the `Core`.
 pub struct Served {
     view: Mutex<EndpointView>,
     endpoint: tokio::sync::Mutex<Option<Endpoint>>,
@@ -140,25 +140,21 @@ impl Served {
     }
 }
 
-/// Starts the endpoint when `settings` enable it; always manages `Served`.
-pub fn start<R: Runtime>(app: &AppHandle<R>, settings: ServeSettings) {
-    let served = Arc::new(Served::new(tokens::default_path()));
-    app.manage(served.clone());
-    let resolve = resolver(app.clone());
-    tauri::async_runtime::spawn(async move { served.apply(settings, resolve).await });
+/// Starts the endpoint when `settings` enable it. Within a tokio runtime.
+pub fn start(core: &Arc<Core>, settings: ServeSettings) {
+    let served = core.served.clone();
+    let resolve = resolver(Arc::downgrade(core));
+    tokio::spawn(async move { served.apply(settings, resolve).await });
 }
 
 /// Each host session is attached to the app's supervisor as a `lifeline connect` bridge is.
-pub fn resolver<R: Runtime>(app: AppHandle<R>) -> Resolve {
+pub fn resolver(core: Weak<Core>) -> Resolve {
     Arc::new(move |name: String| {
-        let app = app.clone();
+        let core = core.upgrade();
         Box::pin(async move {
-            match app.try_state::<AppState>() {
-                Some(state) => state.attach(&Request { name, config: None }).await,
-                None => Err((
-                    Refusal::Closing,
-                    "the app is not running its servers yet".into(),
-                )),
+            match core {
+                Some(core) => core.state.attach(&Request { name, config: None }).await,
+                None => Err((Refusal::Closing, "the app is stopping".into())),
             }
         })
     })
@@ -194,17 +190,17 @@ pub fn gateway_endpoint(served: &Served) -> EndpointView {
 
 /// Turns the endpoint on or off and sets its port: writes `lifeline.serve` to the config
 /// file (text kept, as every edit from the app) and applies it now.
-pub async fn gateway_set<R: Runtime>(
-    app: AppHandle<R>,
-    state: &AppState,
-    served: &Served,
+pub async fn gateway_set(
+    core: &Arc<Core>,
     enabled: bool,
     port: u16,
 ) -> Result<EndpointView, ErrorView> {
     let settings = ServeSettings { enabled, port };
-    state.serve_set(settings).await?;
-    served.apply(settings, resolver(app)).await;
-    Ok(served.view())
+    core.state.serve_set(settings).await?;
+    core.served
+        .apply(settings, resolver(Arc::downgrade(core)))
+        .await;
+    Ok(core.served.view())
 }
 
 /// The clients that have a token, by name.
@@ -253,9 +249,9 @@ mod tests {
 
     #[test]
     fn the_endpoint_is_off_unless_the_config_turns_it_on() {
-        let (app, webview) = crate::ipc_tests::app();
-        start(app.handle(), ServeSettings::default());
-        let view = crate::ipc_tests::invoke(&webview, "gateway_endpoint", json!({})).unwrap();
+        let core = crate::test_support::core();
+        crate::test_support::block_on(async { start(&core, ServeSettings::default()) });
+        let view = crate::test_support::invoke(&core, "gateway_endpoint", json!({})).unwrap();
         assert_eq!(view["enabled"], false);
         assert_eq!(view["url"], serde_json::Value::Null);
     }

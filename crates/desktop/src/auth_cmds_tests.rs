@@ -1,15 +1,15 @@
-//! `auth_sign_in` / `auth_sign_out` over real IPC (ipc_tests.rs): the errors a person sees
+//! `auth_sign_in` / `auth_sign_out` through the command table, as the window process sends them: the errors a person sees
 //! for a server that does not exist and for one that does not sign in with OAuth. Neither
 //! case reaches a browser or the secret store.
 
-use crate::ipc_tests::{app, invoke};
+use crate::test_support::{core, invoke};
 use serde_json::json;
 
 #[test]
 fn an_unknown_server_is_named_with_the_configured_ones() {
-    let (_app, webview) = app();
+    let core = core();
     for command in ["auth_sign_in", "auth_sign_out"] {
-        let e = invoke(&webview, command, json!({"server": "nope"})).unwrap_err();
+        let e = invoke(&core, command, json!({"server": "nope"})).unwrap_err();
         assert_eq!(
             e,
             json!({"kind": "unknown_server", "message": "there is no server named `nope` (configured: notes, web)"}),
@@ -20,9 +20,9 @@ fn an_unknown_server_is_named_with_the_configured_ones() {
 
 #[test]
 fn a_stdio_server_does_not_sign_in_with_oauth() {
-    let (_app, webview) = app();
+    let core = core();
     for command in ["auth_sign_in", "auth_sign_out"] {
-        let e = invoke(&webview, command, json!({"server": "notes"})).unwrap_err();
+        let e = invoke(&core, command, json!({"server": "notes"})).unwrap_err();
         assert_eq!(e["kind"], "config", "{command}: {e}");
         let message = e["message"].as_str().unwrap();
         assert!(
@@ -34,9 +34,9 @@ fn a_stdio_server_does_not_sign_in_with_oauth() {
 
 #[test]
 fn the_server_argument_is_required() {
-    let (_app, webview) = app();
+    let core = core();
     for command in ["auth_sign_in", "auth_sign_out"] {
-        let e = invoke(&webview, command, json!({})).unwrap_err();
+        let e = invoke(&core, command, json!({})).unwrap_err();
         assert!(e.as_str().unwrap().contains("server"), "{command}: {e}");
     }
 }

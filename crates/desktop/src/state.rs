@@ -40,7 +40,10 @@ pub struct AppState {
     transports: Mutex<HashMap<String, &'static str>>,
     restarts: Arc<Mutex<Restarts>>,
     /// The `seq` of the last event `restarts` has seen (tests wait on it).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
+    #[cfg_attr(
+        not(any(test, feature = "test-support")),
+        expect(dead_code, reason = "read by tests only")
+    )]
     tracked: watch::Receiver<u64>,
     redactor: Mutex<Redactor>,
     info: Mutex<AppInfo>,
@@ -226,10 +229,6 @@ impl AppState {
     /// One tool call, never replayed. The result is the MCP `CallToolResult` (a tool's own
     /// failure is a result with `isError: true`), its text scrubbed of configured secrets.
     /// The command names calls and streams progress: `call_tool_with` (state/detail.rs).
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the command uses call_tool_with")
-    )]
     pub async fn call_tool(
         &self,
         server: &str,
@@ -301,7 +300,7 @@ impl AppState {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 impl AppState {
     /// How long a test waits for the app to reach a state before it fails.
     const PATIENCE: Duration = Duration::from_secs(10);

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::source::{AppInfo, Mode, Source};
+use crate::state::AppState;
 use crate::test_support::fixture;
 use lifeline_core::events::EventBody;
 use serde_json::{Value, json};
@@ -58,7 +59,7 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
     }})
     .to_string();
     let config = lifeline_core::config::parse(&text, None, &|_| None).unwrap();
-    let state = tauri::async_runtime::block_on(async {
+    let state = crate::test_support::block_on(async {
         AppState::start(Source {
             config,
             info: AppInfo {
@@ -71,14 +72,19 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
             fixtures: Vec::new(),
         })
     });
-    let (app, _webview) = crate::ipc_tests::window(state);
     let dir = tempfile::tempdir().unwrap();
     let tokens_file = tokens::path_in(dir.path());
     let token = tokens::add(&tokens_file, "app-host").unwrap();
-    let served = Arc::new(Served::new(Some(tokens_file)));
-    let resolve = resolver(app.handle().clone());
-    tauri::async_runtime::block_on(async {
-        let state = app.state::<AppState>();
+    let app = crate::Core::with_served(
+        state,
+        Served::new(Some(tokens_file)),
+        None,
+        Arc::new(crate::core_process::Headless::new(|| {})),
+    );
+    let served = app.served.clone();
+    let resolve = resolver(Arc::downgrade(&app));
+    crate::test_support::block_on(async {
+        let state = &app.state;
         let mut events = state.events().await.unwrap();
         let on = ServeSettings {
             enabled: true,
@@ -128,12 +134,7 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
 
 /// An app on a config file in a temp dir (no servers, a `lifeline` block with another key),
 /// with its endpoint state on a tokens file in the same dir.
-fn app_on_file(
-    dir: &std::path::Path,
-) -> (
-    tauri::App<tauri::test::MockRuntime>,
-    tauri::WebviewWindow<tauri::test::MockRuntime>,
-) {
+fn app_on_file(dir: &std::path::Path) -> Arc<crate::Core> {
     let path = dir.join("config.json");
     std::fs::write(
         &path,
@@ -141,7 +142,7 @@ fn app_on_file(
     )
     .unwrap();
     let config = lifeline_core::config::load(&path).unwrap();
-    let state = tauri::async_runtime::block_on(async {
+    let state = crate::test_support::block_on(async {
         AppState::start(Source {
             config,
             info: AppInfo {
@@ -154,16 +155,19 @@ fn app_on_file(
             fixtures: Vec::new(),
         })
     });
-    let (app, webview) = crate::ipc_tests::window(state);
-    app.manage(Arc::new(Served::new(Some(tokens::path_in(dir)))));
-    (app, webview)
+    crate::Core::with_served(
+        state,
+        Served::new(Some(tokens::path_in(dir))),
+        None,
+        Arc::new(crate::core_process::Headless::new(|| {})),
+    )
 }
 
 #[test]
 fn the_dialog_turns_the_endpoint_on_and_off_live() {
     let dir = tempfile::tempdir().unwrap();
-    let (_app, webview) = app_on_file(dir.path());
-    let invoke = |cmd: &str, args: Value| crate::ipc_tests::invoke(&webview, cmd, args).unwrap();
+    let core = app_on_file(dir.path());
+    let invoke = |cmd: &str, args: Value| crate::test_support::invoke(&core, cmd, args).unwrap();
 
     let view = invoke("gateway_set", json!({"enabled": true, "port": 0}));
     assert_eq!(view["enabled"], true);
@@ -181,7 +185,7 @@ fn the_dialog_turns_the_endpoint_on_and_off_live() {
         json!({"requestTimeoutMs": 5000, "serve": {"enabled": true, "port": 0}})
     );
     // Listening now, without a restart: a request without a token is refused with 401.
-    let (status, _, _) = tauri::async_runtime::block_on(post(port, "", None, &json!({})));
+    let (status, _, _) = crate::test_support::block_on(post(port, "", None, &json!({})));
     assert_eq!(status, 401);
     assert_eq!(invoke("gateway_endpoint", json!({}))["port"], port);
 
@@ -189,15 +193,15 @@ fn the_dialog_turns_the_endpoint_on_and_off_live() {
     assert_eq!(view["enabled"], false);
     assert_eq!(view["url"], Value::Null);
     let refused =
-        tauri::async_runtime::block_on(tokio::net::TcpStream::connect(("127.0.0.1", port)));
+        crate::test_support::block_on(tokio::net::TcpStream::connect(("127.0.0.1", port)));
     assert!(refused.is_err(), "the listener is closed");
 }
 
 #[test]
 fn tokens_are_listed_by_name_and_shown_only_when_made() {
     let dir = tempfile::tempdir().unwrap();
-    let (_app, webview) = app_on_file(dir.path());
-    let invoke = |cmd: &str, args: Value| crate::ipc_tests::invoke(&webview, cmd, args);
+    let core = app_on_file(dir.path());
+    let invoke = |cmd: &str, args: Value| crate::test_support::invoke(&core, cmd, args);
 
     assert_eq!(invoke("gateway_tokens", json!({})).unwrap(), json!([]));
     let made = invoke("gateway_token_add", json!({"client": "cursor"})).unwrap();

@@ -3,7 +3,9 @@
 //! changed, and the window process sees the end of the connection when the core goes.
 
 use super::*;
+use crate::core_process::Headless;
 use crate::instance::{self, Claim};
+use crate::test_support::{block_on, runtime};
 use lifeline_core::local_socket;
 use serde_json::json;
 use std::time::Duration;
@@ -26,18 +28,21 @@ async fn next(link: &mut BufReader<Stream>) -> Option<Push> {
 
 #[test]
 fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
-    let (dir, app, _webview) = crate::ipc_tests::app_with_file(
+    let (dir, state) = crate::test_support::state_with_file(
         r#"{"mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "disabled": true}}}"#,
     );
     let socket = dir.path().join("socket");
+    let _runtime = runtime().enter();
     let Claim::First(guard) = instance::claim(&socket) else {
         panic!("the first claim must win");
     };
-    app.manage(Windows::new(socket.clone()));
-    crate::serve_socket(app.handle(), guard);
+    let windows = Windows::new(PathBuf::from("/nonexistent/lifeline-app"), socket.clone());
+    let app = Core::new(state, Some(windows), Arc::new(Headless::new(|| {})));
+    crate::launch::serve_socket(&app, guard);
+    let windows = app.windows.as_ref().unwrap();
     // As if this core had started the window process, which now connects.
-    app.state::<Windows>().slot().running = true;
-    let mut link = tauri::async_runtime::block_on(async {
+    windows.slot().running = true;
+    let mut link = block_on(async {
         let mut stream = local_socket::connect(&socket).await.unwrap();
         stream
             .write_all(format!("{HELLO}\n").as_bytes())
@@ -46,12 +51,12 @@ fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
         BufReader::new(stream)
     });
     // The core has the link once its first push arrives: poll with "show" until then.
-    let shown = tauri::async_runtime::block_on(async {
+    let shown = block_on(async {
         let deadline = tokio::time::Instant::now() + PATIENCE;
         // Partial reads stay in `line` (read_line appends), so a timed-out read loses nothing.
         let mut line = String::new();
         loop {
-            show(app.handle());
+            show(&app);
             let read = link.read_line(&mut line);
             if let Ok(read) = tokio::time::timeout(Duration::from_millis(100), read).await {
                 read.unwrap();
@@ -76,8 +81,8 @@ fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
         channels: Default::default(),
         caller: LABEL.into(),
     };
-    tauri::async_runtime::block_on(crate::dispatch::run(app.handle(), call)).unwrap();
-    let pushed = tauri::async_runtime::block_on(async {
+    block_on(crate::dispatch::run(&app, call)).unwrap();
+    let pushed = block_on(async {
         loop {
             match next(&mut link).await {
                 Some(Push::ConfigChanged(info)) => break info,
@@ -90,9 +95,9 @@ fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
 
     // The window process gone, the core lets go of its link.
     drop(link);
-    tauri::async_runtime::block_on(async {
+    block_on(async {
         let deadline = tokio::time::Instant::now() + PATIENCE;
-        while app.state::<Windows>().slot().link.is_some() {
+        while windows.slot().link.is_some() {
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "the link outlived the window"

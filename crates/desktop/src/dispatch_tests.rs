@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 /// The names the UI's host passes to `call<T>("name", …)`.
 fn ui_commands() -> BTreeSet<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/host/tauri.ts");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/host/tauri.ts");
     let text = std::fs::read_to_string(path).unwrap();
     let mut names = BTreeSet::new();
     for line in text.lines().filter(|l| l.contains("call<")) {

@@ -54,7 +54,10 @@ pub struct BundleSources {
     log_dir: Option<PathBuf>,
     history: Arc<Mutex<History>>,
     /// The `seq` of the last event in `history` (tests wait on it).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by tests only"))]
+    #[cfg_attr(
+        not(any(test, feature = "test-support")),
+        expect(dead_code, reason = "read by tests only")
+    )]
     recorded: watch::Receiver<u64>,
     /// The last preview, which `export` writes.
     previewed: Mutex<Option<Bundle>>,
@@ -99,7 +102,7 @@ impl BundleSources {
     }
 
     /// A receiver of the `seq` of the last event recorded, changed after each.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub fn recorded(&self) -> watch::Receiver<u64> {
         self.recorded.clone()
     }

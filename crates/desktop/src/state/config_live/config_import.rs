@@ -185,7 +185,7 @@ impl AppState {
         .await
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     pub async fn set_import_dirs(&self, home: &std::path::Path, config: &std::path::Path) {
         self.live.lock().await.dirs = ImportDirs {
             home: Some(home.to_owned()),

@@ -4,20 +4,16 @@
 //! server stops trying (retired or gave up). Quit is in the tray menu.
 //!
 //! What to show is computed by pure functions (`Summary`, `notification_for`, `icon_rgba`),
-//! tested without a display; `install` and `watch` only hand their results to tauri.
+//! tested without a display; `watch` hands their results to the `Shell`, which draws them
+//! (`lifeline-tray`'s StatusNotifierItem on Linux, tauri's tray in `lifeline-app` elsewhere).
 
-use crate::state::AppState;
+use crate::Core;
 use lifeline_core::events::{Event, EventBody, StateName};
 use lifeline_core::supervisor::Snapshot;
-use std::sync::atomic::{AtomicBool, Ordering};
-use tauri::image::Image;
-use tauri::menu::{CheckMenuItem, Menu, MenuItem, PredefinedMenuItem};
-use tauri::tray::{TrayIcon, TrayIconBuilder};
-use tauri::{AppHandle, Manager, Runtime};
-use tauri_plugin_notification::NotificationExt;
+use std::sync::Arc;
 
-const TRAY_ID: &str = "lifeline";
-const ICON_SIZE: u32 = 32;
+/// The icon's side, in pixels.
+pub const ICON_SIZE: u32 = 32;
 /// A notification body longer than this is cut; desktops show two or three lines.
 const NOTIFICATION_MAX_CHARS: usize = 200;
 
@@ -187,120 +183,11 @@ pub fn icon_rgba(health: Health) -> Vec<u8> {
     rgba
 }
 
-fn icon(health: Health) -> Image<'static> {
-    Image::new_owned(icon_rgba(health), ICON_SIZE, ICON_SIZE)
-}
-
-/// Whether the tray exists: without one, closing the window quits the app (there would be
-/// no way back to it).
-static TRAY_READY: AtomicBool = AtomicBool::new(false);
-
-pub fn available() -> bool {
-    TRAY_READY.load(Ordering::Relaxed)
-}
-
-/// Creates the tray icon and its menu: the status line, Open, Reconnect all failed, Quit.
-/// A desktop without a tray (or a failure to make one) is logged; the app still works.
-pub fn install<R: Runtime>(app: &AppHandle<R>) {
-    match build(app) {
-        Ok(_) => TRAY_READY.store(true, Ordering::Relaxed),
-        Err(e) => {
-            tracing::warn!("no tray icon ({e}); closing the window will quit the app")
-        }
-    }
-}
-
-fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<TrayIcon<R>> {
-    let summary = Summary::default();
-    let status = MenuItem::with_id(app, "status", summary.label(), false, None::<&str>)?;
-    let login = CheckMenuItem::with_id(
-        app,
-        "start_at_login",
-        "Start at login",
-        true,
-        crate::autostart::enabled(app),
-        None::<&str>,
-    )?;
-    let menu = Menu::with_items(
-        app,
-        &[
-            &status,
-            &PredefinedMenuItem::separator(app)?,
-            &MenuItem::with_id(app, "open", "Open Lifeline", true, None::<&str>)?,
-            &MenuItem::with_id(
-                app,
-                "reconnect_failed",
-                "Reconnect all failed",
-                true,
-                None::<&str>,
-            )?,
-            &PredefinedMenuItem::separator(app)?,
-            &login,
-            &MenuItem::with_id(app, "quit", "Quit Lifeline", true, None::<&str>)?,
-        ],
-    )?;
-    let tray = TrayIconBuilder::with_id(TRAY_ID)
-        .icon(icon(summary.health()))
-        .tooltip(format!("Lifeline: {}", summary.label()))
-        .menu(&menu)
-        .show_menu_on_left_click(true)
-        .on_menu_event(|app, event| match event.id().as_ref() {
-            "open" => show_window(app),
-            "reconnect_failed" => {
-                let app = app.clone();
-                tauri::async_runtime::spawn(async move {
-                    if let Some(state) = app.try_state::<AppState>() {
-                        let _ = state.reconnect_all_failed().await;
-                    }
-                });
-            }
-            "start_at_login" => {
-                let on = !crate::autostart::enabled(app);
-                match crate::autostart::set(app, on) {
-                    Ok(()) => tracing::info!("start at login: {}", if on { "on" } else { "off" }),
-                    Err(e) => tracing::warn!("{e}"),
-                }
-                // The tick follows what the system says, not the click.
-                if let Some(item) = app.try_state::<LoginItem<R>>() {
-                    let _ = item.0.set_checked(crate::autostart::enabled(app));
-                }
-            }
-            "quit" => {
-                tracing::info!("Quit from the tray");
-                app.exit(0);
-            }
-            _ => {}
-        })
-        .build(app)?;
-    app.manage(StatusItem(status));
-    app.manage(LoginItem(login));
-    Ok(tray)
-}
-
-/// The "Start at login" tick, kept to be re-ticked.
-struct LoginItem<R: Runtime>(CheckMenuItem<R>);
-
-/// The menu's first line, kept to be relabelled.
-struct StatusItem<R: Runtime>(MenuItem<R>);
-
-/// Shows the window: the window process (window.rs) comes to the front, or starts and
-/// loads the UI, which asks for the snapshot and the event stream from the start (`subscribe`).
-pub fn show_window<R: Runtime>(app: &AppHandle<R>) {
-    crate::window::show(app);
-}
-
-/// Whether closing the window keeps the app in the tray (else it quits): only with a tray,
-/// and not when `LIFELINE_CLOSE_QUITS` is set (tests and benchmarks that close to quit).
-pub fn close_keeps_running() -> bool {
-    available() && std::env::var_os("LIFELINE_CLOSE_QUITS").is_none()
-}
-
 /// Keeps the tray in step with the fleet and raises the notifications, until the app ends.
-pub fn watch<R: Runtime>(app: AppHandle<R>) {
-    tauri::async_runtime::spawn(async move {
-        let Some(state) = app.try_state::<AppState>() else {
-            return;
-        };
+/// Within a tokio runtime.
+pub fn watch(core: Arc<Core>) {
+    tokio::spawn(async move {
+        let state = &core.state;
         let Ok(mut events) = state.events().await else {
             return;
         };
@@ -311,7 +198,7 @@ pub fn watch<R: Runtime>(app: AppHandle<R>) {
                 Err(_) => return, // shutting down
             };
             if shown != Some(summary) {
-                update(&app, &summary);
+                core.shell().show(&summary);
                 shown = Some(summary);
             }
             // Wait for the next event that could change the picture, raising notifications.
@@ -319,7 +206,7 @@ pub fn watch<R: Runtime>(app: AppHandle<R>) {
                 match events.recv().await {
                     Ok(event) => {
                         if let Some((title, body)) = notification_for(&event) {
-                            notify(&app, &title, &body);
+                            core.shell().notify(&title, &body);
                         }
                         if matches!(event.body, EventBody::State(_)) {
                             break;
@@ -331,24 +218,6 @@ pub fn watch<R: Runtime>(app: AppHandle<R>) {
             }
         }
     });
-}
-
-fn update<R: Runtime>(app: &AppHandle<R>, summary: &Summary) {
-    if let Some(tray) = app.tray_by_id(TRAY_ID) {
-        let _ = tray.set_icon(Some(icon(summary.health())));
-        let _ = tray.set_tooltip(Some(format!("Lifeline: {}", summary.label())));
-    }
-    if let Some(item) = app.try_state::<StatusItem<R>>() {
-        let _ = item.0.set_text(summary.label());
-    }
-}
-
-/// A desktop notification; a desktop without a notification service only logs it.
-pub fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
-    tracing::info!("notification: {title}: {body}");
-    if let Err(e) = app.notification().builder().title(title).body(body).show() {
-        tracing::debug!("the notification was not shown: {e}");
-    }
 }
 
 #[cfg(test)]

@@ -1,24 +1,26 @@
-//! The window process's protocol over the real local socket: an app's state (tauri's mock
-//! runtime, no display) answering on the instance socket as the core process does
-//! (`serve_socket`), and the window's side of it (`Remote`).
+//! The window process's protocol over the real local socket: an app (`Core`, no display)
+//! answering on the instance socket as the core process does (`launch::serve_socket`), and
+//! the window's side of it (`Remote`).
 
 use super::*;
+use crate::Core;
 use crate::instance::{self, Claim};
+use crate::test_support::{block_on, runtime};
 use serde_json::json;
+use std::sync::Arc;
 use std::sync::mpsc as std_mpsc;
-use tauri::App;
-use tauri::test::MockRuntime;
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
-/// An app (two disabled servers, ipc_tests.rs) answering on a socket in a temp directory.
-fn core() -> (tempfile::TempDir, App<MockRuntime>, Remote) {
+/// An app (two disabled servers, test_support.rs) answering on a socket in a temp directory.
+fn core() -> (tempfile::TempDir, Arc<Core>, Remote) {
     let dir = tempfile::tempdir().unwrap();
-    let (app, _webview) = crate::ipc_tests::app();
+    let app = crate::test_support::core();
+    let _runtime = runtime().enter();
     let Claim::First(guard) = instance::claim(dir.path()) else {
         panic!("the first claim must win");
     };
-    crate::serve_socket(app.handle(), guard);
+    crate::launch::serve_socket(&app, guard);
     let remote = Remote {
         dir: dir.path().to_owned(),
     };
@@ -35,7 +37,7 @@ fn call(command: &str, args: Value) -> Call {
 }
 
 fn run(remote: &Remote, call: Call) -> Reply {
-    tauri::async_runtime::block_on(async {
+    block_on(async {
         tokio::time::timeout(PATIENCE, remote.call(call))
             .await
             .expect("an answer within PATIENCE")
@@ -124,7 +126,7 @@ fn a_channel_the_command_does_not_have_is_refused_and_one_it_has_is_optional() {
 #[test]
 fn a_request_that_is_not_json_gets_an_error_line() {
     let (dir, _app, _remote) = core();
-    let answer = tauri::async_runtime::block_on(async {
+    let answer = block_on(async {
         let mut stream = lifeline_core::local_socket::connect(dir.path())
             .await
             .unwrap();

@@ -4,15 +4,17 @@
 //! watcher on the config file, and a `config_changed` event (the new `AppInfo`) whenever the
 //! servers or the notices changed, on which the UI takes a new snapshot.
 
+use crate::Core;
 use crate::config_edit::ServerForm;
 use crate::error::ErrorView;
 use crate::state::AppState;
 use crate::state::config_live::{ConfigView, Detected, ImportChoice, ImportOutcome};
-use tauri::{AppHandle, Emitter, Manager, Runtime};
+use std::sync::Arc;
 
 type Result<T> = std::result::Result<T, ErrorView>;
 
-/// The event the UI listens to; its payload is the new `AppInfo`.
+/// The event the UI listens to (the window process emits it); its payload is the new
+/// `AppInfo`.
 pub const CONFIG_CHANGED: &str = "config_changed";
 
 /// The file's servers as editor forms, every secret value masked.
@@ -41,24 +43,14 @@ pub async fn import_apply(state: &AppState, sources: Vec<ImportChoice>) -> Resul
     state.import_apply(sources).await
 }
 
-/// Watches the config file and emits `config_changed` to every webview after each change
-/// (the UI's own, or the file's). Call once the state is managed.
-pub fn start<R: Runtime>(app: AppHandle<R>) {
-    let watcher = app.clone();
-    tauri::async_runtime::spawn(async move {
-        let state = watcher.state::<AppState>();
-        match state.watch_config() {
-            Ok(watch) => watch.run(&state).await,
+/// Watches the config file and applies each change; the window process hears of every
+/// change (the UI's own, or the file's) over its link (window.rs), as `config_changed`.
+/// Within a tokio runtime.
+pub fn start(core: Arc<Core>) {
+    tokio::spawn(async move {
+        match core.state.watch_config() {
+            Ok(watch) => watch.run(&core.state).await,
             Err(e) => tracing::warn!("config file not watched: {}", e.message),
-        }
-    });
-    tauri::async_runtime::spawn(async move {
-        let mut changes = app.state::<AppState>().changes();
-        while changes.changed().await.is_ok() {
-            let info = app.state::<AppState>().info();
-            if let Err(e) = app.emit(CONFIG_CHANGED, info) {
-                tracing::warn!("could not tell the UI the config changed: {e}");
-            }
         }
     });
 }

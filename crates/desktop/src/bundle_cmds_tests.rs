@@ -1,15 +1,15 @@
-//! `bundle_preview` and `bundle_export` over real IPC on tauri's mock runtime, with canary
+//! `bundle_preview` and `bundle_export` through the command table (as the window process sends them), with canary
 //! secrets in the config: the preview's wire payload carries none, and the export writes
 //! the previewed files or fails with `{kind, message}` naming the path.
 
-use crate::ipc_tests::{invoke, window};
+use crate::Core;
 use crate::source::Source;
 use crate::state::AppState;
+use crate::test_support::{block_on, core_with, invoke};
 use lifeline_core::config;
 use lifeline_core::events::{EventBody, StateName};
 use serde_json::json;
-use tauri::test::MockRuntime;
-use tauri::{App, Manager, WebviewWindow};
+use std::sync::Arc;
 
 const CANARIES: [&str; 5] = [
     "envcanary4Hq2",
@@ -19,7 +19,7 @@ const CANARIES: [&str; 5] = [
     "qrycanary2Xb9",
 ];
 
-fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
+fn app() -> Arc<Core> {
     let text = json!({"mcpServers": {
         "gone": {"command": "/nonexistent/lifeline-app-test",
                  "args": [format!("--token={}", CANARIES[1])],
@@ -30,7 +30,7 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
     }})
     .to_string();
     let config = config::parse(&text, None, &|_| None).unwrap();
-    let state = tauri::async_runtime::block_on(async {
+    let state = block_on(async {
         let state = AppState::start(Source {
             config,
             info: crate::test_support::app_info(),
@@ -48,13 +48,13 @@ fn app() -> (App<MockRuntime>, WebviewWindow<MockRuntime>) {
             .await;
         state
     });
-    window(state)
+    core_with(state)
 }
 
 #[test]
 fn the_preview_lists_every_file_and_carries_no_secret() {
-    let (_app, webview) = app();
-    let preview = invoke(&webview, "bundle_preview", json!({})).unwrap();
+    let core = app();
+    let preview = invoke(&core, "bundle_preview", json!({})).unwrap();
     let wire = preview.to_string();
     for canary in CANARIES {
         assert!(!wire.contains(canary), "{canary} in the preview: {wire}");
@@ -92,12 +92,12 @@ fn the_preview_lists_every_file_and_carries_no_secret() {
 
 #[test]
 fn export_writes_the_previewed_bundle_or_names_what_is_wrong() {
-    let (app, webview) = app();
-    let preview = invoke(&webview, "bundle_preview", json!({})).unwrap();
+    let core = app();
+    let preview = invoke(&core, "bundle_preview", json!({})).unwrap();
     let dir = std::env::temp_dir().join(format!("lifeline-app-bundle-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("d.zip");
-    let exported = invoke(&webview, "bundle_export", json!({"path": path})).unwrap();
+    let exported = invoke(&core, "bundle_export", json!({"path": path})).unwrap();
     let on_disk = std::fs::read(&path).unwrap();
     assert_eq!(exported["bytes"], on_disk.len());
     // The manifest written is the one previewed (same id, same bytes, stored deflated).
@@ -108,24 +108,24 @@ fn export_writes_the_previewed_bundle_or_names_what_is_wrong() {
 
     // Saving again under a typed name does not replace the file; after the save dialog
     // returned it (it asked the person), it does.
-    let e = invoke(&webview, "bundle_export", json!({"path": path})).unwrap_err();
+    let e = invoke(&core, "bundle_export", json!({"path": path})).unwrap_err();
     assert_eq!(e["kind"], "config");
     assert!(
         e["message"].as_str().unwrap().contains("already exists"),
         "{e}"
     );
     assert_eq!(std::fs::read(&path).unwrap(), on_disk);
-    app.state::<AppState>().bundle_confirm_replace(path.clone());
-    invoke(&webview, "bundle_export", json!({"path": path})).unwrap();
+    core.state.bundle_confirm_replace(path.clone());
+    invoke(&core, "bundle_export", json!({"path": path})).unwrap();
 
-    let e = invoke(&webview, "bundle_export", json!({"path": "relative.zip"})).unwrap_err();
+    let e = invoke(&core, "bundle_export", json!({"path": "relative.zip"})).unwrap_err();
     assert_eq!(e["kind"], "config");
     assert!(
         e["message"].as_str().unwrap().contains("not a full path"),
         "{e}"
     );
     let missing = dir.join("nope").join("d.zip");
-    let e = invoke(&webview, "bundle_export", json!({"path": missing})).unwrap_err();
+    let e = invoke(&core, "bundle_export", json!({"path": missing})).unwrap_err();
     assert_eq!(e["kind"], "config");
     let message = e["message"].as_str().unwrap();
     assert!(

@@ -130,25 +130,21 @@ async fn no_data_directory_is_a_notice() {
 
 #[test]
 fn the_commands_answer_over_ipc_and_refuse_a_bad_limit() {
-    let (_app, webview) = crate::ipc_tests::app();
-    let invoke = crate::ipc_tests::invoke;
+    let core = crate::test_support::core();
+    let invoke = crate::test_support::invoke;
     assert_eq!(
-        invoke(&webview, "history_events", json!({"limit": 5})),
+        invoke(&core, "history_events", json!({"limit": 5})),
         Ok(json!([]))
     );
     assert_eq!(
-        invoke(
-            &webview,
-            "history_calls",
-            json!({"server": "web", "limit": 5})
-        ),
+        invoke(&core, "history_calls", json!({"server": "web", "limit": 5})),
         Ok(json!([]))
     );
     assert_eq!(
-        invoke(&webview, "history_failures", json!({"limit": 5})),
+        invoke(&core, "history_failures", json!({"limit": 5})),
         Ok(json!([]))
     );
-    let e = invoke(&webview, "history_events", json!({"limit": 0})).unwrap_err();
+    let e = invoke(&core, "history_events", json!({"limit": 0})).unwrap_err();
     assert_eq!(
         e,
         json!({"kind": "bad_query", "message": "limit must be between 1 and 1000, got 0"})

@@ -1,5 +1,5 @@
 //! The window, from the core process's side. The core never makes a webview: the window is
-//! a second process of the same executable (`lifeline-app --window DIR`, window_process.rs),
+//! a process of its own (`lifeline-app --window DIR`, src-tauri/src/window_process.rs),
 //! started when the window should show and gone when it closes, so that the app in the tray
 //! costs the core alone (WebKit and GTK's webview memory leave with that process).
 //!
@@ -10,14 +10,15 @@
 //! core stays in the tray and says so once; without a tray (or with `LIFELINE_CLOSE_QUITS`)
 //! the core quits with it.
 
-use crate::state::AppState;
+use crate::Core;
 use lifeline_core::local_socket::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus};
+use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use tauri::{AppHandle, Manager, Runtime};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -46,6 +47,8 @@ pub enum Push {
 
 /// The window process, managed as state in the core.
 pub struct Windows {
+    /// The window program: `lifeline-app`.
+    program: PathBuf,
     /// Where the core's socket is, for the window process.
     dir: PathBuf,
     slot: Mutex<Slot>,
@@ -59,8 +62,9 @@ struct Slot {
 }
 
 impl Windows {
-    pub fn new(dir: PathBuf) -> Windows {
+    pub fn new(program: PathBuf, dir: PathBuf) -> Windows {
         Windows {
+            program,
             dir,
             slot: Mutex::default(),
         }
@@ -83,9 +87,17 @@ pub fn window_arg(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<
     None
 }
 
+/// The window program beside this one: `lifeline-app` in the same directory (a package
+/// installs them together; `cargo build --workspace` builds them together).
+pub fn program_beside() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let name = format!("lifeline-app{}", std::env::consts::EXE_SUFFIX);
+    Ok(exe.with_file_name(name))
+}
+
 /// Shows the window: brings the running window process to the front, or starts one.
-pub fn show<R: Runtime>(app: &AppHandle<R>) {
-    let Some(windows) = app.try_state::<Windows>() else {
+pub fn show(core: &Arc<Core>) {
+    let Some(windows) = &core.windows else {
         tracing::warn!("no window: the app has no local socket for one to reach it");
         return;
     };
@@ -96,29 +108,19 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         }
         return;
     }
-    if let Some(child) = spawn(&windows.dir) {
+    if let Some(child) = spawn(&windows.program, &windows.dir) {
         slot.running = true;
-        watch(app, child);
+        drop(slot);
+        watch(core, child);
     }
 }
 
-/// Starts a window process that will reach the core through the socket in `dir`. The core
-/// may call it before it serves the socket (main.rs, to paint sooner): the window's
-/// connections wait in the socket's backlog until it does.
-pub fn spawn(dir: &std::path::Path) -> Option<Child> {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            tracing::warn!("the window could not be opened: where is this program? ({e})");
-            return None;
-        }
-    };
-    let mut command = Command::new(&exe);
+/// Starts a window process (`program --window DIR`) that will reach the core through the
+/// socket in `dir`. The core may call it before it serves the socket (to paint sooner): the
+/// window's connections wait in the socket's backlog until it does.
+pub fn spawn(program: &Path, dir: &Path) -> Option<Child> {
+    let mut command = Command::new(program);
     command.arg(ARG).arg(dir);
-    if crate::GL_DISABLED_HERE.load(std::sync::atomic::Ordering::Relaxed) {
-        // The webview may draw with OpenGL: only the core goes without (main.rs).
-        command.env_remove("GDK_GL");
-    }
     // WebKitGTK's accelerated compositing keeps GL buffers in the web process: ~80 MB more
     // with the window open (docs/packaging.md), and a slower first paint, for a UI that
     // animates little. Off unless the person chose otherwise.
@@ -132,47 +134,54 @@ pub fn spawn(dir: &std::path::Path) -> Option<Child> {
             Some(child)
         }
         Err(e) => {
-            tracing::warn!("the window could not be opened: {} ({e})", exe.display());
+            tracing::warn!(
+                "the window could not be opened: {} ({e})",
+                program.display()
+            );
             None
         }
     }
 }
 
-/// Takes on a window process `spawn` started before `Windows` was managed.
-pub fn adopt<R: Runtime>(app: &AppHandle<R>, child: Child) {
-    if let Some(windows) = app.try_state::<Windows>() {
+/// Takes on a window process `spawn` started before the `Core` was made.
+pub fn adopt(core: &Arc<Core>, child: Child) {
+    if let Some(windows) = &core.windows {
         windows.slot().running = true;
     }
-    watch(app, child);
+    watch(core, child);
 }
 
-/// Waits for the window process to end, off the runtime's threads.
-fn watch<R: Runtime>(app: &AppHandle<R>, mut child: Child) {
-    let app = app.clone();
-    tauri::async_runtime::spawn_blocking(move || match child.wait() {
-        Ok(status) => closed(&app, status),
+/// Waits for the window process to end, off the runtime's threads. The wait holds no
+/// `Core`: an app quitting with its window open does not wait for it.
+fn watch(core: &Arc<Core>, mut child: Child) {
+    let core = Arc::downgrade(core);
+    tokio::task::spawn_blocking(move || match child.wait() {
+        Ok(status) => {
+            if let Some(core) = core.upgrade() {
+                closed(&core, status)
+            }
+        }
         Err(e) => tracing::warn!("the window process could not be waited for: {e}"),
     });
 }
 
 /// The window process ended: the window was closed (or it failed).
-fn closed<R: Runtime>(app: &AppHandle<R>, status: ExitStatus) {
+fn closed(core: &Core, status: ExitStatus) {
     static TOLD: std::sync::Once = std::sync::Once::new();
-    if let Some(windows) = app.try_state::<Windows>() {
+    if let Some(windows) = &core.windows {
         *windows.slot() = Slot::default();
     }
     if !status.success() {
         tracing::warn!("the window process ended with {status}");
     }
-    if !crate::tray::close_keeps_running() {
+    if !core.close_keeps_running() {
         tracing::info!("window closed; quitting (no tray to come back from)");
-        app.exit(0);
+        core.quit();
         return;
     }
     tracing::info!("window closed; supervising from the tray");
     TOLD.call_once(|| {
-        crate::tray::notify(
-            app,
+        core.shell().notify(
             "Lifeline is still supervising your servers",
             "Open it again, or quit, from the Lifeline icon in the tray.",
         )
@@ -180,9 +189,8 @@ fn closed<R: Runtime>(app: &AppHandle<R>, status: ExitStatus) {
 }
 
 /// Serves the window process's connection (its hello read): pushes until either side ends.
-pub async fn link<R: Runtime>(app: AppHandle<R>, reader: BufReader<Stream>) {
-    let (Some(windows), Some(state)) = (app.try_state::<Windows>(), app.try_state::<AppState>())
-    else {
+pub async fn link(core: Arc<Core>, reader: BufReader<Stream>) {
+    let (Some(windows), state) = (&core.windows, &core.state) else {
         return;
     };
     let (tx, mut rx) = mpsc::unbounded_channel();

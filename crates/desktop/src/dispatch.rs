@@ -1,25 +1,24 @@
 //! The command table: a command's name and JSON arguments to the function that answers it
-//! (commands.rs, detail_cmds.rs, …), in the process that holds the `AppState` — the core
-//! process, reached from the window process over the local socket (`ipc.rs`), or the same
-//! process in tests (`invoke.rs` on tauri's mock runtime). One macro makes both the list of
-//! names (`COMMANDS`) and the `match` that runs them, so the two cannot drift; a test checks
-//! the list against every command `ui/src/host/tauri.ts` invokes.
+//! (commands.rs, detail_cmds.rs, …), in the core process (`Core`), reached from the window
+//! process over the local socket (`ipc.rs`), or from tests in the same process. One macro
+//! makes both the list of names (`COMMANDS`) and the `match` that runs them, so the two
+//! cannot drift; a test checks the list against every command `ui/src/host/tauri.ts`
+//! invokes.
 //!
 //! Arguments are read as tauri's own commands read them: the UI's camelCase keys (`callId`),
 //! a missing key as `null` (so `Option`s may be left out). A Channel argument (the UI's
 //! `new Channel()`) arrives as a `Sink` in `Call::channels`, under its key.
 
+use crate::Core;
 use crate::commands;
 use crate::error::ErrorView;
-use crate::serve::{self, Served};
-use crate::state::AppState;
+use crate::serve;
 use crate::{auth_cmds, clients_cmds, config_cmds, detail_cmds, history, secret_cmds};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tauri::{AppHandle, Manager, Runtime, State};
 
 /// A command's answer: its value, or what it failed with (an `ErrorView`, or a string for
 /// arguments it could not read, as tauri's commands reject them).
@@ -53,7 +52,7 @@ macro_rules! table {
         pub const COMMANDS: &[&str] = &[$($name),*];
 
         /// Runs `call` against the app's state.
-        pub async fn run<R: Runtime>($app: &AppHandle<R>, mut $call: Call) -> Reply {
+        pub async fn run($app: &Arc<Core>, mut $call: Call) -> Reply {
             let $call = &mut $call;
             match $call.command.as_str() {
                 $($name => $body,)*
@@ -64,19 +63,19 @@ macro_rules! table {
 }
 
 table!(|app, call| {
-    "snapshot" => reply(commands::snapshot(&*core(app)?).await),
+    "snapshot" => reply(commands::snapshot(&app.state).await),
     "subscribe" => {
         let mut sink = channel(call, "channel")?.ok_or_else(|| not_a_channel(call, "channel"))?;
         let events = move |event| serde_json::to_value(event).map_or(true, &mut sink);
-        reply(commands::subscribe(&*core(app)?, &call.caller, events).await)
+        reply(commands::subscribe(&app.state, &call.caller, events).await)
     },
-    "auth_sign_in" => reply(auth_cmds::auth_sign_in(&*core(app)?, arg(call, "server")?).await),
-    "auth_sign_out" => reply(auth_cmds::auth_sign_out(&*core(app)?, arg(call, "server")?).await),
-    "reconnect" => reply(commands::reconnect(&*core(app)?, arg(call, "server")?).await),
-    "reset" => reply(commands::reset(&*core(app)?, arg(call, "server")?).await),
-    "disable" => reply(commands::disable(&*core(app)?, arg(call, "server")?).await),
-    "enable" => reply(commands::enable(&*core(app)?, arg(call, "server")?).await),
-    "reconnect_all_failed" => reply(commands::reconnect_all_failed(&*core(app)?).await),
+    "auth_sign_in" => reply(auth_cmds::auth_sign_in(&app.state, arg(call, "server")?).await),
+    "auth_sign_out" => reply(auth_cmds::auth_sign_out(&app.state, arg(call, "server")?).await),
+    "reconnect" => reply(commands::reconnect(&app.state, arg(call, "server")?).await),
+    "reset" => reply(commands::reset(&app.state, arg(call, "server")?).await),
+    "disable" => reply(commands::disable(&app.state, arg(call, "server")?).await),
+    "enable" => reply(commands::enable(&app.state, arg(call, "server")?).await),
+    "reconnect_all_failed" => reply(commands::reconnect_all_failed(&app.state).await),
     "call_tool" => {
         let mut sink = channel(call, "progress")?;
         let progress = move |p| {
@@ -86,81 +85,80 @@ table!(|app, call| {
         };
         let (server, tool) = (arg(call, "server")?, arg(call, "tool")?);
         let (args, call_id) = (arg(call, "args")?, arg(call, "callId")?);
-        reply(commands::call_tool(&*core(app)?, server, tool, args, call_id, progress).await)
+        reply(commands::call_tool(&app.state, server, tool, args, call_id, progress).await)
     },
-    "app_info" => reply(commands::app_info(&*core(app)?).await),
+    "app_info" => reply(commands::app_info(&app.state).await),
     "ui_painted" => {
         commands::ui_painted();
         Ok(Value::Null)
     },
-    "tool_list" => reply(detail_cmds::tool_list(&*core(app)?, arg(call, "server")?).await),
-    "cancel_call" => reply(detail_cmds::cancel_call(&*core(app)?, arg(call, "callId")?).await),
-    "server_stderr" => reply(detail_cmds::server_stderr(&*core(app)?, arg(call, "server")?).await),
+    "tool_list" => reply(detail_cmds::tool_list(&app.state, arg(call, "server")?).await),
+    "cancel_call" => reply(detail_cmds::cancel_call(&app.state, arg(call, "callId")?).await),
+    "server_stderr" => reply(detail_cmds::server_stderr(&app.state, arg(call, "server")?).await),
     "server_command" => {
-        reply(detail_cmds::server_command(&*core(app)?, arg(call, "server")?).await)
+        reply(detail_cmds::server_command(&app.state, arg(call, "server")?).await)
     },
-    "server_config" => reply(detail_cmds::server_config(&*core(app)?, arg(call, "server")?).await),
-    "server_policy" => reply(detail_cmds::server_policy(&*core(app)?, arg(call, "server")?).await),
-    "server_hosts" => reply(detail_cmds::server_hosts(&*core(app)?, arg(call, "server")?).await),
+    "server_config" => reply(detail_cmds::server_config(&app.state, arg(call, "server")?).await),
+    "server_policy" => reply(detail_cmds::server_policy(&app.state, arg(call, "server")?).await),
+    "server_hosts" => reply(detail_cmds::server_hosts(&app.state, arg(call, "server")?).await),
     "history_events" => {
         let (server, before, limit) = (arg(call, "server")?, arg(call, "before")?, arg(call, "limit")?);
-        reply(history::history_events(&*core(app)?, server, before, limit).await)
+        reply(history::history_events(&app.state, server, before, limit).await)
     },
     "history_failures" => {
         let (server, limit) = (arg(call, "server")?, arg(call, "limit")?);
-        reply(history::history_failures(&*core(app)?, server, limit).await)
+        reply(history::history_failures(&app.state, server, limit).await)
     },
     "history_calls" => {
         let (server, limit) = (arg(call, "server")?, arg(call, "limit")?);
-        reply(history::history_calls(&*core(app)?, server, limit).await)
+        reply(history::history_calls(&app.state, server, limit).await)
     },
-    "bundle_preview" => reply(commands::bundle_preview(&*core(app)?).await),
-    "bundle_export" => reply(commands::bundle_export(&*core(app)?, arg(call, "path")?).await),
+    "bundle_preview" => reply(commands::bundle_preview(&app.state).await),
+    "bundle_export" => reply(commands::bundle_export(&app.state, arg(call, "path")?).await),
     "bundle_confirm_replace" => {
-        core(app)?.bundle_confirm_replace(arg(call, "path")?);
+        app.state.bundle_confirm_replace(arg(call, "path")?);
         Ok(Value::Null)
     },
-    "config_get" => reply(config_cmds::config_get(&*core(app)?).await),
-    "server_add" => reply(config_cmds::server_add(&*core(app)?, arg(call, "server")?).await),
+    "config_get" => reply(config_cmds::config_get(&app.state).await),
+    "server_add" => reply(config_cmds::server_add(&app.state, arg(call, "server")?).await),
     "server_edit" => {
         let (name, server) = (arg(call, "name")?, arg(call, "server")?);
-        reply(config_cmds::server_edit(&*core(app)?, name, server).await)
+        reply(config_cmds::server_edit(&app.state, name, server).await)
     },
-    "server_remove" => reply(config_cmds::server_remove(&*core(app)?, arg(call, "name")?).await),
-    "import_detect" => reply(config_cmds::import_detect(&*core(app)?).await),
-    "import_apply" => reply(config_cmds::import_apply(&*core(app)?, arg(call, "sources")?).await),
-    "clients_list" => reply(clients_cmds::clients_list(&*core(app)?).await),
+    "server_remove" => reply(config_cmds::server_remove(&app.state, arg(call, "name")?).await),
+    "import_detect" => reply(config_cmds::import_detect(&app.state).await),
+    "import_apply" => reply(config_cmds::import_apply(&app.state, arg(call, "sources")?).await),
+    "clients_list" => reply(clients_cmds::clients_list(&app.state).await),
     "clients_preview" => {
         let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
-        reply(clients_cmds::clients_preview(&*core(app)?, client, servers).await)
+        reply(clients_cmds::clients_preview(&app.state, client, servers).await)
     },
     "clients_connect" => {
         let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
-        reply(clients_cmds::clients_connect(&*core(app)?, client, servers).await)
+        reply(clients_cmds::clients_connect(&app.state, client, servers).await)
     },
     "clients_restore" => {
         let (client, force) = (arg(call, "client")?, arg(call, "force")?);
-        reply(clients_cmds::clients_restore(&*core(app)?, client, force).await)
+        reply(clients_cmds::clients_restore(&app.state, client, force).await)
     },
     "secret_store" => reply(secret_cmds::secret_store().await),
     "secret_set" => {
         let (name, value) = (arg(call, "name")?, arg(call, "value")?);
         reply(secret_cmds::secret_set(name, value).await)
     },
-    "gateway_endpoint" => Ok(json(serve::gateway_endpoint(&**served(app)?))),
+    "gateway_endpoint" => Ok(json(serve::gateway_endpoint(&app.served))),
     "gateway_set" => {
         let (enabled, port) = (arg(call, "enabled")?, arg(call, "port")?);
-        let (state, served) = (core(app)?, served(app)?);
-        reply(serve::gateway_set(app.clone(), &state, &served, enabled, port).await)
+        reply(serve::gateway_set(app, enabled, port).await)
     },
-    "gateway_tokens" => reply(serve::gateway_tokens(&**served(app)?)),
-    "gateway_token_add" => reply(serve::gateway_token_add(&**served(app)?, arg(call, "client")?)),
+    "gateway_tokens" => reply(serve::gateway_tokens(&app.served)),
+    "gateway_token_add" => reply(serve::gateway_token_add(&app.served, arg(call, "client")?)),
     "gateway_token_remove" => {
-        reply(serve::gateway_token_remove(&**served(app)?, arg(call, "client")?))
+        reply(serve::gateway_token_remove(&app.served, arg(call, "client")?))
     },
     "quit" => {
         tracing::info!("Quit from the window's app menu");
-        app.exit(0);
+        app.quit();
         Ok(Value::Null)
     },
 });
@@ -171,25 +169,6 @@ fn json(value: impl Serialize) -> Value {
 
 fn reply<T: Serialize>(answer: Result<T, ErrorView>) -> Reply {
     answer.map(json).map_err(json)
-}
-
-/// The app's state, or why there is none yet.
-fn core<R: Runtime>(app: &AppHandle<R>) -> Result<State<'_, AppState>, Value> {
-    app.try_state::<AppState>().ok_or_else(|| {
-        json(ErrorView::new(
-            "closing",
-            "the app is not running its servers (starting or stopping); try again",
-        ))
-    })
-}
-
-fn served<R: Runtime>(app: &AppHandle<R>) -> Result<State<'_, Arc<Served>>, Value> {
-    app.try_state::<Arc<Served>>().ok_or_else(|| {
-        json(ErrorView::new(
-            "closing",
-            "the HTTP endpoint is not set up (the app is starting or stopping); try again",
-        ))
-    })
 }
 
 /// The argument under `key` (a missing one reads as `null`).

@@ -20,7 +20,7 @@ fn start(config_path: &Path) -> Arc<AppState> {
     }})
     .to_string();
     let config = lifeline_core::config::parse(&text, None, &|_| None).unwrap();
-    let state = tauri::async_runtime::block_on(async {
+    let state = crate::test_support::block_on(async {
         AppState::start(Source {
             config,
             info: AppInfo {
@@ -81,6 +81,7 @@ async fn attach(dir: &Path, request: &str) -> (BufReader<Stream>, String) {
 
 #[test]
 fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() {
+    let _runtime = crate::test_support::runtime().enter();
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("config.json");
     std::fs::write(&config_path, "{}").unwrap();
@@ -93,7 +94,7 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
         on_attach(&state),
         Arc::new(|_, _| Box::pin(async {})),
     );
-    tauri::async_runtime::block_on(async {
+    crate::test_support::block_on(async {
         let mut events = state.events().await.unwrap();
         let (mut app, answer) = attach(dir.path(), "attach v1 fixture\n").await;
         assert_eq!(answer, "ok\n");
@@ -163,6 +164,7 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
 
 #[test]
 fn an_unknown_server_another_config_or_revision_is_refused_with_a_reason() {
+    let _runtime = crate::test_support::runtime().enter();
     let dir = tempfile::tempdir().unwrap();
     let config_path = dir.path().join("config.json");
     std::fs::write(&config_path, "{}").unwrap();
@@ -175,7 +177,7 @@ fn an_unknown_server_another_config_or_revision_is_refused_with_a_reason() {
         on_attach(&state),
         Arc::new(|_, _| Box::pin(async {})),
     );
-    tauri::async_runtime::block_on(async {
+    crate::test_support::block_on(async {
         let (_, answer) = attach(dir.path(), "attach v1 nope\n").await;
         assert!(answer.starts_with("error unknown "), "{answer}");
         let other = format!(

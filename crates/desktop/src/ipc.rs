@@ -14,6 +14,7 @@
 //! gone, the window when a Channel's receiver is gone (the page went away). Nothing here logs
 //! arguments or answers: they may hold secrets (`secret_set`, `gateway_token_add`).
 
+use crate::Core;
 use crate::dispatch::{self, Call, Reply, Sink};
 use crate::error::ErrorView;
 use lifeline_core::local_socket::{self, Stream};
@@ -21,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Runtime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -56,7 +57,7 @@ enum Line {
 }
 
 /// Answers one command connection whose hello the caller has read (instance.rs).
-pub async fn answer<R: Runtime>(app: AppHandle<R>, mut reader: BufReader<Stream>) {
+pub async fn answer(core: Arc<Core>, mut reader: BufReader<Stream>) {
     let mut line = String::new();
     let mut limited = AsyncReadExt::take(&mut reader, MAX_REQUEST);
     let read = limited.read_line(&mut line);
@@ -106,7 +107,7 @@ pub async fn answer<R: Runtime>(app: AppHandle<R>, mut reader: BufReader<Stream>
                 channels,
                 caller: request.caller,
             };
-            dispatch::run(&app, call).await
+            dispatch::run(&core, call).await
         }
     };
     let _ = tx.send(match reply {

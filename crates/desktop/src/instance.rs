@@ -50,7 +50,8 @@ pub fn dir() -> Option<PathBuf> {
     lifeline_core::history::resolve_path().and_then(|p| p.parent().map(Path::to_owned))
 }
 
-/// Claims `dir` for this process. Anything that stops the guard from working (no
+/// Claims `dir` for this process. Called within a tokio runtime's context (`Runtime::enter`),
+/// not on one of its tasks: the listener is the runtime's. Anything that stops the guard from working (no
 /// directory, no lock support) lets the app run unguarded rather than not at all.
 pub fn claim(dir: &Path) -> Claim {
     let unguarded = || {
@@ -67,7 +68,7 @@ pub fn claim(dir: &Path) -> Claim {
     };
     match lock.try_lock() {
         Ok(()) => {
-            let listener = tauri::async_runtime::block_on(async { Listener::bind(dir) })
+            let listener = Listener::bind(dir)
                 .inspect_err(|e| tracing::warn!("instance: cannot listen on {} ({e}); a second instance will not be able to show this window", local_socket::address(dir)))
                 .ok();
             Claim::First(Guard {
@@ -102,8 +103,7 @@ pub fn endpoint(guard: Option<Guard>, dir: Option<PathBuf>) -> (Guard, Option<Pa
         (guard, _) => guard.and_then(|g| g._lock),
     };
     let own = std::env::temp_dir().join(format!("lifeline-app-{}", std::process::id()));
-    let listener = lifeline_core::private::create_dir(&own)
-        .and_then(|()| tauri::async_runtime::block_on(async { Listener::bind(&own) }));
+    let listener = lifeline_core::private::create_dir(&own).and_then(|()| Listener::bind(&own));
     match listener {
         Ok(listener) => {
             tracing::warn!(
@@ -131,7 +131,7 @@ pub fn endpoint(guard: Option<Guard>, dir: Option<PathBuf>) -> (Guard, Option<Pa
 }
 
 fn ask_to_show(dir: &Path) -> bool {
-    tauri::async_runtime::block_on(async {
+    tokio::runtime::Handle::current().block_on(async {
         let tries = REACH_FOR.as_millis() / REACH_EVERY.as_millis();
         for _ in 0..=tries {
             if let Ok(mut s) = local_socket::connect(dir).await {
@@ -172,7 +172,7 @@ impl Guard {
             return;
         };
         let on_show = std::sync::Arc::new(on_show);
-        tauri::async_runtime::spawn(async move {
+        tokio::spawn(async move {
             let _held = self;
             loop {
                 let stream = match listener.accept().await {
@@ -185,7 +185,7 @@ impl Guard {
                 let on_show = on_show.clone();
                 let on_attach = on_attach.clone();
                 let on_line = on_line.clone();
-                tauri::async_runtime::spawn(async move {
+                tokio::spawn(async move {
                     let mut line = String::new();
                     let mut reader = BufReader::new(stream);
                     let read = reader.read_line(&mut line);
@@ -269,6 +269,7 @@ mod tests {
 
     #[test]
     fn a_second_instance_asks_the_first_to_show_itself_and_does_not_run() {
+        let _runtime = crate::test_support::runtime().enter();
         let dir = tempfile::tempdir().unwrap();
         let Claim::First(guard) = claim(dir.path()) else {
             panic!("the first claim must win");
@@ -294,6 +295,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn the_directory_lock_and_socket_are_private() {
+        let _runtime = crate::test_support::runtime().enter();
         use std::os::unix::fs::PermissionsExt;
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         let scratch = tempfile::tempdir().unwrap();
@@ -309,6 +311,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_socket_left_by_a_crashed_instance_does_not_stop_the_next() {
+        let _runtime = crate::test_support::runtime().enter();
         let dir = tempfile::tempdir().unwrap();
         // A crash leaves the socket file; the lock went with the process.
         drop(std::os::unix::net::UnixListener::bind(dir.path().join("app.sock")).unwrap());

@@ -1,0 +1,206 @@
+//! The tray on Linux, straight over the session bus: a StatusNotifierItem with its menu
+//! (ksni: what libappindicator speaks, without GTK), and notifications through
+//! `org.freedesktop.Notifications` (notify-rust). Menu clicks become `Action`s for the main
+//! loop. Without a session bus there is no tray: closing the window then quits the app.
+
+use ksni::TrayMethods;
+use ksni::menu::{CheckmarkItem, MenuItem, StandardItem};
+use lifeline_desktop::tray::{Health, ICON_SIZE, Summary, icon_rgba};
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+
+/// What the menu asks of the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Open,
+    ReconnectFailed,
+    StartAtLogin,
+    Quit,
+}
+
+/// The tray item: what it shows, and where its clicks go.
+struct Item {
+    summary: Summary,
+    login: bool,
+    actions: mpsc::UnboundedSender<Action>,
+}
+
+impl Item {
+    fn entry(label: &str, action: Action) -> MenuItem<Item> {
+        StandardItem {
+            label: label.into(),
+            activate: Box::new(move |item: &mut Item| {
+                let _ = item.actions.send(action);
+            }),
+            ..Default::default()
+        }
+        .into()
+    }
+}
+
+impl ksni::Tray for Item {
+    // A click opens the menu, as on the other desktops.
+    const MENU_ON_ACTIVATE: bool = true;
+
+    fn id(&self) -> String {
+        "lifeline".into()
+    }
+
+    fn title(&self) -> String {
+        "Lifeline".into()
+    }
+
+    fn icon_pixmap(&self) -> Vec<ksni::Icon> {
+        vec![icon(self.summary.health())]
+    }
+
+    fn tool_tip(&self) -> ksni::ToolTip {
+        ksni::ToolTip {
+            title: "Lifeline".into(),
+            description: self.summary.label(),
+            ..Default::default()
+        }
+    }
+
+    fn menu(&self) -> Vec<MenuItem<Self>> {
+        vec![
+            StandardItem {
+                label: self.summary.label(),
+                enabled: false,
+                ..Default::default()
+            }
+            .into(),
+            MenuItem::Separator,
+            Item::entry("Open Lifeline", Action::Open),
+            Item::entry("Reconnect all failed", Action::ReconnectFailed),
+            MenuItem::Separator,
+            CheckmarkItem {
+                label: "Start at login".into(),
+                checked: self.login,
+                activate: Box::new(|item: &mut Item| {
+                    let _ = item.actions.send(Action::StartAtLogin);
+                }),
+                ..Default::default()
+            }
+            .into(),
+            Item::entry("Quit Lifeline", Action::Quit),
+        ]
+    }
+}
+
+/// The icon as a StatusNotifierItem wants it: ARGB32, in network byte order.
+fn icon(health: Health) -> ksni::Icon {
+    let mut data = icon_rgba(health);
+    for pixel in data.chunks_exact_mut(4) {
+        pixel.rotate_right(1); // RGBA → ARGB
+    }
+    ksni::Icon {
+        width: ICON_SIZE as i32,
+        height: ICON_SIZE as i32,
+        data,
+    }
+}
+
+/// The desktop around the core: lifeline-desktop's `Shell` for Linux.
+pub struct Shell {
+    tray: Option<ksni::Handle<Item>>,
+    summary: watch::Sender<Summary>,
+    actions: mpsc::UnboundedSender<Action>,
+}
+
+impl Shell {
+    /// Puts the item on the session bus. It shows once a tray host (the panel's
+    /// StatusNotifierWatcher) is there, now or later; GNOME needs the AppIndicator extension.
+    pub async fn start(actions: mpsc::UnboundedSender<Action>, login: bool) -> Arc<Shell> {
+        let item = Item {
+            summary: Summary::default(),
+            login,
+            actions: actions.clone(),
+        };
+        let tray = match item.assume_sni_available(true).spawn().await {
+            Ok(handle) => {
+                tracing::info!("tray: a StatusNotifierItem on the session bus");
+                Some(handle)
+            }
+            Err(e) => {
+                tracing::warn!("no tray icon ({e}); closing the window will quit the app");
+                None
+            }
+        };
+        let (summary, mut shown) = watch::channel(Summary::default());
+        if let Some(handle) = tray.clone() {
+            // One task applies the latest summary: updates never overtake each other.
+            tokio::spawn(async move {
+                while shown.changed().await.is_ok() {
+                    let summary = *shown.borrow_and_update();
+                    if handle.update(|item| item.summary = summary).await.is_none() {
+                        return;
+                    }
+                }
+            });
+        }
+        Arc::new(Shell {
+            tray,
+            summary,
+            actions,
+        })
+    }
+
+    /// Ticks (or unticks) "Start at login".
+    pub async fn set_login(&self, on: bool) {
+        if let Some(tray) = &self.tray {
+            tray.update(|item| item.login = on).await;
+        }
+    }
+
+    /// Takes the item off the bus, so the icon goes before the servers are stopped.
+    pub async fn remove(&self) {
+        if let Some(tray) = &self.tray {
+            tray.shutdown().await;
+        }
+    }
+}
+
+impl lifeline_desktop::Shell for Shell {
+    fn has_tray(&self) -> bool {
+        self.tray.is_some()
+    }
+
+    fn show(&self, summary: &Summary) {
+        self.summary.send_replace(*summary);
+    }
+
+    fn notify(&self, title: &str, body: &str) {
+        tracing::info!("notification: {title}: {body}");
+        let mut notification = notify_rust::Notification::new();
+        notification.appname("Lifeline").summary(title).body(body);
+        tokio::spawn(async move {
+            if let Err(e) = notification.show_async().await {
+                tracing::debug!("the notification was not shown: {e}");
+            }
+        });
+    }
+
+    fn quit(&self) {
+        tracing::info!("Quit");
+        let _ = self.actions.send(Action::Quit);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_icon_is_argb_in_network_order() {
+        let rgba = icon_rgba(Health::Failed);
+        let argb = icon(Health::Failed);
+        assert_eq!(
+            (argb.width, argb.height),
+            (ICON_SIZE as i32, ICON_SIZE as i32)
+        );
+        let centre = ((16 * ICON_SIZE + 16) * 4) as usize;
+        assert_eq!(&rgba[centre..centre + 4], &[0xd6, 0x45, 0x45, 0xff]);
+        assert_eq!(&argb.data[centre..centre + 4], &[0xff, 0xd6, 0x45, 0x45]);
+    }
+}
