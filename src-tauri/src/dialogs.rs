@@ -2,11 +2,13 @@
 //! save dialog of "Export diagnostics". They run in the window process, beside the window
 //! (`dispatch::WINDOW_COMMANDS`).
 
+#[cfg(test)]
 use lifeline_desktop::Core;
 use lifeline_desktop::dispatch::Call;
 use lifeline_desktop::error::ErrorView;
 use lifeline_desktop::ipc::Remote;
 use std::path::Path;
+#[cfg(test)]
 use std::sync::Arc;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_dialog::DialogExt;
@@ -46,9 +48,11 @@ pub async fn choose_save_path<R: Runtime>(
     // replaced; a path typed in the window never replaces one. The bundle is the core
     // process's: it is told over the socket (an internal command no webview may invoke).
     if let Some(path) = chosen.as_ref().filter(|p| p.exists()) {
+        #[cfg(test)]
         if let Some(core) = app.try_state::<Arc<Core>>() {
             core.state.bundle_confirm_replace(path.clone());
-        } else if let Some(remote) = app.try_state::<Remote>().map(|r| r.inner().clone()) {
+        }
+        if let Some(remote) = app.try_state::<Remote>().map(|r| r.inner().clone()) {
             let call = Call {
                 command: "bundle_confirm_replace".into(),
                 args: serde_json::json!({ "path": path }),

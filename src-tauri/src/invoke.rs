@@ -1,16 +1,18 @@
 //! The webview's `invoke`: one handler for every command, which reads the command's name and
 //! JSON arguments, turns its Channel arguments (`new Channel()` in the UI) into sinks, and
-//! hands it on — over the local socket to the core process (`ipc::Remote`, managed in the
-//! window process), or to `dispatch::run` in this process when it holds the `Core` (the
-//! core process on macOS and Windows never has a webview; tests on tauri's mock runtime do). The commands that need the window (`WINDOW_COMMANDS`:
+//! hands it on over the local socket to the core process (`ipc::Remote`, managed in the
+//! window process). The core process never has a webview; tests on tauri's mock runtime hold
+//! a `Core` in this process, and their commands go to `dispatch::run` here. The commands that need the window (`WINDOW_COMMANDS`:
 //! the save dialog) run here, as plain tauri commands.
 
+#[cfg(test)]
 use lifeline_desktop::Core;
 use lifeline_desktop::dispatch::{self, COMMANDS, Call, INTERNAL, Sink, WINDOW_COMMANDS};
 use lifeline_desktop::ipc::Remote;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::str::FromStr;
+#[cfg(test)]
 use std::sync::Arc;
 use tauri::ipc::{Channel, Invoke, InvokeBody, InvokeError, JavaScriptChannelId};
 use tauri::{Manager, Runtime};
@@ -59,15 +61,24 @@ pub fn with_commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R
         };
         let app = webview.app_handle();
         let remote = app.try_state::<Remote>().map(|r| r.inner().clone());
+        #[cfg(test)]
         let core = app.try_state::<Arc<Core>>().map(|c| c.inner().clone());
         invoke.resolver.respond_async(async move {
-            let reply = match (remote, core) {
-                (Some(remote), _) => remote.call(call).await,
-                (None, Some(core)) => dispatch::run(&core, call).await,
-                (None, None) => Err(dispatch::unknown(&call.command)),
+            let reply = match remote {
+                Some(remote) => remote.call(call).await,
+                #[cfg(test)]
+                None if core.is_some() => dispatch::run(core.as_ref().unwrap(), call).await,
+                None => Err(unreachable_core(&call.command)),
             };
             reply.map_err(InvokeError)
         });
         true
     })
+}
+
+/// A webview with no core to send its commands to: only a window process has one.
+fn unreachable_core(command: &str) -> serde_json::Value {
+    serde_json::Value::String(format!(
+        "`{command}`: this process has no Lifeline core to ask (not a window process)"
+    ))
 }
