@@ -29,6 +29,18 @@ def start_xvfb():
     return proc, f":{display}"
 
 
+def start_session_bus():
+    """A private D-Bus session bus, as a desktop session has: the tray process puts its
+    StatusNotifierItem there (with no bus there is no tray, and closing the window quits)."""
+    proc = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    address = proc.stdout.readline().strip()
+    if not address:
+        proc.kill()
+        raise RuntimeError("dbus-daemon did not say its address")
+    return proc, address
+
+
 def descendants(pid):
     """Every process below `pid` (children, their children...), from /proc."""
     children = {}
@@ -75,7 +87,7 @@ def web_processes(pid):
     return out
 
 
-def app_once(tools, scratch, n_servers, idle, display, bound=120):
+def app_once(tools, scratch, n_servers, idle, display, bus, bound=120):
     """One cold start of the release app under Xvfb with `n_servers` stdio fixture servers:
     spawn -> the `first paint` log line (the UI reports its first frame, `ui_painted`), then
     every server ready, `idle` seconds, and the RSS/PSS of the app: the core process, the
@@ -88,7 +100,8 @@ def app_once(tools, scratch, n_servers, idle, display, bound=120):
     servers = {f"s{i:02}": {"command": tools.fixture, "args": ["stdio"]} for i in range(n_servers)}
     config = work / "config.json"
     config.write_text(json.dumps({"mcpServers": servers}))
-    env = {**os.environ, "DISPLAY": display, "XDG_STATE_HOME": str(state),
+    env = {**os.environ, "DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": bus,
+           "XDG_STATE_HOME": str(state),
            "LIFELINE_HISTORY": str(state / "history.db"), "LIFELINE_LOG": "info",
            "LIFELINE_CONFIG": str(config)}
     env.pop("WAYLAND_DISPLAY", None)
@@ -176,25 +189,36 @@ def app(tools, args, scratch, log):
         return {"error": "target/release/lifeline-app not built (make bench-build builds it)"}
     n_servers, idle, runs = (3, 1, 1) if args.smoke else (20, 10, 3)
     binary = Path(tools.app)
+    # The window's executable, and on Linux the tray-resident core's beside it.
+    tray = binary.with_name("lifeline-tray")
     stripped = scratch / "lifeline-app.stripped"
     subprocess.run(["strip", "-o", str(stripped), str(binary)], check=False,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     record = {"servers": n_servers, "idle_seconds": idle, "runs": runs,
               "binary_bytes": binary.stat().st_size,
-              "binary_stripped_bytes": stripped.stat().st_size if stripped.exists() else None}
+              "binary_stripped_bytes": stripped.stat().st_size if stripped.exists() else None,
+              "tray_binary_bytes": tray.stat().st_size if tray.exists() else None}
     try:
         xvfb, display = start_xvfb()
     except (OSError, RuntimeError) as e:
         return {**record, "error": f"cannot start Xvfb: {e}"}
+    try:
+        bus_proc, bus = start_session_bus()
+    except (OSError, RuntimeError) as e:
+        xvfb.terminate()
+        xvfb.wait()
+        return {**record, "error": f"cannot start a D-Bus session bus (dbus-daemon): {e}"}
     samples = []
     try:
         for i in range(runs):
-            sample = app_once(tools, scratch, n_servers, idle, display)
+            sample = app_once(tools, scratch, n_servers, idle, display, bus)
             log(f"  app run {i + 1}: {json.dumps(sample)}")
             if "error" in sample:
                 return {**record, "error": sample["error"]}
             samples.append(sample)
     finally:
+        bus_proc.terminate()
+        bus_proc.wait()
         xvfb.terminate()
         xvfb.wait()
     for key in samples[0]:

@@ -189,9 +189,12 @@ def targets(result):
                         f"{restart['attempts_reaching_server']})"))
     ap = result.get("app") or {}
     if ap.get("binary_bytes"):
-        size = ap["binary_bytes"]
-        rows.append(row("release app binary under 15 MB", size < 15_000_000,
-                        f"{round(size / 1e6, 1)} MB"))
+        sizes = {"lifeline-app": ap["binary_bytes"]}
+        if ap.get("tray_binary_bytes"):
+            sizes["lifeline-tray"] = ap["tray_binary_bytes"]
+        rows.append(row("release app binaries under 15 MB each",
+                        all(b < 15_000_000 for b in sizes.values()),
+                        ", ".join(f"{name} {round(b / 1e6, 1)} MB" for name, b in sizes.items())))
     if "first_paint_ms" in ap:
         rows.append(row("first paint under 1 s", ap["first_paint_ms"] < 1000,
                         f"{ap['first_paint_ms']} ms"))
@@ -340,7 +343,8 @@ def write(result, md_path, charts_dir):
         mib = lambda b: f"{b / 1048576:.1f} MiB" if b else "—"
         lines += ["", "## The app", "",
                   "The desktop app as `make bench-build` builds it (the UI, then `cargo build "
-                  "--release -p lifeline-app --features custom-protocol`), started under Xvfb "
+                  "--release -p lifeline-app -p lifeline-desktop`, the UI embedded), started "
+                  "under Xvfb with a private D-Bus session bus (where the tray's item goes) "
                   f"with {ap['servers']} stdio fixture servers configured; medians of "
                   f"{ap.get('runs', 1)} start(s). First paint: from spawning the process to the "
                   "UI's report that its first frame is on screen (`ui_painted`, logged by the "
@@ -350,11 +354,14 @@ def write(result, md_path, charts_dir):
                   "window is closed (WM_DELETE_WINDOW, as its close button sends) and, "
                   f"{ap['idle_seconds']} s later, the same processes again.", "",
                   "| what | value |", "|---|---:|",
-                  f'| release binary | {mib(ap["binary_bytes"])} |',
+                  f'| release binary: `lifeline-app` (the window) | {mib(ap["binary_bytes"])} |',
                   f'| release binary, stripped | {mib(ap.get("binary_stripped_bytes"))} |']
+        if ap.get("tray_binary_bytes"):
+            lines += [f'| release binary: `lifeline-tray` (the core, in the tray) | '
+                      f'{mib(ap["tray_binary_bytes"])} |']
         if "first_paint_ms" in ap:
             lines += [
-                f'| cold start to first paint, ms (the app\'s own count from `main`) | '
+                f'| cold start to first paint, ms (the app\'s own count from the core\'s start) | '
                 f'{ap["first_paint_ms"]} ({ap["first_paint_app_ms"]}) |',
                 f'| start to all {ap["servers"]} servers ready, s | {ap["all_ready_s"]} |',
                 f'| idle RSS, core + {ap["webkit_processes"]} window and WebKit processes | {mib(ap["idle_rss_kb"] * 1024)} |',

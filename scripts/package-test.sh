@@ -28,14 +28,14 @@ trap cleanup EXIT
 apt-get install -y -qq --no-install-recommends "$(realpath "$deb")" >/dev/null
 
 files=$(dpkg -L "$pkg")
-for want in /usr/bin/lifeline-app /usr/bin/lifeline /usr/share/applications/Lifeline.desktop; do
+for want in /usr/bin/lifeline-app /usr/bin/lifeline-tray /usr/bin/lifeline /usr/share/applications/Lifeline.desktop; do
   grep -qx "$want" <<<"$files" || die "the package does not install $want"
 done
 grep -q '^/usr/share/icons/hicolor/.*/apps/lifeline-app.png$' <<<"$files" || die "the package installs no icon"
 fixture=$(grep '/demo/lifeline-fixture$' <<<"$files" | head -n 1)
 [[ -n $fixture && -x $fixture ]] || die "the package does not install the demo's fixture server"
 grep -q '^Exec=lifeline-app' /usr/share/applications/Lifeline.desktop || die "the desktop entry does not start lifeline-app"
-say "installed: $(wc -l <<<"$files") paths, the app, the CLI, the desktop entry, icons, $fixture"
+say "installed: $(wc -l <<<"$files") paths, the app, its tray process, the CLI, the desktop entry, icons, $fixture"
 
 version=$(lifeline --version) || die "the installed CLI does not run"
 say "CLI: $version"
@@ -47,7 +47,7 @@ say "removing $pkg"
 apt-get remove -y -qq "$pkg" >/dev/null
 removed=yes
 dpkg -s "$pkg" 2>/dev/null | grep -q '^Status: install ok installed' && die "$pkg is still installed"
-for f in /usr/bin/lifeline-app /usr/bin/lifeline /usr/share/applications/Lifeline.desktop "$fixture"; do
+for f in /usr/bin/lifeline-app /usr/bin/lifeline-tray /usr/bin/lifeline /usr/share/applications/Lifeline.desktop "$fixture"; do
   [[ ! -e $f ]] || die "$f is left after removing $pkg"
 done
 say "ok: installed, painted, ran, removed"

@@ -42,6 +42,12 @@ cargo build --release -p lifeline-cli -p lifeline-it --bin lifeline --bin lifeli
 # The bundler's sidecar naming: binaries/<name>-<target triple>, installed as <name>.
 mkdir -p src-tauri/binaries
 cp "target/release/lifeline$exe" "src-tauri/binaries/lifeline-$triple$exe"
+if [[ $os == linux ]]; then
+  # The app's core process on Linux (crates/desktop): lifeline-app replaces itself with it.
+  say "building the tray-resident core, lifeline-tray (release)"
+  cargo build --release -p lifeline-desktop --bin lifeline-tray
+  cp target/release/lifeline-tray "src-tauri/binaries/lifeline-tray-$triple"
+fi
 
 say "building and bundling the app (release, $os)"
 (cd src-tauri && ../$cli/node_modules/.bin/tauri build --config "bundle/$os.json" --ci)
@@ -49,4 +55,8 @@ say "building and bundling the app (release, $os)"
 say "made:"
 find target/release/bundle -maxdepth 2 -type f \( -name '*.deb' -o -name '*.rpm' -o -name '*.dmg' -o -name '*.exe' \) \
   -newer "src-tauri/binaries/lifeline-$triple$exe" -printf '  %p (%s bytes)\n'
-say "app binary: $(stat -c %s "target/release/lifeline-app$exe" 2>/dev/null || stat -f %z "target/release/lifeline-app$exe") bytes"
+size() { stat -c %s "$1" 2>/dev/null || stat -f %z "$1"; }
+say "app binary: $(size "target/release/lifeline-app$exe") bytes"
+if [[ $os == linux ]]; then
+  say "tray binary: $(size target/release/lifeline-tray) bytes"
+fi

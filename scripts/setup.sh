@@ -68,10 +68,9 @@ fi
 # 1. Debian packages. Add a package to APT_PACKAGES when a tool needs one (xvfb, chromium, ...).
 APT_PACKAGES=(
   make
-  # The desktop app (Tauri 2 on WebKitGTK): build and link.
+  # The desktop app (Tauri 2 on WebKitGTK): build and link. Its tray on Linux is
+  # lifeline-tray's StatusNotifierItem over D-Bus: no libappindicator.
   build-essential pkg-config libwebkit2gtk-4.1-dev
-  # The tray icon (tauri's tray-icon feature links libayatana-appindicator).
-  libayatana-appindicator3-dev
 )
 if wants check; then
   # The keychain tests: a real Secret Service (gnome-keyring) on a private D-Bus session

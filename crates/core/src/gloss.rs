@@ -1,7 +1,7 @@
 //! Plain language beside a failure: what an exit code or a signal usually means, the name
 //! of a signal, a short label for each kind of failure. The one source for the core's
 //! messages, the CLI and the UI, which gets these as tables generated from this file
-//! (`src-tauri/src/wire.rs` writes them into `ui/src/host/generated.ts`, and its test fails
+//! (`crates/desktop/src/wire.rs` writes them into `ui/src/host/generated.ts`, and its test fails
 //! when the checked-in tables are stale).
 
 use crate::error::{ErrorKind, ExitStatus};

@@ -40,7 +40,7 @@ fn the_tray_process_links_no_gui_toolkit() {
     );
     for lib in &needed {
         assert!(
-            !TOOLKIT.iter().any(|t| lib.starts_with(t) || lib.contains(t)),
+            !TOOLKIT.iter().any(|t| lib.contains(t)),
             "{tray} needs {lib}: the tray process must not link a GUI toolkit (all: {needed:?})"
         );
     }

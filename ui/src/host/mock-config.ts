@@ -1,5 +1,5 @@
 // The mock host's config file: the servers as editor forms (secrets as stored), the same
-// masking, `***`-keeps-the-secret rule and field errors as the shell (src-tauri/src/
+// masking, `***`-keeps-the-secret rule and field errors as the shell (crates/desktop/src/
 // config_edit.rs), and two sample client configs to import. Pure data; MockHost turns its
 // changes into simulated servers.
 

@@ -1,6 +1,6 @@
 // What the mock host is asked to be: its options (from `?mock&…` in the URL), its clock (the
 // system's in the browser, a manual one in tests) and the `appInfo` it reports, with the
-// notices the shell would give (src-tauri/src/demo.rs).
+// notices the shell would give (crates/desktop/src/demo.rs).
 
 import type { AppInfo } from "./types";
 
@@ -49,7 +49,7 @@ export function mockOptionsFromUrl(url: URL): MockOptions {
 
 const MOCK_CONFIG_PATH = "/home/ada/.config/lifeline/config.json";
 
-/** What the shell would say for each notice kind (src-tauri/src/demo.rs), for `?mock&notice=…`. */
+/** What the shell would say for each notice kind (crates/desktop/src/demo.rs), for `?mock&notice=…`. */
 const MOCK_NOTICE: Record<string, string> = {
   demo: `There is no config file at ${MOCK_CONFIG_PATH}, so this is a demo: the servers are built-in fixtures.`,
   fixture_missing:

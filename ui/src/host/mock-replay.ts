@@ -166,7 +166,7 @@ export function initialView(server: string, transport: Transport): ServerView {
   };
 }
 
-/** What the shell keeps per server, updated by one event (src-tauri/src/view.rs: the core's
+/** What the shell keeps per server, updated by one event (crates/desktop/src/view.rs: the core's
  * snapshot fields, plus restarts counted from the generations seen). */
 export function applyToView(view: ServerView, e: Event): void {
   if (e.generation > view.generation) {

@@ -1,5 +1,5 @@
 // What the mock host answers for "Serve over HTTP" (the shell's gateway_* commands in
-// src-tauri/src/serve.rs): the endpoint on at 127.0.0.1:7424 with one client's token, turned
+// crates/desktop/src/serve.rs): the endpoint on at 127.0.0.1:7424 with one client's token, turned
 // on and off in memory, tokens added and removed. The usage text is the one
 // lifeline_core::gateway::http::tokens::usage makes.
 

@@ -1,4 +1,4 @@
-// The "Serve over HTTP" dialog's wire types, as src-tauri/src/serve.rs serializes them
+// The "Serve over HTTP" dialog's wire types, as crates/desktop/src/serve.rs serializes them
 // (`EndpointView`, `TokenClient`, `NewToken`). Hand-written: these shapes have no ts-rs
 // derive, so keep them in step with serve.rs.
 

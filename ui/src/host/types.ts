@@ -1,5 +1,5 @@
 // The wire types between the Rust side and the UI. Every type the backend serializes is
-// generated from Rust by ts-rs into ./generated.ts (src-tauri/src/wire.rs; `make types`
+// generated from Rust by ts-rs into ./generated.ts (crates/desktop/src/wire.rs; `make types`
 // regenerates it, and a test fails while it is stale). This file re-exports them under the
 // names the UI uses and keeps only what the backend has no Rust type for: callbacks, command
 // arguments, and the MCP JSON the shell passes through untouched. docs/events.md is the schema.
@@ -22,7 +22,7 @@ import type {
 
 export type * from "./generated";
 
-/** `secret_store`/`secret_set` (src-tauri/src/secret_cmds.rs): which store keeps secrets
+/** `secret_store`/`secret_set` (crates/desktop/src/secret_cmds.rs): which store keeps secrets
  * (docs/secrets.md), and the notice to show when it is the plain-file fallback. */
 export interface SecretStoreView {
   backend: { kind: "keychain" | "file"; name: string; path: string | null; reason: string };

@@ -2,7 +2,7 @@
 //! (the bridge) against a stand-in for the app's local endpoint, made of the same core
 //! pieces the app uses (`local_socket::Listener`, `gateway::attach`, `gateway::serve` on a
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
-//! tested in src-tauri/src/instance_tests.rs with a real `AppState`. Two bridges on one
+//! tested in crates/desktop/src/instance_tests.rs with a real `AppState`. Two bridges on one
 //! supervisor are two hosts: the server's requests go to the host whose call caused them.
 //! When the app quits, the bridge takes the host's session over (crates/cli/src/takeover.rs).
 
