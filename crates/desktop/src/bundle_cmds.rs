@@ -53,11 +53,7 @@ pub struct BundleSources {
     config: Mutex<(Value, Vec<String>)>,
     log_dir: Option<PathBuf>,
     history: Arc<Mutex<History>>,
-    /// The `seq` of the last event in `history` (tests wait on it).
-    #[cfg_attr(
-        not(any(test, feature = "test-support")),
-        expect(dead_code, reason = "read by tests only")
-    )]
+    /// The `seq` of the last event in `history` (a new subscriber waits on it).
     recorded: watch::Receiver<u64>,
     /// The last preview, which `export` writes.
     previewed: Mutex<Option<Bundle>>,
@@ -105,6 +101,12 @@ impl BundleSources {
     #[cfg(any(test, feature = "test-support"))]
     pub fn recorded(&self) -> watch::Receiver<u64> {
         self.recorded.clone()
+    }
+
+    /// Resolves once every event up to `seq` is held (at once if the recorder has ended).
+    pub async fn caught_up(&self, seq: u64) {
+        let mut recorded = self.recorded.clone();
+        let _ = recorded.wait_for(|s| *s >= seq).await;
     }
 
     /// The save dialog returned `path`, which exists: the person agreed to replace it.

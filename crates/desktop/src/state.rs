@@ -183,12 +183,11 @@ impl AppState {
     ) -> Result<Vec<ServerView>, ErrorView> {
         let fleet = self.fleet.read().await;
         let fleet = running(&fleet)?;
-        let events = fleet.bus().subscribe();
-        let views = self.views_of(fleet);
         // This run's latest events first, as the mock host does: a window opened (or
         // reloaded) after the servers started shows what already happened in its feed, not
         // "nothing yet". The UI applies them in `seq` order and drops the ones it sees again.
-        let backlog = self.bundle.recent(REPLAYED_EVENTS);
+        let (backlog, events) = self.backlog(fleet).await;
+        let views = self.views_of(fleet);
         let replayed = backlog.last().map(|e| e.seq);
         let task = tokio::spawn(async move {
             let mut sink = sink;
@@ -252,6 +251,24 @@ impl AppState {
     pub async fn events(&self) -> Result<broadcast::Receiver<Event>, ErrorView> {
         let fleet = self.fleet.read().await;
         Ok(running(&fleet)?.bus().subscribe())
+    }
+
+    /// This run's latest events (at most `REPLAYED_EVENTS`), then the live ones, with none
+    /// lost between the two; the live stream repeats the backlog's last few, which the reader
+    /// skips (`seq` at most the backlog's last).
+    pub async fn events_with_backlog(
+        &self,
+    ) -> Result<(Vec<Event>, broadcast::Receiver<Event>), ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(self.backlog(running(&fleet)?).await)
+    }
+
+    /// The live stream is subscribed first; the backlog is read once the recorder (a task of
+    /// its own) holds every event emitted before, so an event is in one or the other.
+    async fn backlog(&self, fleet: &Fleet) -> (Vec<Event>, broadcast::Receiver<Event>) {
+        let events = fleet.bus().subscribe();
+        self.bundle.caught_up(fleet.bus().last_seq()).await;
+        (self.bundle.recent(REPLAYED_EVENTS), events)
     }
 
     /// Stops every supervisor (bounded by the core), ends the subscriptions and kills the

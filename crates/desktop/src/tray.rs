@@ -188,9 +188,17 @@ pub fn icon_rgba(health: Health) -> Vec<u8> {
 pub fn watch(core: Arc<Core>) {
     tokio::spawn(async move {
         let state = &core.state;
-        let Ok(mut events) = state.events().await else {
+        // From the run's first event: a server that stopped trying before this task got
+        // here (a command that does not exist fails in a millisecond) still notifies.
+        let Ok((backlog, mut events)) = state.events_with_backlog().await else {
             return;
         };
+        let replayed = backlog.last().map_or(0, |e| e.seq);
+        for event in &backlog {
+            if let Some((title, body)) = notification_for(event) {
+                core.shell().notify(&title, &body);
+            }
+        }
         let mut shown = None;
         loop {
             let summary = match state.snapshots().await {
@@ -204,6 +212,7 @@ pub fn watch(core: Arc<Core>) {
             // Wait for the next event that could change the picture, raising notifications.
             loop {
                 match events.recv().await {
+                    Ok(event) if event.seq <= replayed => {}
                     Ok(event) => {
                         if let Some((title, body)) = notification_for(&event) {
                             core.shell().notify(&title, &body);

@@ -97,8 +97,10 @@ mod linux {
                 Action::Quit => break,
             }
         }
-        shell.remove().await;
+        // The servers first: the menu's Quit is answered while they stop, and the icon goes
+        // last, with the app.
         running.finish().await;
+        shell.remove().await;
     }
 
     /// Where a package puts the app's resources (the demo's fixture): `/usr/lib/Lifeline`

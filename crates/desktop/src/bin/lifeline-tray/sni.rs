@@ -153,7 +153,7 @@ impl Shell {
         }
     }
 
-    /// Takes the item off the bus, so the icon goes before the servers are stopped.
+    /// Takes the item off the bus.
     pub async fn remove(&self) {
         if let Some(tray) = &self.tray {
             tray.shutdown().await;
