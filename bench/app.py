@@ -41,6 +41,18 @@ def start_session_bus():
     return proc, address
 
 
+def start_tray_host(tools, bus):
+    """A panel's tray on `bus`: lifeline-tray-host, a StatusNotifierWatcher (lifeline-it).
+    With it the app has a tray to live in, as on a desktop; without one, closing quits."""
+    host = Path(tools.app).with_name("lifeline-tray-host")
+    proc = subprocess.Popen([str(host)], env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus},
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if proc.stdout.readline().strip() != "READY":
+        proc.kill()
+        raise RuntimeError(f"{host} did not start")
+    return proc
+
+
 def descendants(pid):
     """Every process below `pid` (children, their children...), from /proc."""
     children = {}
@@ -208,6 +220,13 @@ def app(tools, args, scratch, log):
         xvfb.terminate()
         xvfb.wait()
         return {**record, "error": f"cannot start a D-Bus session bus (dbus-daemon): {e}"}
+    try:
+        tray_host = start_tray_host(tools, bus)
+    except (OSError, RuntimeError) as e:
+        for proc in (bus_proc, xvfb):
+            proc.terminate()
+            proc.wait()
+        return {**record, "error": f"cannot start the tray host (make bench-build builds it): {e}"}
     samples = []
     try:
         for i in range(runs):
@@ -217,6 +236,8 @@ def app(tools, args, scratch, log):
                 return {**record, "error": sample["error"]}
             samples.append(sample)
     finally:
+        tray_host.terminate()
+        tray_host.wait()
         bus_proc.terminate()
         bus_proc.wait()
         xvfb.terminate()

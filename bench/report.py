@@ -344,7 +344,7 @@ def write(result, md_path, charts_dir):
         lines += ["", "## The app", "",
                   "The desktop app as `make bench-build` builds it (the UI, then `cargo build "
                   "--release -p lifeline-app -p lifeline-desktop`, the UI embedded), started "
-                  "under Xvfb with a private D-Bus session bus (where the tray's item goes) "
+                  "under Xvfb with a private D-Bus session bus and a tray on it (lifeline-tray-host) "
                   f"with {ap['servers']} stdio fixture servers configured; medians of "
                   f"{ap.get('runs', 1)} start(s). First paint: from spawning the process to the "
                   "UI's report that its first frame is on screen (`ui_painted`, logged by the "

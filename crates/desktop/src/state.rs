@@ -238,6 +238,19 @@ impl AppState {
     }
 
     /// Every server's snapshot, in config order.
+    /// Each server's snapshot as it changes (the tray's picture of the fleet); a server that
+    /// is removed ends its receiver.
+    pub async fn snapshot_watches(
+        &self,
+    ) -> Result<Vec<watch::Receiver<lifeline_core::supervisor::Snapshot>>, ErrorView> {
+        let fleet = self.fleet.read().await;
+        Ok(running(&fleet)?
+            .supervisors()
+            .iter()
+            .map(Supervisor::watch)
+            .collect())
+    }
+
     pub async fn snapshots(&self) -> Result<Vec<lifeline_core::supervisor::Snapshot>, ErrorView> {
         let fleet = self.fleet.read().await;
         Ok(running(&fleet)?

@@ -9,7 +9,6 @@
 
 use crate::Core;
 use lifeline_core::events::{Event, EventBody, StateName};
-use lifeline_core::supervisor::Snapshot;
 use std::sync::Arc;
 
 /// The icon's side, in pixels.
@@ -186,47 +185,77 @@ pub fn icon_rgba(health: Health) -> Vec<u8> {
 /// Keeps the tray in step with the fleet and raises the notifications, until the app ends.
 /// Within a tokio runtime.
 pub fn watch(core: Arc<Core>) {
-    tokio::spawn(async move {
-        let state = &core.state;
-        // From the run's first event: a server that stopped trying before this task got
-        // here (a command that does not exist fails in a millisecond) still notifies.
-        let Ok((backlog, mut events)) = state.events_with_backlog().await else {
-            return;
+    tokio::spawn(notify_from_events(core.clone()));
+    tokio::spawn(show_the_fleet(core));
+}
+
+/// The tray's picture, from the servers' snapshots: recomputed whenever one changes (a
+/// snapshot is published after the step's events, so the snapshots, not the events, say
+/// what the step ended in), and the servers collected again when the config changes.
+async fn show_the_fleet(core: Arc<Core>) {
+    let state = &core.state;
+    let mut applied = state.changes();
+    let mut shown = None;
+    loop {
+        let Ok(mut servers) = state.snapshot_watches().await else {
+            return; // shutting down
         };
-        let replayed = backlog.last().map_or(0, |e| e.seq);
-        for event in &backlog {
-            if let Some((title, body)) = notification_for(event) {
-                core.shell().notify(&title, &body);
-            }
-        }
-        let mut shown = None;
         loop {
-            let summary = match state.snapshots().await {
-                Ok(snapshots) => Summary::of(snapshots.iter().map(|s: &Snapshot| s.state.state)),
-                Err(_) => return, // shutting down
-            };
+            let summary = Summary::of(
+                servers
+                    .iter_mut()
+                    .map(|s| s.borrow_and_update().state.state),
+            );
             if shown != Some(summary) {
                 core.shell().show(&summary);
                 shown = Some(summary);
             }
-            // Wait for the next event that could change the picture, raising notifications.
-            loop {
-                match events.recv().await {
-                    Ok(event) if event.seq <= replayed => {}
-                    Ok(event) => {
-                        if let Some((title, body)) = notification_for(&event) {
-                            core.shell().notify(&title, &body);
-                        }
-                        if matches!(event.body, EventBody::State(_)) {
-                            break;
-                        }
-                    }
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            let changed = async {
+                if servers.is_empty() {
+                    return std::future::pending().await;
                 }
+                let changes = servers.iter_mut().map(|s| Box::pin(s.changed()));
+                futures_util::future::select_all(changes).await.0
+            };
+            tokio::select! {
+                server = changed => match server {
+                    Ok(()) => continue,
+                    // A server removed (or the fleet stopped): collect them again.
+                    Err(_) => break,
+                },
+                config = applied.changed() => match config {
+                    Ok(()) => break,
+                    Err(_) => return,
+                },
             }
         }
-    });
+    }
+}
+
+/// Raises a notification for each event that deserves one, from the run's first event: a
+/// server that stopped trying before this task got here (a command that does not exist
+/// fails in a millisecond) still notifies.
+async fn notify_from_events(core: Arc<Core>) {
+    let Ok((backlog, mut events)) = core.state.events_with_backlog().await else {
+        return;
+    };
+    let replayed = backlog.last().map_or(0, |e| e.seq);
+    let mut notify = |event: &Event| {
+        if let Some((title, body)) = notification_for(event) {
+            core.shell().notify(&title, &body);
+        }
+    };
+    backlog.iter().for_each(&mut notify);
+    loop {
+        match events.recv().await {
+            Ok(event) if event.seq > replayed => notify(&event),
+            Ok(_) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!("the tray fell {n} events behind; their notifications are lost")
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
 }
 
 #[cfg(test)]

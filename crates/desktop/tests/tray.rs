@@ -1,10 +1,11 @@
 //! `lifeline-tray`, the app's core on Linux, as a desktop panel and a notification daemon see
-//! it: the real binary on a private D-Bus session bus (`dbus-daemon`), started `--hidden` (no
-//! display, no window), with one server that cannot start. The test reads its
-//! StatusNotifierItem's tooltip, receives its notification as `org.freedesktop.Notifications`
-//! (a canary in the server's config must not be in it), clicks "Start at login" and "Quit
-//! Lifeline" in its menu (com.canonical.dbusmenu), and checks the entry written and the clean
-//! exit.
+//! it: the real binary on a private D-Bus session bus (`dbus-daemon`) with a panel's tray on
+//! it (`lifeline-tray-host`, a StatusNotifierWatcher, from lifeline-it), started `--hidden`
+//! (no display, no window), with one server that cannot start. The item must register with
+//! the watcher; the test reads its tooltip, receives its notification as
+//! `org.freedesktop.Notifications` (a canary in the server's config must not be in it),
+//! clicks "Start at login" and "Quit Lifeline" in its menu (com.canonical.dbusmenu), and
+//! checks the entry written and the clean exit.
 
 #![cfg(target_os = "linux")]
 
@@ -50,6 +51,53 @@ impl Drop for Bus {
     fn drop(&mut self) {
         let _ = self.daemon.kill();
         let _ = self.daemon.wait();
+    }
+}
+
+/// The panel's tray: `lifeline-tray-host` on `bus`, once it owns the watcher's name; the
+/// items that register with it, a line each, on the receiver.
+struct TrayHost {
+    host: Child,
+    items: std::sync::mpsc::Receiver<String>,
+}
+
+impl TrayHost {
+    fn start(bus: &Bus) -> TrayHost {
+        let built =
+            Path::new(env!("CARGO_BIN_EXE_lifeline-tray")).with_file_name("lifeline-tray-host");
+        assert!(
+            built.is_file(),
+            "{} is missing: build it first (cargo build -p lifeline-it)",
+            built.display()
+        );
+        let mut host = Command::new(&built)
+            .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(host.stdout.take().unwrap()).lines();
+        let first = lines.next().and_then(Result::ok);
+        assert_eq!(
+            first.as_deref(),
+            Some("READY"),
+            "lifeline-tray-host did not start"
+        );
+        let (tx, items) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some(item) = line.strip_prefix("ITEM ") {
+                    let _ = tx.send(item.to_owned());
+                }
+            }
+        });
+        TrayHost { host, items }
+    }
+}
+
+impl Drop for TrayHost {
+    fn drop(&mut self) {
+        let _ = self.host.kill();
+        let _ = self.host.wait();
     }
 }
 
@@ -164,9 +212,33 @@ fn fixture_config(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// `lifeline-tray --hidden` on `bus`, its files under `home`, its stderr in `home/stderr.log`.
+fn start_tray(bus: &Bus, home: &Path) -> Child {
+    let config = fixture_config(home);
+    let log = std::fs::File::create(home.join("stderr.log")).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_lifeline-tray"))
+        .arg("--hidden")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_RUNTIME_DIR", home)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .env("LIFELINE_CONFIG", &config)
+        .env("LIFELINE_HISTORY", home.join("history.db"))
+        .env("LIFELINE_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     let bus_daemon = Bus::start();
+    let panel = TrayHost::start(&bus_daemon);
     let home = tempfile::tempdir().unwrap();
     let bus = zbus::connection::Builder::address(bus_daemon.address.as_str())
         .unwrap()
@@ -182,27 +254,14 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
         .await
         .unwrap();
 
-    let config = fixture_config(home.path());
-    let log = std::fs::File::create(home.path().join("stderr.log")).unwrap();
-    let mut tray = Command::new(env!("CARGO_BIN_EXE_lifeline-tray"))
-        .arg("--hidden")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_RUNTIME_DIR", home.path())
-        .env("DBUS_SESSION_BUS_ADDRESS", &bus_daemon.address)
-        .env("LIFELINE_CONFIG", &config)
-        .env("LIFELINE_HISTORY", home.path().join("history.db"))
-        .env("LIFELINE_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
+    let mut tray = start_tray(&bus_daemon, home.path());
 
     let item = eventually("the tray item on the bus", || item_name(&bus)).await;
+    let registered = panel
+        .items
+        .recv_timeout(PATIENCE)
+        .expect("the item registers with the panel's tray within PATIENCE");
+    assert_eq!(registered, item);
     let said = eventually("the tooltip to say the server failed", || async {
         tooltip(&bus, &item)
             .await
@@ -254,4 +313,38 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     assert!(status.success(), "{status}: {said}");
     assert!(said.contains("lifeline-app stopped"), "{said}");
     assert!(!said.contains(CANARY), "a secret in the log: {said}");
+}
+
+/// On a bus with no panel's tray (plain GNOME), there is nowhere to come back from: started
+/// hidden, the app opens its window instead (here, with no display, the window cannot open),
+/// and when the window is gone the app quits rather than run on unseen and unquittable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_tray_the_app_does_not_stay_hidden() {
+    let bus = Bus::start();
+    let home = tempfile::tempdir().unwrap();
+    let tray = start_tray(&bus, home.path());
+    let exited = tokio::task::spawn_blocking(move || {
+        let mut tray = tray;
+        tray.wait()
+    });
+    let status = timeout(PATIENCE, exited)
+        .await
+        .expect("lifeline-tray quits by itself within PATIENCE")
+        .unwrap()
+        .unwrap();
+    let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(
+        said.contains("nothing on this desktop shows tray icons"),
+        "{said}"
+    );
+    assert!(
+        said.contains("window process"),
+        "it opened the window: {said}"
+    );
+    assert!(
+        said.contains("quitting (no tray to come back from)"),
+        "{said}"
+    );
+    assert!(said.contains("lifeline-app stopped"), "{said}");
 }

@@ -1,12 +1,19 @@
 //! The tray on Linux, straight over the session bus: a StatusNotifierItem with its menu
 //! (ksni: what libappindicator speaks, without GTK), and notifications through
 //! `org.freedesktop.Notifications` (notify-rust). Menu clicks become `Action`s for the main
-//! loop. Without a session bus there is no tray: closing the window then quits the app.
+//! loop.
+//!
+//! The item shows only while a panel's StatusNotifierWatcher is on the bus (KDE, Xfce,
+//! Cinnamon, MATE, GNOME with the AppIndicator extension; not plain GNOME). Without one —
+//! or without a session bus — there is no tray to come back from, so closing the window
+//! quits rather than leave an app nobody can see or quit; a watcher that starts later
+//! brings the tray (and the keep-running) back.
 
 use ksni::TrayMethods;
 use ksni::menu::{CheckmarkItem, MenuItem, StandardItem};
 use lifeline_desktop::tray::{Health, ICON_SIZE, Summary, icon_rgba};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::{mpsc, watch};
 
 /// What the menu asks of the app.
@@ -23,6 +30,8 @@ struct Item {
     summary: Summary,
     login: bool,
     actions: mpsc::UnboundedSender<Action>,
+    /// Whether a StatusNotifierWatcher (a panel's tray) is on the bus to show the item.
+    shown: Arc<AtomicBool>,
 }
 
 impl Item {
@@ -60,6 +69,24 @@ impl ksni::Tray for Item {
             description: self.summary.label(),
             ..Default::default()
         }
+    }
+
+    fn watcher_online(&self) {
+        tracing::info!("tray: a panel shows the icon (StatusNotifierWatcher online)");
+        self.shown.store(true, Ordering::Relaxed);
+    }
+
+    fn watcher_offline(&self, reason: ksni::OfflineReason) -> bool {
+        let why = match reason {
+            ksni::OfflineReason::Error(e) => e.to_string(),
+            _ => "the panel's tray went away".to_owned(),
+        };
+        tracing::warn!(
+            "tray: nothing on this desktop shows tray icons ({why}; GNOME needs the \
+             AppIndicator extension); closing the window quits until one does"
+        );
+        self.shown.store(false, Ordering::Relaxed);
+        true // keep the item, for a watcher that comes later
     }
 
     fn menu(&self) -> Vec<MenuItem<Self>> {
@@ -104,18 +131,23 @@ fn icon(health: Health) -> ksni::Icon {
 /// The desktop around the core: lifeline-desktop's `Shell` for Linux.
 pub struct Shell {
     tray: Option<ksni::Handle<Item>>,
+    shown: Arc<AtomicBool>,
     summary: watch::Sender<Summary>,
     actions: mpsc::UnboundedSender<Action>,
 }
 
 impl Shell {
-    /// Puts the item on the session bus. It shows once a tray host (the panel's
-    /// StatusNotifierWatcher) is there, now or later; GNOME needs the AppIndicator extension.
+    /// Puts the item on the session bus, where a panel's StatusNotifierWatcher shows it, now
+    /// or once one starts.
     pub async fn start(actions: mpsc::UnboundedSender<Action>, login: bool) -> Arc<Shell> {
+        // Registered means shown, unless ksni says the watcher is not there (at once, before
+        // `spawn` returns, or whenever it goes).
+        let shown = Arc::new(AtomicBool::new(true));
         let item = Item {
             summary: Summary::default(),
             login,
             actions: actions.clone(),
+            shown: shown.clone(),
         };
         let tray = match item.assume_sni_available(true).spawn().await {
             Ok(handle) => {
@@ -127,12 +159,12 @@ impl Shell {
                 None
             }
         };
-        let (summary, mut shown) = watch::channel(Summary::default());
+        let (summary, mut latest) = watch::channel(Summary::default());
         if let Some(handle) = tray.clone() {
             // One task applies the latest summary: updates never overtake each other.
             tokio::spawn(async move {
-                while shown.changed().await.is_ok() {
-                    let summary = *shown.borrow_and_update();
+                while latest.changed().await.is_ok() {
+                    let summary = *latest.borrow_and_update();
                     if handle.update(|item| item.summary = summary).await.is_none() {
                         return;
                     }
@@ -141,6 +173,7 @@ impl Shell {
         }
         Arc::new(Shell {
             tray,
+            shown,
             summary,
             actions,
         })
@@ -163,7 +196,7 @@ impl Shell {
 
 impl lifeline_desktop::Shell for Shell {
     fn has_tray(&self) -> bool {
-        self.tray.is_some()
+        self.tray.is_some() && self.shown.load(Ordering::Relaxed)
     }
 
     fn show(&self, summary: &Summary) {
