@@ -62,10 +62,13 @@ mod linux {
         let fixture = demo::fixture_path(resources().as_deref());
         let running = launch.start(fixture.as_deref(), shell.clone()).await;
         let core = running.core.clone();
+        // One for the run, so that no signal falls between two turns of the loop.
+        let terminated = launch::terminated();
+        tokio::pin!(terminated);
         loop {
             let action = tokio::select! {
                 action = asked.recv() => action.unwrap_or(Action::Quit),
-                () = launch::terminated() => Action::Quit,
+                () = &mut terminated => Action::Quit,
             };
             match action {
                 Action::Open => core.show_window(),

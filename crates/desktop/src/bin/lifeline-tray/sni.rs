@@ -39,6 +39,9 @@ impl Item {
         StandardItem {
             label: label.into(),
             activate: Box::new(move |item: &mut Item| {
+                if action == Action::Quit {
+                    tracing::info!("Quit from the tray");
+                }
                 let _ = item.actions.send(action);
             }),
             ..Default::default()
