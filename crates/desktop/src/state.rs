@@ -81,7 +81,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl AppState {
     /// Starts every supervisor, with this run's history in memory only. Must run inside the
-    /// tokio runtime (tauri's).
+    /// tokio runtime (the core process's).
     // `allow`, not `expect`: the app itself starts with a history file.
     #[cfg_attr(
         not(test),

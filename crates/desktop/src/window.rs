@@ -45,7 +45,7 @@ pub enum Push {
     ConfigChanged(Value),
 }
 
-/// The window process, managed as state in the core.
+/// The window process, as the `Core` holds it.
 pub struct Windows {
     /// The window program: `lifeline-app`.
     program: PathBuf,
