@@ -1,14 +1,20 @@
 //! The app's local endpoint, for other Lifeline processes of the same user on this machine
-//! (a second app instance asking the first to show itself; later, `lifeline connect`
-//! bridges attaching to the app's supervisors). On Unix it is the socket `app.sock` in the
-//! instance directory, 0600 inside a 0700 directory; on Windows it is a named pipe whose
-//! name is derived from that directory (`\\.\pipe\lifeline-<16 hex digits>`), created as the
-//! first instance of that name (a squatter makes `bind` fail rather than hear our clients)
-//! and refusing remote clients. What is said over it is the caller's business: this is bytes
+//! (a second app instance asking the first to show itself, `lifeline connect` bridges
+//! attaching to the app's supervisors, the app's window process). On Unix it is the socket
+//! `app.sock` in the instance directory, 0600 inside a 0700 directory. On Windows it is a
+//! named pipe whose name holds the user's SID and a digest of that directory
+//! (`\\.\pipe\lifeline-<SID>-<16 hex digits>`), made with a DACL that lets only the current
+//! user in, created as the first instance of that name (so a pipe another account made first
+//! makes `bind` fail rather than let it hear our clients), refusing remote clients; and a
+//! client checks that the process serving the pipe runs as its own user before it sends
+//! anything (`windows.rs`). What is said over it is the caller's business: this is bytes
 //! both ways.
 //!
 //! The caller binds only while it holds the instance lock (`private::open_lock` + `try_lock`):
 //! on Unix a socket file left by a process that is gone is removed first.
+
+#[cfg(windows)]
+mod windows;
 
 use std::io;
 use std::path::Path;
@@ -28,17 +34,24 @@ pub fn address(dir: &Path) -> String {
     #[cfg(unix)]
     return dir.join(SOCKET_NAME).display().to_string();
     #[cfg(windows)]
-    return pipe_name(dir);
+    return own_pipe(dir).unwrap_or_else(|e| format!("a named pipe ({e})"));
 }
 
-/// The named pipe for `dir`: a digest of the directory's path, so two users (two profile
-/// folders) or two `LIFELINE_HISTORY` directories never share one.
+/// The named pipe of `user` (a SID) for `dir`: the user, so two accounts never look for
+/// the same pipe, and a digest of the directory's path, so two `LIFELINE_HISTORY`
+/// directories of one user never share one.
 #[cfg_attr(not(windows), allow(dead_code))]
-fn pipe_name(dir: &Path) -> String {
+fn pipe_name(user: &str, dir: &Path) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(dir.to_string_lossy().as_bytes());
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!(r"\\.\pipe\lifeline-{hex}")
+    format!(r"\\.\pipe\lifeline-{user}-{hex}")
+}
+
+/// The pipe for `dir` of the user this process runs as.
+#[cfg(windows)]
+fn own_pipe(dir: &Path) -> io::Result<String> {
+    Ok(pipe_name(windows::current_user()?, dir))
 }
 
 /// Listens for local connections.
@@ -47,6 +60,8 @@ pub struct Listener {
     inner: tokio::net::UnixListener,
     #[cfg(windows)]
     name: String,
+    #[cfg(windows)]
+    security: windows::OnlyUser,
     #[cfg(windows)]
     next: tokio::net::windows::named_pipe::NamedPipeServer,
 }
@@ -68,13 +83,14 @@ impl Listener {
         }
         #[cfg(windows)]
         {
-            use tokio::net::windows::named_pipe::ServerOptions;
-            let name = pipe_name(dir);
-            let next = ServerOptions::new()
-                .first_pipe_instance(true)
-                .reject_remote_clients(true)
-                .create(&name)?;
-            Ok(Listener { name, next })
+            let name = own_pipe(dir)?;
+            let security = windows::OnlyUser::new(windows::current_user()?)?;
+            let next = create_instance(&name, &security, true)?;
+            Ok(Listener {
+                name,
+                security,
+                next,
+            })
         }
     }
 
@@ -87,16 +103,32 @@ impl Listener {
         }
         #[cfg(windows)]
         {
-            use tokio::net::windows::named_pipe::ServerOptions;
             self.next.connect().await?;
             // A new instance of the pipe takes the next client before this one is handed out,
             // so a client never finds the name missing.
-            let fresh = ServerOptions::new()
-                .reject_remote_clients(true)
-                .create(&self.name)?;
+            let fresh = create_instance(&self.name, &self.security, false)?;
             Ok(Box::new(std::mem::replace(&mut self.next, fresh)))
         }
     }
+}
+
+/// One instance of the pipe `name`, open to `security`'s user only; the first one must be
+/// the first of its name, so that a pipe someone else made is never joined.
+#[cfg(windows)]
+fn create_instance(
+    name: &str,
+    security: &windows::OnlyUser,
+    first: bool,
+) -> io::Result<tokio::net::windows::named_pipe::NamedPipeServer> {
+    use tokio::net::windows::named_pipe::ServerOptions;
+    let mut attributes = security.attributes();
+    let mut options = ServerOptions::new();
+    options
+        .first_pipe_instance(first)
+        .reject_remote_clients(true);
+    // SAFETY: `attributes` and the descriptor it points to (held by `security`) outlive the
+    // call, which copies what it needs into the pipe.
+    unsafe { options.create_with_security_attributes_raw(name, (&raw mut attributes).cast()) }
 }
 
 /// Connects to the endpoint for `dir`. `NotFound` (Unix) or the pipe's absence (Windows)
@@ -112,11 +144,17 @@ pub async fn connect(dir: &Path) -> io::Result<Stream> {
         use tokio::net::windows::named_pipe::ClientOptions;
         /// ERROR_PIPE_BUSY: every instance is taken; the server makes a new one at once.
         const PIPE_BUSY: i32 = 231;
-        let name = pipe_name(dir);
+        use std::os::windows::io::AsRawHandle;
+        let user = windows::current_user()?;
+        let name = pipe_name(user, dir);
         let mut tries = 0;
         loop {
             match ClientOptions::new().open(&name) {
-                Ok(client) => return Ok(Box::new(client)),
+                Ok(client) => {
+                    // Nothing is sent to a pipe another user serves.
+                    windows::check_server(client.as_raw_handle(), user)?;
+                    return Ok(Box::new(client));
+                }
                 Err(e) if e.raw_os_error() == Some(PIPE_BUSY) && tries < 20 => {
                     tries += 1;
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -163,12 +201,16 @@ mod tests {
     }
 
     #[test]
-    fn each_directory_has_its_own_pipe_name() {
-        let a = pipe_name(Path::new(r"C:\Users\ada\AppData\Local\lifeline"));
-        let b = pipe_name(Path::new(r"C:\Users\bob\AppData\Local\lifeline"));
-        assert_ne!(a, b);
+    fn each_user_and_directory_has_its_own_pipe_name() {
+        let dir = Path::new(r"C:\Users\ada\AppData\Local\lifeline");
+        let ada = "S-1-5-21-1-2-3-1001";
+        let a = pipe_name(ada, dir);
+        assert_ne!(a, pipe_name(ada, Path::new(r"D:\lifeline-history")));
+        assert_ne!(a, pipe_name("S-1-5-21-1-2-3-1002", dir));
+        let prefix = format!(r"\\.\pipe\lifeline-{ada}-");
         assert!(
-            a.starts_with(r"\\.\pipe\lifeline-") && a.len() == r"\\.\pipe\lifeline-".len() + 16
+            a.starts_with(&prefix) && a.len() == prefix.len() + 16,
+            "{a}"
         );
     }
 
