@@ -14,6 +14,8 @@
 #   make app-e2e      the real app in a real window (Xvfb): screenshots, then a WebDriver test
 #   make fmt          cargo fmt --all
 #   make lint         fmt check + clippy -D warnings
+#   make audit        cargo deny check (advisories, licences, bans, sources: deny.toml) and npm
+#                     audit of what the UI ships (scripts/audit.sh; part of make test)
 #   make build        cargo build --workspace
 #   make unit         the Rust tests only (nextest if installed, else cargo test), inside a
 #                     private gnome-keyring session (scripts/with-keyring.sh)
@@ -43,8 +45,11 @@ CARGO ?= cargo
 export LIFELINE_LOGIN_PATH ?= 0
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
-.PHONY: test check run setup fmt fmt-check lint clippy build unit conformance help ui ui-e2e app-e2e demo \
+.PHONY: test check run setup fmt fmt-check lint audit clippy build unit conformance help ui ui-e2e app-e2e demo \
   bench bench-smoke bench-build ui-unit package package-test portability wine-test macos-check
+
+audit:
+	scripts/audit.sh
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -125,6 +130,7 @@ test:
 	scripts/setup.sh
 	$(MAKE) --no-print-directory ui
 	$(MAKE) --no-print-directory lint
+	scripts/audit.sh
 	$(MAKE) --no-print-directory unit
 	$(MAKE) --no-print-directory ui-e2e
 	$(MAKE) --no-print-directory app-e2e

