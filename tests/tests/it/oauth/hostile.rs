@@ -36,6 +36,17 @@ where
     (mode, opened)
 }
 
+/// The error of connecting to `state` signing in the way `mode` says, which must fail.
+async fn refused(state: &As, mode: SignIn) -> lifeline_core::Error {
+    let connected = tokio::time::timeout(BOUND, connect(state, mode))
+        .await
+        .expect("the sign-in did not end within the bound");
+    match connected {
+        Ok(_) => panic!("connected: the sign-in was not refused"),
+        Err(e) => e,
+    }
+}
+
 fn set(state: &As, server: Value) {
     let over = &mut state.overrides.lock().unwrap();
     over.server = server.as_object().unwrap().clone();
@@ -54,10 +65,7 @@ async fn only_web_addresses_are_opened() {
         let state = serve().await;
         set(&state, json!({ "authorization_endpoint": endpoint }));
         let (mode, opened) = browser(|_| async {});
-        let e = tokio::time::timeout(BOUND, connect(&state, mode))
-            .await
-            .expect("the sign-in ended")
-            .expect_err("refused");
+        let e = refused(&state, mode).await;
         assert_eq!(e.kind(), ErrorKind::Auth, "{endpoint}: {e}");
         assert!(
             e.to_string()
@@ -74,10 +82,7 @@ async fn an_authorization_server_that_does_not_list_pkce_is_refused() {
     let state = serve().await;
     set(&state, json!({ "code_challenge_methods_supported": null }));
     let (mode, opened) = browser(|_| async {});
-    let e = tokio::time::timeout(BOUND, connect(&state, mode))
-        .await
-        .expect("the sign-in ended")
-        .expect_err("refused");
+    let e = refused(&state, mode).await;
     assert_eq!(e.kind(), ErrorKind::Auth, "{e}");
     assert!(
         e.to_string()
@@ -184,10 +189,7 @@ async fn a_401_naming_metadata_on_another_origin_is_not_fetched() {
 
 /// The error of connecting to `state` with a headless sign-in.
 async fn sign_in_error(state: &As) -> lifeline_core::Error {
-    tokio::time::timeout(BOUND, connect(state, SignIn::FollowRedirect))
-        .await
-        .expect("the sign-in ended")
-        .expect_err("refused")
+    refused(state, SignIn::FollowRedirect).await
 }
 
 #[tokio::test]
