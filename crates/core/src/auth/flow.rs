@@ -8,7 +8,7 @@ use super::metadata::Discovered;
 use super::pkce::{Pkce, random_token};
 use super::register::{self, Client};
 use super::token::{self, Grant, Tokens};
-use super::{Http, OAuthSettings, auth_error, scope};
+use super::{Endpoint, Http, OAuthSettings, auth_error, scope};
 use crate::error::{Error, ErrorKind};
 use reqwest::Url;
 use std::sync::Arc;
@@ -112,6 +112,23 @@ pub fn check_callback(
         .ok_or_else(|| auth_error("the sign-in came back without an authorization code"))
 }
 
+/// MCP authorization 2025-11-25: PKCE with S256, and a sign-in only where the authorization
+/// server's metadata says it supports it (`code_challenge_methods_supported`); a server
+/// that does not say may not check the challenge at all.
+pub fn check_pkce(methods: Option<&[String]>) -> Result<(), Error> {
+    match methods {
+        None => Err(auth_error(
+            "the authorization server's metadata does not list code_challenge_methods_supported, \
+             so it may not enforce PKCE: the MCP authorization spec (2025-11-25) requires \
+             refusing to sign in",
+        )),
+        Some(m) if !m.iter().any(|m| m == "S256") => Err(auth_error(
+            "the authorization server does not support PKCE with S256, which MCP requires",
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
 /// Runs one sign-in with `scopes` and returns the client used and the tokens granted.
 pub async fn sign_in(
     http: &Http,
@@ -124,13 +141,7 @@ pub async fn sign_in(
         return Err(sign_in_needed());
     }
     let server = &found.server;
-    if let Some(methods) = &server.code_challenge_methods_supported
-        && !methods.iter().any(|m| m == "S256")
-    {
-        return Err(auth_error(
-            "the authorization server does not support PKCE with S256, which MCP requires",
-        ));
-    }
+    check_pkce(server.code_challenge_methods_supported.as_deref())?;
     let listener = Listener::bind(settings.callback_port).await?;
     let client = register::client(http, settings, server, &listener.redirect_uri).await?;
     let pkce = Pkce::new();
@@ -145,16 +156,19 @@ pub async fn sign_in(
         resource,
         scopes,
     )?;
+    // Discovery checked the endpoint already; this is the last look before anything opens it.
+    let url = super::web::web_url(url.as_str())
+        .map_err(|why| super::web::refused(Endpoint::Authorization.name(), why))?;
     let cb = match mode {
         SignIn::Never => return Err(sign_in_needed()),
         // The listener answers while the redirect is being followed: both at once.
         SignIn::FollowRedirect => {
             let follow = follow_redirect(http, &url, &listener.redirect_uri);
-            tokio::try_join!(listener.wait(HEADLESS_WAIT), follow)?.0
+            tokio::try_join!(listener.wait(&state, HEADLESS_WAIT), follow)?.0
         }
         SignIn::Open { open, wait } => {
             open(url.as_str())?;
-            listener.wait(*wait).await?
+            listener.wait(&state, *wait).await?
         }
     };
     let code = check_callback(
@@ -184,8 +198,11 @@ pub async fn sign_in(
 /// redirect to the loopback redirect URI at once (no login page), and follows it there.
 async fn follow_redirect(http: &Http, url: &Url, redirect_uri: &str) -> Result<(), Error> {
     let resp = http.client().get(url.clone()).send().await.map_err(|e| {
-        Error::transport("the authorization endpoint could not be reached")
-            .with(|c| c.io = Some(crate::error::io_kind_of(&e)))
+        Error::transport(format!(
+            "{} could not be reached",
+            Endpoint::Authorization.name()
+        ))
+        .with(|c| c.io = Some(crate::error::io_kind_of(&e)))
     })?;
     let location = resp
         .headers()
@@ -248,6 +265,23 @@ mod tests {
         assert!(refused.message().contains("(access_denied)"), "{refused}");
         let odd = ok(cb("s", None, None, Some("CANARYcode")), false).unwrap_err();
         assert!(!odd.message().contains("CANARY"), "{odd}");
+    }
+
+    #[test]
+    fn pkce_is_required_and_must_be_s256() {
+        let v = |s: &[&str]| s.iter().map(|m| (*m).to_owned()).collect::<Vec<_>>();
+        assert!(check_pkce(Some(&v(&["S256"]))).is_ok());
+        assert!(check_pkce(Some(&v(&["plain", "S256"]))).is_ok());
+        let absent = check_pkce(None).unwrap_err();
+        assert_eq!(absent.kind(), ErrorKind::Auth);
+        assert!(
+            absent
+                .message()
+                .contains("does not list code_challenge_methods_supported"),
+            "{absent}"
+        );
+        assert!(check_pkce(Some(&v(&["plain"]))).is_err());
+        assert!(check_pkce(Some(&[])).is_err());
     }
 
     #[test]

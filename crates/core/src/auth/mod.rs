@@ -2,16 +2,19 @@
 //! discovery of the protected resource and its authorization server (`metadata`), the
 //! scopes to ask for (`scope`), the client registration (`register`), authorization code
 //! with PKCE S256 through a loopback redirect (`pkce`, `loopback`, `flow`), the token
-//! endpoint (`token`), and the `Authorizer` that an HTTP transport asks for a bearer token
-//! and tells about a 401 or a 403 `insufficient_scope` (`authorizer`).
+//! endpoint (`token`), which addresses may be opened or sent a credential (`web`), and the
+//! `Authorizer` that an HTTP transport asks for a bearer token and tells about a 401 or a
+//! 403 `insufficient_scope` (`authorizer`).
 //!
 //! Architecture invariant: tokens, refresh tokens, client secrets, codes, PKCE verifiers
 //! and `state` values are `Secret`s or stay inside this module; no error built here
-//! carries one (errors name endpoints by URL path at most, and server text is never
-//! quoted except the OAuth `error` code).
+//! carries one, nor anything else a server sent (errors name an endpoint by its role,
+//! `Endpoint`, never by its URL) except a known OAuth `error` code.
 
 mod authorizer;
 pub mod browser;
+#[cfg(test)]
+mod canaries;
 pub mod challenge;
 pub mod flow;
 pub mod loopback;
@@ -21,6 +24,7 @@ pub mod register;
 pub mod scope;
 pub mod store;
 pub mod token;
+pub mod web;
 
 pub use authorizer::{Authorizer, Observer};
 pub use challenge::Challenge;
@@ -58,9 +62,35 @@ pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest metadata or token document accepted.
 const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
+/// Which address of the resource or its authorization server a request goes to. Errors name
+/// it by this role, never by its URL, which the server chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    ResourceMetadata,
+    ServerMetadata,
+    Authorization,
+    Token,
+    Registration,
+    Revocation,
+}
+
+impl Endpoint {
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::ResourceMetadata => "the protected resource metadata",
+            Endpoint::ServerMetadata => "the authorization server's metadata",
+            Endpoint::Authorization => "the authorization endpoint",
+            Endpoint::Token => "the token endpoint",
+            Endpoint::Registration => "the registration endpoint",
+            Endpoint::Revocation => "the token revocation endpoint",
+        }
+    }
+}
+
 /// The HTTP client of the sign-in: no redirects followed (a metadata or token endpoint
 /// that redirects is refused), JSON answers capped, errors without any server text but
-/// the OAuth `error` code.
+/// the OAuth `error` code. Every POST carries a credential, a code or a registration, so
+/// it goes only where `web::web_url` allows (discovery checked the stricter rule already).
 #[derive(Clone)]
 pub struct Http {
     client: reqwest::Client,
@@ -81,22 +111,26 @@ impl Http {
     }
 
     /// A metadata document, or `None` when the URL answers 4xx (not there: try the next).
-    pub async fn get_json<T: DeserializeOwned>(&self, url: &str) -> Result<Option<T>, Error> {
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        to: Endpoint,
+    ) -> Result<Option<T>, Error> {
         let req = self
             .client
             .get(url)
             .header(reqwest::header::ACCEPT, "application/json");
-        let (status, body) = self.send(req, "GET", url).await?;
+        let (status, body) = self.send(req, "GET", to).await?;
         if status.is_client_error() || status.is_redirection() {
             return Ok(None);
         }
         if !status.is_success() {
-            return Err(status_error("GET", url, status, &body));
+            return Err(status_error("GET", to, status, &body));
         }
         serde_json::from_slice(&body).map(Some).map_err(|_| {
             auth_error(format!(
-                "GET {}: the metadata is not the JSON OAuth expects",
-                path_of(url)
+                "{}: the answer is not the JSON OAuth expects",
+                to.name()
             ))
         })
     }
@@ -104,52 +138,83 @@ impl Http {
     pub async fn post_json<T: DeserializeOwned>(
         &self,
         url: &str,
+        to: Endpoint,
         body: &serde_json::Value,
     ) -> Result<T, Error> {
         let req = self
-            .client
-            .post(url)
+            .post(url, to)?
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .header(reqwest::header::ACCEPT, "application/json")
             .body(body.to_string());
-        self.answer(req, url).await
+        self.answer(req, to).await
     }
 
     /// A form POST, with HTTP Basic credentials (already form-encoded) when given.
     pub async fn post_form<T: DeserializeOwned>(
         &self,
         url: &str,
+        to: Endpoint,
         form: String,
         basic: Option<(String, String)>,
     ) -> Result<T, Error> {
+        let req = self
+            .form(url, to, form, basic)?
+            .header(reqwest::header::ACCEPT, "application/json");
+        self.answer(req, to).await
+    }
+
+    /// A form POST whose answer's body is not read (RFC 7009 revocation): the status.
+    pub async fn post_form_status(
+        &self,
+        url: &str,
+        to: Endpoint,
+        form: String,
+        basic: Option<(String, String)>,
+    ) -> Result<reqwest::StatusCode, Error> {
+        let req = self.form(url, to, form, basic)?;
+        let (status, _) = self.send(req, "POST", to).await?;
+        Ok(status)
+    }
+
+    fn form(
+        &self,
+        url: &str,
+        to: Endpoint,
+        form: String,
+        basic: Option<(String, String)>,
+    ) -> Result<reqwest::RequestBuilder, Error> {
         let mut req = self
-            .client
-            .post(url)
+            .post(url, to)?
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
             )
-            .header(reqwest::header::ACCEPT, "application/json")
             .body(form);
         if let Some((id, secret)) = basic {
             req = req.basic_auth(id, Some(secret));
         }
-        self.answer(req, url).await
+        Ok(req)
+    }
+
+    /// A POST to `url`, if a credential may go there.
+    fn post(&self, url: &str, to: Endpoint) -> Result<reqwest::RequestBuilder, Error> {
+        let url = web::web_url(url).map_err(|why| web::refused(to.name(), why))?;
+        Ok(self.client.post(url))
     }
 
     async fn answer<T: DeserializeOwned>(
         &self,
         req: reqwest::RequestBuilder,
-        url: &str,
+        to: Endpoint,
     ) -> Result<T, Error> {
-        let (status, body) = self.send(req, "POST", url).await?;
+        let (status, body) = self.send(req, "POST", to).await?;
         if !status.is_success() {
-            return Err(status_error("POST", url, status, &body));
+            return Err(status_error("POST", to, status, &body));
         }
         serde_json::from_slice(&body).map_err(|_| {
             auth_error(format!(
-                "POST {}: the answer is not the JSON OAuth expects",
-                path_of(url)
+                "{}: the answer is not the JSON OAuth expects",
+                to.name()
             ))
         })
     }
@@ -158,7 +223,7 @@ impl Http {
         &self,
         req: reqwest::RequestBuilder,
         method: &str,
-        url: &str,
+        to: Endpoint,
     ) -> Result<(reqwest::StatusCode, Vec<u8>), Error> {
         let sent = async {
             let mut resp = req.send().await?;
@@ -172,19 +237,21 @@ impl Http {
             }
             Ok::<_, reqwest::Error>((status, body))
         };
-        match tokio::time::timeout(REQUEST_TIMEOUT, sent).await {
-            Err(_) => Err(Error::timeout(format!(
-                "{method} {} at the authorization server timed out",
-                path_of(url)
-            ))
-            .with(|c| c.io = Some(IoKind::Timeout))),
-            Ok(Err(e)) => Err(Error::transport(format!(
-                "{method} {} at the authorization server failed: could not connect",
-                path_of(url)
-            ))
-            .with(|c| c.io = Some(crate::error::io_kind_of(&e)))),
-            Ok(Ok(r)) => Ok(r),
-        }
+        let (e, io) = match tokio::time::timeout(REQUEST_TIMEOUT, sent).await {
+            Ok(Ok(answer)) => return Ok(answer),
+            Err(_) => (
+                Error::timeout(format!("the request to {} timed out", to.name())),
+                IoKind::Timeout,
+            ),
+            Ok(Err(e)) => (
+                Error::transport(format!("{} could not be reached", to.name())),
+                crate::error::io_kind_of(&e),
+            ),
+        };
+        Err(e.with(|c| {
+            c.io = Some(io);
+            c.method = Some(method.to_owned());
+        }))
     }
 }
 
@@ -226,7 +293,7 @@ pub fn oauth_error_code(body: &[u8]) -> Option<String> {
 /// is `Auth`, which waiting does not fix.
 pub(crate) fn status_error(
     method: &str,
-    url: &str,
+    to: Endpoint,
     status: reqwest::StatusCode,
     body: &[u8],
 ) -> Error {
@@ -239,22 +306,10 @@ pub(crate) fn status_error(
     let said = code.map(|c| format!(" ({c})")).unwrap_or_default();
     Error::new(
         kind,
-        format!(
-            "{method} {} at the authorization server answered {}{said}",
-            path_of(url),
-            status.as_u16()
-        ),
+        format!("{} answered {}{said}", to.name(), status.as_u16()),
     )
     .with(|c| {
         c.status = Some(status.as_u16());
         c.method = Some(method.to_owned());
-        c.url_path = Some(path_of(url));
     })
-}
-
-/// The path of a URL, the only part of an authorization server's URL errors show.
-fn path_of(url: &str) -> String {
-    reqwest::Url::parse(url)
-        .map(|u| u.path().to_owned())
-        .unwrap_or_default()
 }

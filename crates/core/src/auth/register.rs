@@ -153,7 +153,9 @@ async fn register(
         "response_types": ["code"],
         "token_endpoint_auth_method": asked.as_str(),
     });
-    let reg: Registered = http.post_json(endpoint, &body).await?;
+    let reg: Registered = http
+        .post_json(endpoint, super::Endpoint::Registration, &body)
+        .await?;
     let secret = reg.client_secret.filter(|s| !s.is_empty()).map(Secret::new);
     let auth = token_auth(
         secret.is_some(),

@@ -4,7 +4,7 @@
 //! values are secrets.
 
 use super::register::{Client, TokenAuth};
-use super::{Http, Secret};
+use super::{Endpoint, Http, Secret};
 use crate::error::Error;
 use serde::Deserialize;
 use std::time::{Duration, SystemTime};
@@ -36,8 +36,9 @@ impl Tokens {
     }
 }
 
+/// A token endpoint's answer as sent.
 #[derive(Deserialize)]
-struct Granted {
+pub(super) struct Granted {
     access_token: String,
     #[serde(default)]
     token_type: Option<String>,
@@ -73,12 +74,32 @@ pub async fn request(
     asked: &[String],
 ) -> Result<Tokens, Error> {
     let (form, basic, previous_refresh) = form_of(client, &grant, resource);
-    let granted: Granted = http.post_form(endpoint, form, basic).await?;
+    let granted: Granted = http
+        .post_form(endpoint, Endpoint::Token, form, basic)
+        .await?;
+    tokens_of(granted, previous_refresh, asked)
+}
+
+/// Token types a refusal may name: a fixed list, not the server's words.
+const KNOWN_TOKEN_TYPES: &[&str] = &["DPoP", "MAC", "N_A", "PoP"];
+
+/// The tokens of an answer: a Bearer token (or one of no stated type), the scopes granted
+/// (else `asked`), the new refresh token (else the one traded, `previous_refresh`).
+pub(super) fn tokens_of(
+    granted: Granted,
+    previous_refresh: Option<Secret>,
+    asked: &[String],
+) -> Result<Tokens, Error> {
     if let Some(t) = granted.token_type.as_deref()
         && !t.eq_ignore_ascii_case("bearer")
     {
+        let named = KNOWN_TOKEN_TYPES
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(t))
+            .map(|k| format!("a {k} token"))
+            .unwrap_or_else(|| "a token of a type Lifeline does not know".to_owned());
         return Err(super::auth_error(format!(
-            "the authorization server issued a {t:?} token; Lifeline uses Bearer tokens"
+            "the authorization server issued {named}; Lifeline uses Bearer tokens"
         )));
     }
     let scopes = match granted.scope.as_deref() {
@@ -113,27 +134,16 @@ pub async fn revoke(
         let basic = client_auth(client, &mut form);
         (form.finish(), basic)
     };
-    let mut req = http
-        .client()
-        .post(endpoint)
-        .header(
-            reqwest::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .body(form);
-    if let Some((id, secret)) = basic {
-        req = req.basic_auth(id, Some(secret));
-    }
-    let resp = tokio::time::timeout(super::REQUEST_TIMEOUT, req.send())
-        .await
-        .map_err(|_| Error::timeout("the token revocation timed out"))?
-        .map_err(|_| Error::transport("the token revocation endpoint could not be reached"))?;
-    if resp.status().is_success() {
+    let status = http
+        .post_form_status(endpoint, Endpoint::Revocation, form, basic)
+        .await?;
+    if status.is_success() {
         Ok(())
     } else {
         Err(super::auth_error(format!(
-            "the token revocation endpoint answered {}",
-            resp.status().as_u16()
+            "{} answered {}",
+            Endpoint::Revocation.name(),
+            status.as_u16()
         )))
     }
 }

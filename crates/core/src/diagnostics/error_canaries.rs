@@ -177,22 +177,26 @@ fn assert_no_oauth_secret(what: &str, e: &(impl std::fmt::Display + std::fmt::De
 #[test]
 fn sign_in_errors_never_quote_a_token_or_a_code() {
     let [access, refresh, secret, code, verifier] = OAUTH;
-    // An authorization server that echoes everything back in its error answer, at a URL
-    // with secrets in its query.
+    // An authorization server that echoes everything back in its error answer (errors name
+    // the endpoint by its role, never by its URL: auth/canaries.rs).
     let body = format!(
         r#"{{"error":"{code}","error_description":"{access} {refresh} {secret} {verifier}",
             "access_token":"{access}","refresh_token":"{refresh}"}}"#
     );
-    let url = format!("https://as.example/token?code={code}&code_verifier={verifier}");
     for status in [400, 401, 429, 500, 503] {
         let status = reqwest::StatusCode::from_u16(status).expect("a status");
-        let e = crate::auth::status_error("POST", &url, status, body.as_bytes());
+        let e = crate::auth::status_error(
+            "POST",
+            crate::auth::Endpoint::Token,
+            status,
+            body.as_bytes(),
+        );
         assert_no_oauth_secret("auth::status_error", &e);
     }
     let with_known = body.replacen(code, "invalid_grant", 1);
     let e = crate::auth::status_error(
         "POST",
-        &url,
+        crate::auth::Endpoint::Token,
         reqwest::StatusCode::BAD_REQUEST,
         with_known.as_bytes(),
     );

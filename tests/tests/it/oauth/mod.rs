@@ -12,6 +12,7 @@ use serde_json::json;
 use server::{As, CANARY, serve};
 use std::sync::Arc;
 
+mod hostile;
 mod kept;
 mod server;
 

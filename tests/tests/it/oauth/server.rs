@@ -5,6 +5,7 @@
 //! that takes only the tokens issued and not expired, and the same as a legacy HTTP+SSE
 //! server (`GET /mcp/sse`, `POST /mcp/messages`). Tokens expire when the test says so
 //! (`expire_all`), never by the clock. `Proxy` puts a network in between that can be cut.
+//! A hostile server is the same one with fields laid over its documents (`Overrides`).
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -31,10 +32,34 @@ pub struct Counts {
     pub code_grants: usize,
     pub refresh_grants: usize,
     pub revocations: usize,
+    pub registrations: usize,
+}
+
+/// Fields laid over what the server sends: a `null` removes the field.
+#[derive(Default)]
+pub struct Overrides {
+    pub resource: serde_json::Map<String, Value>,
+    pub server: serde_json::Map<String, Value>,
+    pub token: serde_json::Map<String, Value>,
+    /// The `resource_metadata` of the 401's challenge, instead of the server's own.
+    pub challenge_metadata: Option<String>,
+}
+
+fn overlay(mut doc: Value, over: &serde_json::Map<String, Value>) -> Value {
+    let fields = doc.as_object_mut().unwrap();
+    for (k, v) in over {
+        match v {
+            Value::Null => fields.remove(k),
+            v => fields.insert(k.clone(), v.clone()),
+        };
+    }
+    doc
 }
 
 #[derive(Default)]
 pub struct As {
+    /// What a hostile server changes in its answers.
+    pub overrides: Mutex<Overrides>,
     /// The origin clients reach this server at (the proxy's, when there is one).
     pub origin: String,
     pub counts: Mutex<Counts>,
@@ -69,12 +94,13 @@ impl As {
         let access = format!("{CANARY}-access-{n}");
         self.valid.lock().unwrap().insert(access.clone());
         *self.latest.lock().unwrap() = Some(access.clone());
-        json!({
+        let doc = json!({
             "access_token": access,
             "token_type": "Bearer",
             "expires_in": match *self.expires_in.lock().unwrap() { 0 => 3600, n => n },
             "refresh_token": format!("{CANARY}-refresh-{n}"),
-        })
+        });
+        overlay(doc, &self.overrides.lock().unwrap().token)
     }
 
     /// Every access token issued so far stops working (the next use is answered 401).
@@ -104,10 +130,8 @@ async fn route(state: Arc<As>, parts: Parts, body: Bytes) -> Response<Body> {
     let o = &state.origin;
     let path = parts.uri.path();
     if parts.method == "GET" && path.starts_with("/.well-known/oauth-protected-resource/mcp") {
-        return json_response(
-            200,
-            json!({ "resource": format!("{o}/mcp"), "authorization_servers": [o] }),
-        );
+        let doc = json!({ "resource": format!("{o}/mcp"), "authorization_servers": [o] });
+        return json_response(200, overlay(doc, &state.overrides.lock().unwrap().resource));
     }
     if path.starts_with("/mcp")
         && let Some(refused) = unauthorized(&state, &parts)
@@ -140,9 +164,8 @@ async fn route(state: Arc<As>, parts: Parts, body: Bytes) -> Response<Body> {
         _ => {}
     }
     match (parts.method.as_str(), path) {
-        ("GET", "/.well-known/oauth-authorization-server") => json_response(
-            200,
-            json!({
+        ("GET", "/.well-known/oauth-authorization-server") => {
+            let doc = json!({
                 "issuer": o,
                 "authorization_endpoint": format!("{o}/authorize"),
                 "token_endpoint": format!("{o}/token"),
@@ -151,9 +174,13 @@ async fn route(state: Arc<As>, parts: Parts, body: Bytes) -> Response<Body> {
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "authorization_response_iss_parameter_supported": true,
-            }),
-        ),
-        ("POST", "/register") => json_response(201, json!({ "client_id": "lifeline-test" })),
+            });
+            json_response(200, overlay(doc, &state.overrides.lock().unwrap().server))
+        }
+        ("POST", "/register") => {
+            state.counts.lock().unwrap().registrations += 1;
+            json_response(201, json!({ "client_id": "lifeline-test" }))
+        }
         ("GET", "/authorize") => authorize(&state, &parts),
         ("POST", "/token") => token(&state, &body),
         ("POST", "/revoke") => {
@@ -238,10 +265,14 @@ fn unauthorized(state: &As, parts: &Parts) -> Option<Response<Body>> {
     }
     state.counts.lock().unwrap().unauthorized += 1;
     let mut resp = json_response(401, json!({ "error": "invalid_token" }));
-    let challenge = format!(
-        "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
-        state.origin
-    );
+    let metadata = state
+        .overrides
+        .lock()
+        .unwrap()
+        .challenge_metadata
+        .clone()
+        .unwrap_or_else(|| format!("{}/.well-known/oauth-protected-resource/mcp", state.origin));
+    let challenge = format!("Bearer resource_metadata=\"{metadata}\"");
     resp.headers_mut()
         .insert("www-authenticate", challenge.parse().unwrap());
     Some(resp)
