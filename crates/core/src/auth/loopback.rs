@@ -11,7 +11,7 @@ use reqwest::Url;
 use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{AbortHandle, JoinSet};
 use tokio::time::Instant;
 
@@ -104,14 +104,12 @@ impl Listener {
             let mut open: VecDeque<AbortHandle> = VecDeque::new();
             loop {
                 tokio::select! {
-                    accepted = self.listener.accept() => {
-                        let Ok((sock, _)) = accepted else {
+                    accepted = self.accept() => {
+                        let Ok(sock) = accepted else {
                             // Out of file descriptors, most likely: let some close.
                             tokio::time::sleep(Duration::from_millis(100)).await;
                             continue;
                         };
-                        // The answer is one small write: send it at once.
-                        let _ = sock.set_nodelay(true);
                         open.retain(|c| !c.is_finished());
                         if open.len() >= MAX_CONNECTIONS
                             && let Some(oldest) = open.pop_front()
@@ -134,6 +132,15 @@ impl Listener {
                 crate::fmt_duration(limit)
             ))
         })
+    }
+
+    /// The next connection, with `TCP_NODELAY` set: its answer is one small write, sent at
+    /// once rather than held back by Nagle's algorithm.
+    async fn accept(&self) -> std::io::Result<TcpStream> {
+        let (sock, _) = self.listener.accept().await?;
+        // Without it the answer is only slower: not a reason to drop the connection.
+        let _ = sock.set_nodelay(true);
+        Ok(sock)
     }
 }
 
@@ -217,7 +224,6 @@ fn reply(status: &str, text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::net::TcpStream;
 
     /// Sends `request` on a new connection and reads the whole answer.
     async fn get(addr: &str, request: &str) -> String {
@@ -329,6 +335,14 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(300));
         assert_eq!(e.kind(), crate::error::ErrorKind::Timeout, "{e}");
         assert!(e.message().contains("within 5 min"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn accepted_connections_send_without_delay() {
+        let l = Listener::bind(None).await.unwrap();
+        let _client = TcpStream::connect(addr_of(&l)).await.unwrap();
+        let sock = l.accept().await.unwrap();
+        assert!(sock.nodelay().unwrap(), "TCP_NODELAY is set");
     }
 
     #[test]
