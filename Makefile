@@ -4,16 +4,18 @@
 #   make check        the inner loop (a few minutes warm): fmt check, clippy -D warnings, every
 #                     Rust test (unit + integration, real processes), the UI's type check and unit
 #                     tests; no browser, no app window, no conformance, no bench
-#   make test         setup, UI checks and build, fmt check, clippy -D warnings, every test,
-#                     the UI in headless Chromium, the app in a real window (Xvfb), conformance,
-#                     bench-smoke, portability (skipped, loudly, where the rustup target cannot be had)
+#   make test         setup, UI checks and build, the workflows' lint, fmt check, clippy -D
+#                     warnings, every test, the UI in headless Chromium, the app in a real window
+#                     (Xvfb), conformance, bench-smoke, portability (skipped, loudly, where the
+#                     rustup target cannot be had)
 #   make run          setup (only what running needs), build, start the desktop app (the CLI
 #                     demo when there is no display)
 #   make ui           the UI's type check, unit tests and production build (ui/dist, embedded by the app)
 #   make ui-e2e       the UI in headless Chromium against its mock host
 #   make app-e2e      the real app in a real window (Xvfb): screenshots, then a WebDriver test
 #   make fmt          cargo fmt --all
-#   make lint         fmt check + clippy -D warnings
+#   make lint         the workflows' check (lint-workflows), fmt check, clippy -D warnings
+#   make lint-workflows  actionlint (with shellcheck) over .github/workflows/ (scripts/lint-workflows.sh)
 #   make audit        cargo deny check (advisories, licences, bans, sources: deny.toml) and npm
 #                     audit of what the UI ships (scripts/audit.sh; part of make test)
 #   make build        cargo build --workspace
@@ -22,6 +24,7 @@
 #   make conformance  scripts/conformance.sh (the client scenarios) and scripts/conformance-server.sh
 #                     (the server scenarios against `lifeline serve`); needs target/debug/lifeline
 #   make bench        every client against every server: docs/benchmarks.json + .md (long; quiet machine)
+#   make bench-serve  only `lifeline serve` kept-alive vs fresh vs direct (docs/benchmarks.md)
 #   make bench-smoke  the same harness, seconds long, debug builds, into target/bench-smoke/
 #                     (no thresholds; part of make test)
 #   make portability  the whole workspace checked and linted for Windows (x86_64-pc-windows-gnu),
@@ -46,7 +49,8 @@ export LIFELINE_LOGIN_PATH ?= 0
 HAVE_NEXTEST := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo yes)
 
 .PHONY: test check run setup fmt fmt-check lint audit clippy build unit conformance help ui ui-e2e app-e2e demo \
-  bench bench-smoke bench-build ui-unit package package-test portability wine-test macos-check
+  bench bench-serve bench-smoke bench-build ui-unit package package-test portability wine-test macos-check \
+  lint-workflows
 
 audit:
 	scripts/audit.sh
@@ -66,7 +70,12 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-lint: fmt-check clippy
+# GitHub Actions' workflows (.github/workflows/, docs/ci.md): actionlint, and shellcheck on their
+# scripts, from tools/lint/requirements.txt. First in `lint`: a broken workflow fails in a second.
+lint-workflows:
+	scripts/lint-workflows.sh
+
+lint: lint-workflows fmt-check clippy
 
 # The UI's wire types, from the Rust types that cross IPC (crates/desktop/src/wire.rs). The same
 # test, without the variable, fails in `make test` while the checked-in file is stale.
@@ -189,6 +198,13 @@ bench-build:
 
 bench: bench-build
 	python3 bench/run.py
+
+# Only the `lifeline serve` keep-alive section (bench/serve.py): needs no bench/ workspace
+# and no app; the other sections of docs/benchmarks.json are kept.
+bench-serve:
+	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture
+	$(CARGO) build --release -p lifeline-cli
+	python3 bench/run.py --only serve
 
 # The smoke run keeps the harness working in CI (`make test`): debug builds (the workspace's
 # are already there; bench/ adds rmcp), seconds long, no thresholds, into target/bench-smoke/.

@@ -142,8 +142,11 @@ def app_once(tools, scratch, n_servers, idle, display, bus, bound=120):
     try:
         paint = wait_for(lambda l: "first paint " in l)
         if not paint:
+            # What the app said instead, so that a failure in CI can be read from the record.
+            said = [line.rstrip() for _, line in lines[-20:]]
             return {"error": "no `first paint` line in the app's log within "
-                             f"{bound} s (is the app built with the UI that reports it?)"}
+                             f"{bound} s (is the app built with the UI that reports it?)",
+                    "exit": proc.poll(), "last_lines": said}
         app_ms = int(paint[1].split("first paint ", 1)[1].split()[0])
         pending = {f"{name} #1 ready" for name in servers}
 

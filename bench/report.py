@@ -118,6 +118,37 @@ def gateway_targets(gw, row):
     return out
 
 
+# Issue 25's target for `lifeline serve`: a call on a kept-alive connection within 1 ms p50
+# of the same call made to the server direct.
+SERVE_ADDED_P50_US = 1000
+
+
+def serve_targets(sv, row):
+    if "added_p50_us" not in sv:
+        return [row("a kept-alive call through `lifeline serve` within 1 ms p50 of a direct one",
+                    None, "")]
+    return [row("a kept-alive call through `lifeline serve` within 1 ms p50 of a direct one",
+                sv["added_p50_us"] <= SERVE_ADDED_P50_US, f"+{sv['added_p50_us']} µs")]
+
+
+def serve_section(sv):
+    cells = sv.get("cells") or []
+    if not cells:
+        return []
+    out = ["", "## Through `lifeline serve`", "",
+           "A small `tools/call` (`echo`) on the fixture's Streamable HTTP server, one at a time, "
+           "by Python's http.client: to the server direct or through `lifeline serve`, on one "
+           "HTTP connection kept alive for every call (as the SDK clients do) or a new one per "
+           "call (as curl does). The four alternate, run by run; medians of the runs "
+           "(bench/serve.py; alone: `make bench-serve`).", "",
+           "| path | connection | p50 µs | p99 µs | calls/s |", "|---|---|---:|---:|---:|"]
+    for c in cells:
+        out.append(f'| {c["path"]} | {c["connection"]} | {c["p50_us"]:g} | {c["p99_us"]:g} | '
+                   f'{c["calls_per_s"]:g} |')
+    out += ["", f"Kept alive, `lifeline serve` adds {sv['added_p50_us']:g} µs p50 to a direct call."]
+    return out
+
+
 def gateway_section(gw):
     cells = gw.get("cells") or []
     if not cells:
@@ -169,6 +200,7 @@ def targets(result):
     else:
         rows.append(row("p50 and throughput at least the best peer's", None, ""))
     rows += gateway_targets(result.get("gateway") or {}, row)
+    rows += serve_targets(result.get("serve") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
     hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
@@ -292,6 +324,7 @@ def write(result, md_path, charts_dir):
         lines.append(f'| {q["server"]} | {q["transport"]} | {q["concurrency"]} | {q["best_peer_p50"]} | '
                      f'{q["p50_speedup"]} | {q["best_peer_throughput"]} | {q["throughput_ratio"]} |')
     lines += gateway_section(result.get("gateway") or {})
+    lines += serve_section(result.get("serve") or {})
     faults = result.get("fault_matrix") or []
     if faults:
         lines += ["", "## Fault matrix", "",

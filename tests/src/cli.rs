@@ -8,10 +8,11 @@ use crate::script::Script;
 pub const SCRIPT_ENV: &str = "LIFELINE_FIXTURE_SCRIPT";
 
 pub const USAGE: &str =
-    "usage: lifeline-fixture stdio|http|sse|modern [--script JSON|@FILE] [--log FILE] [--port N]
+    "usage: lifeline-fixture stdio|http|sse|modern [--script JSON|@FILE] [--log FILE] [--port N] [-- ARG…]
   --script  the fault script (see tests/FIXTURE.md); default $LIFELINE_FIXTURE_SCRIPT, else {}
   --log     append one JSON object per line for every request, message and event
-  --port    http, sse and modern only: port on 127.0.0.1 (default 0, ephemeral)";
+  --port    http, sse and modern only: port on 127.0.0.1 (default 0, ephemeral)
+  -- ARG…   positional arguments, accepted and ignored";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -77,6 +78,10 @@ impl Args {
                     let text = value("--port")?;
                     port = Some(text.parse().map_err(|_| CliError::Port(text))?);
                 }
+                // What follows `--` is the server's own positional arguments, which the
+                // fixture accepts and ignores (a server started with a password as an
+                // argument, for the redaction tests).
+                "--" => break,
                 _ => return Err(CliError::UnknownArgument(arg)),
             }
         }
@@ -140,6 +145,11 @@ mod tests {
             "Http port=0 delay=5 log=None",
         );
         check("stdio", env7, "Stdio port=0 delay=7 log=None");
+        check(
+            "stdio --log /x -- pw-4rg --script x",
+            None,
+            r#"Stdio port=0 delay=0 log=Some("/x")"#,
+        );
         check(
             &format!("stdio {script5}"),
             env7,

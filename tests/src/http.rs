@@ -135,6 +135,9 @@ where
 {
     loop {
         let (stream, _) = listener.accept().await?;
+        // As real servers do (Node's http server, hyper users): the benchmark's direct
+        // figures would otherwise measure this fixture's delayed-ACK waits.
+        let _ = stream.set_nodelay(true);
         let state = Arc::clone(&state);
         let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
             let state = Arc::clone(&state);

@@ -25,7 +25,7 @@ describe("connect a client against the mock host", () => {
     assert.match(await diff.innerText(), /\+\s+"args": \["connect", "notes"\]/);
     await dialog.getByTestId("clients-apply").click();
     await dialog.getByTestId("clients-done").waitFor();
-    assert.match(await dialog.getByTestId("clients-done").innerText(), /backup .*lifeline-backup-/);
+    assert.match(await dialog.getByTestId("clients-done").innerText(), /backup \/home\/ada\/\.local\/share\/lifeline\/backups\/cursor-/);
     assert.equal(await dialog.locator('[data-testid=client-server][data-server="notes"]').isDisabled(), true);
     await dialog.getByTestId("clients-restore").click();
     await page.waitForFunction(() =>

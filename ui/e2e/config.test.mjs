@@ -33,7 +33,7 @@ describe("config editing against the mock host", () => {
   test("add (a refused one first), edit and remove a server", async () => {
     const { page, close } = await open();
     await page.getByTestId("add-server").click();
-    const editor = page.getByTestId("server-editor");
+    const editor = page.getByTestId("editor-dialog");
     await editor.getByTestId("editor-name").fill("notes");
     await editor.getByTestId("editor-transport-http").check();
     await editor.getByTestId("editor-url").fill("ftp://127.0.0.1/mcp");

@@ -19,11 +19,22 @@ use std::time::Duration;
 /// Log lines taken from the end of the log folder (the size bound may drop more).
 const LOG_LINES: usize = 5000;
 
+#[derive(clap::Args)]
 pub struct Args {
+    /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+    #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Where to write the zip, e.g. lifeline-diagnostics.zip
+    #[arg(long)]
     pub out: PathBuf,
+    /// Run the servers at most this long (less once every server has settled)
+    #[arg(long = "for", value_parser = humantime::parse_duration, default_value = "30s")]
     pub duration: Duration,
+    /// The log folder to take the tail of (default: the desktop app's log folder)
+    #[arg(long)]
     pub logs: Option<PathBuf>,
+    /// Print one JSON object: the path, size, file count and diagnostics id
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -44,7 +44,7 @@ pub async fn run(url: &str) -> i32 {
         Err(e) => return out.error(&e),
     }
     let target = Target::Http(http);
-    let session = match crate::connect(&target, protocol, options).await {
+    let session = match target.connect(protocol, options).await {
         Ok(s) => s,
         Err(e) => return out.error(&e),
     };

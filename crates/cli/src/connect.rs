@@ -13,26 +13,30 @@ use crate::fleet;
 use crate::output::{EXIT_OK, Out};
 use crate::takeover::Tap;
 use lifeline_core::events::{EventBus, HostMode};
-use lifeline_core::gateway::attach::{Answer, Request};
+use lifeline_core::gateway::attach::{self, Asked, Request};
 use lifeline_core::gateway::hosts::Hosts;
 use lifeline_core::gateway::{self, GatewayOptions};
-use lifeline_core::local_socket::{self, Stream};
+use lifeline_core::lines::{LineRead, fmt_bytes, read_line_capped};
+use lifeline_core::local_socket::Stream;
 use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 
 /// How long stopping the supervisor may take on the way out (the stdio shutdown sequence
 /// is about 4 s; disposal is bounded at 10 s).
 const STOP_LIMIT: Duration = Duration::from_secs(15);
 
-/// How long the app may take to answer an attach request.
-const ANSWER_WAIT: Duration = Duration::from_secs(5);
-
 /// How long, after the host closed stdin, the app may take to end the session.
 const DETACH_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest line the app (or this process's own gateway) may send towards the host.
+/// Its lines carry upstream answers, each capped on the way in (16 MiB by default) and then
+/// wrapped by the gateway, so the cap is looser than the host's own (`gateway::MAX_LINE`):
+/// it only keeps a broken peer from being unbounded memory.
+const ANSWER_LINE_MAX: usize = 4 * gateway::MAX_LINE;
 
 /// Exit code when the app went away under an attached host.
 const EXIT_APP_GONE: i32 = 1;
@@ -40,9 +44,9 @@ const EXIT_APP_GONE: i32 = 1;
 pub async fn run(name: &str, config: Option<&Path>, attach: bool) -> i32 {
     if attach {
         match try_attach(name, config).await {
-            Attach::Attached(app) => return pump(name, config, app).await,
-            Attach::NoApp => {}
-            Attach::Refused(why) => {
+            Asked::Attached(app) => return pump(name, config, app).await,
+            Asked::NoApp => {}
+            Asked::Refused(why) => {
                 eprintln!("lifeline connect: {why}; running `{name}` in this process instead")
             }
         }
@@ -50,59 +54,19 @@ pub async fn run(name: &str, config: Option<&Path>, attach: bool) -> i32 {
     in_process(name, config).await
 }
 
-enum Attach {
-    Attached(BufReader<Stream>),
-    /// No app listens (the usual headless case): no note.
-    NoApp,
-    Refused(String),
-}
-
 /// Asks the running app, if any, to serve the host with its supervisor for `name`. Only
 /// an explicit `--config` is sent: the app attaches then only if it runs that file.
-async fn try_attach(name: &str, config: Option<&Path>) -> Attach {
+async fn try_attach(name: &str, config: Option<&Path>) -> Asked {
     let Some(dir) =
         lifeline_core::history::resolve_path().and_then(|p| p.parent().map(Path::to_owned))
     else {
-        return Attach::NoApp;
-    };
-    let Ok(stream) = local_socket::connect(&dir).await else {
-        return Attach::NoApp;
+        return Asked::NoApp;
     };
     let request = Request {
         name: name.to_owned(),
         config: config.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_owned())),
     };
-    let mut app = BufReader::new(stream);
-    if app
-        .get_mut()
-        .write_all(request.to_line().as_bytes())
-        .await
-        .is_err()
-    {
-        return Attach::Refused("the Lifeline app's endpoint did not take the request".into());
-    }
-    let mut line = String::new();
-    match tokio::time::timeout(ANSWER_WAIT, app.read_line(&mut line)).await {
-        Ok(Ok(0)) => Attach::Refused(
-            "the running Lifeline app cannot serve `lifeline connect` (it predates attach v1: update it)"
-                .into(),
-        ),
-        Ok(Ok(_)) => match Answer::parse(&line) {
-            Answer::Ok => Attach::Attached(app),
-            Answer::Refused { kind, message } => Attach::Refused(format!(
-                "the Lifeline app did not attach ({}: {message})",
-                kind.as_str()
-            )),
-            Answer::Other(text) => {
-                Attach::Refused(format!("the Lifeline app answered `{text}`, not `ok`"))
-            }
-        },
-        Ok(Err(e)) => Attach::Refused(format!("reading the Lifeline app's answer failed ({e})")),
-        Err(_) => Attach::Refused(format!(
-            "the Lifeline app did not answer within {}s",
-            ANSWER_WAIT.as_secs()
-        )),
-    }
+    attach::ask(&dir, &request).await
 }
 
 /// Copies the host's lines to the app and the app's to the host, keeping a `Tap` on them.
@@ -118,12 +82,12 @@ async fn pump(name: &str, config: Option<&Path>, app: BufReader<Stream>) -> i32 
     let (app_read, mut app_write) = tokio::io::split(app);
     let mut app_in = BufReader::new(app_read);
     let mut tap = Tap::default();
-    // A line cut short by the other branch stays in its buffer: read_until appends.
+    // A line cut short by the other branch stays in its buffer: the reader appends.
     let (mut up, mut down) = (Vec::new(), Vec::new());
     let app_gone = loop {
         tokio::select! {
-            r = host_in.read_until(b'\n', &mut up) => {
-                if matches!(r, Ok(0) | Err(_)) {
+            r = read_line_capped(&mut host_in, &mut up, gateway::MAX_LINE) => {
+                if !framed(r, &mut up, "your MCP client", gateway::MAX_LINE) {
                     break false;
                 }
                 // Not sent (the app is gone): it stays in `up` for the takeover.
@@ -133,9 +97,14 @@ async fn pump(name: &str, config: Option<&Path>, app: BufReader<Stream>) -> i32 
                 tap.host_said(&up);
                 up.clear();
             }
-            r = app_in.read_until(b'\n', &mut down) => {
-                if matches!(r, Ok(0) | Err(_)) {
-                    break true;
+            r = read_line_capped(&mut app_in, &mut down, ANSWER_LINE_MAX) => {
+                match r {
+                    Ok(LineRead::Line) => down.push(b'\n'),
+                    Ok(LineRead::TooLong) => {
+                        refuse_line("the Lifeline app", ANSWER_LINE_MAX);
+                        break false;
+                    }
+                    Ok(LineRead::Eof) | Err(_) => break true,
                 }
                 tap.app_said(&down);
                 if host_out.write_all(&down).await.is_err() {
@@ -151,8 +120,11 @@ async fn pump(name: &str, config: Option<&Path>, app: BufReader<Stream>) -> i32 
         // The host is done: the app's last answers still reach it, bounded.
         let _ = app_write.shutdown().await;
         let _ = tokio::time::timeout(DETACH_WAIT, async {
-            while let Ok(n) = app_in.read_until(b'\n', &mut down).await {
-                if n == 0 || host_out.write_all(&down).await.is_err() {
+            loop {
+                let r = read_line_capped(&mut app_in, &mut down, ANSWER_LINE_MAX).await;
+                if !framed(r, &mut down, "the Lifeline app", ANSWER_LINE_MAX)
+                    || host_out.write_all(&down).await.is_err()
+                {
                     break;
                 }
                 down.clear();
@@ -168,6 +140,30 @@ async fn pump(name: &str, config: Option<&Path>, app: BufReader<Stream>) -> i32 
         let _ = tokio::time::timeout(DETACH_WAIT, joined).await;
     }
     code
+}
+
+/// Whether a read gave a line to forward; the line gets its `\n` back. A line over `max`
+/// from `who` ends the bridge with a line on stderr naming the cap: the stream cannot be
+/// framed past it.
+fn framed(read: std::io::Result<LineRead>, line: &mut Vec<u8>, who: &str, max: usize) -> bool {
+    match read {
+        Ok(LineRead::Line) => {
+            line.push(b'\n');
+            true
+        }
+        Ok(LineRead::TooLong) => {
+            refuse_line(who, max);
+            false
+        }
+        Ok(LineRead::Eof) | Err(_) => false,
+    }
+}
+
+fn refuse_line(who: &str, max: usize) {
+    eprintln!(
+        "lifeline connect: {who} sent a line longer than {}; closing the connection",
+        fmt_bytes(max)
+    );
 }
 
 /// The app quit under the host: NAME's supervisor starts in this process and the host's
@@ -218,8 +214,9 @@ async fn take_over(
     let relay = tokio::spawn(async move {
         let mut from_gateway = BufReader::new(gw_out);
         let mut line = Vec::new();
-        while let Ok(n) = from_gateway.read_until(b'\n', &mut line).await {
-            if n == 0 {
+        loop {
+            let r = read_line_capped(&mut from_gateway, &mut line, ANSWER_LINE_MAX).await;
+            if !framed(r, &mut line, "this process's gateway", ANSWER_LINE_MAX) {
                 break;
             }
             if !over.swallows(&line) && host_out.write_all(&line).await.is_err() {

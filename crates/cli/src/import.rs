@@ -37,20 +37,16 @@ pub fn run(from: &str, config: Option<&Path>, dry_run: bool, json_out: bool) -> 
         Ok(p) => p,
         Err(e) => return out.error(&Error::from(e)),
     };
-    let mut raw = match std::fs::read_to_string(&path) {
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                return out.error(&Error::config(format!(
-                    "{} is not valid JSON (line {}, column {}); fix it before importing into it",
-                    path.display(),
-                    e.line(),
-                    e.column()
-                )));
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({ "mcpServers": {} }),
-        Err(e) => {
+    let mut raw = match config::read_raw(&path) {
+        Ok(v) => v,
+        Err(config::RawError::Json { line, column }) => {
+            return out.error(&Error::config(format!(
+                "{} is not valid JSON (line {line}, column {column}); fix it before importing \
+                 into it",
+                path.display()
+            )));
+        }
+        Err(config::RawError::Read(e)) => {
             return out.error(&Error::config(format!(
                 "could not read {}: {e}",
                 path.display()

@@ -40,15 +40,26 @@ pub enum TokenCommand {
     List,
     /// Print CLIENT's token
     Show { client: String },
-    /// Remove CLIENT's token: its requests are refused from then on
+    /// Remove CLIENT's token: its requests are refused and its open sessions end
     Remove { client: String },
 }
 
+#[derive(clap::Args)]
 pub struct Args {
+    /// Servers to serve instead of the config's: http(s):// URLs, stdio:"COMMAND ARGS..."
     pub targets: Vec<String>,
+    /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+    #[arg(long, conflicts_with = "targets")]
     pub config: Option<PathBuf>,
+    /// The port on 127.0.0.1 (0: any free port, printed)
+    #[arg(long, default_value_t = http::DEFAULT_PORT)]
     pub port: u16,
+    /// Take requests without a bearer token (for test suites: any program on this
+    /// machine can then call the servers)
+    #[arg(long)]
     pub no_auth: bool,
+    /// Stop after this long, e.g. 30s or 5m (default: until SIGINT/SIGTERM)
+    #[arg(long = "for", value_parser = humantime::parse_duration)]
     pub duration: Option<Duration>,
 }
 
@@ -72,6 +83,8 @@ pub async fn run(args: Args) -> i32 {
         };
         Auth::Tokens(Tokens::new(path))
     };
+    // Room for the endpoint's connections; the servers get the original limit back.
+    lifeline_core::nofile::raise();
     let stopped = fleet::until_stopped(args.duration);
     let bus = Arc::new(EventBus::new(1024));
     let fleet = match Fleet::start(&config, bus) {
@@ -110,9 +123,8 @@ pub async fn run(args: Args) -> i32 {
         Ok(e) => e,
         Err(e) => {
             out.note(&format!(
-                "lifeline serve: cannot listen on 127.0.0.1:{} ({e}); pick another with --port \
-                 (0: any free port)",
-                args.port
+                "lifeline serve: {}",
+                http::bind_problem(args.port, &e, "pick another with --port (0: any free port)")
             ));
             drop(served);
             fleet.stop().await;
@@ -143,12 +155,22 @@ pub fn token(command: TokenCommand) -> i32 {
         json: false,
         redactor: Default::default(),
     };
+    // `lifeline serve token add: …`, never `token: …`, which the redactor reads as a header
+    // line and masks the next word of.
+    let verb = match &command {
+        TokenCommand::Add { .. } => "add",
+        TokenCommand::List => "list",
+        TokenCommand::Show { .. } => "show",
+        TokenCommand::Remove { .. } => "remove",
+    };
     let Some(path) = tokens::default_path() else {
-        out.note("lifeline serve token: no data directory for the tokens file");
+        out.note(&format!(
+            "lifeline serve token {verb}: no data directory for the tokens file"
+        ));
         return EXIT_USAGE;
     };
     let failed = |e: std::io::Error| {
-        out.note(&format!("lifeline serve token: {e}"));
+        out.note(&format!("lifeline serve token {verb}: {e}"));
         EXIT_USAGE
     };
     match command {
@@ -179,7 +201,7 @@ pub fn token(command: TokenCommand) -> i32 {
             }
             Ok(None) => {
                 out.note(&format!(
-                    "lifeline serve token: `{client}` has no token (lifeline serve token add {client})"
+                    "lifeline serve token {verb}: `{client}` has no token (lifeline serve token add {client})"
                 ));
                 EXIT_USAGE
             }
@@ -191,7 +213,9 @@ pub fn token(command: TokenCommand) -> i32 {
                 EXIT_OK
             }
             Ok(false) => {
-                out.note(&format!("lifeline serve token: `{client}` has no token"));
+                out.note(&format!(
+                    "lifeline serve token {verb}: `{client}` has no token"
+                ));
                 EXIT_USAGE
             }
             Err(e) => failed(e),

@@ -1,11 +1,14 @@
 //! TARGET on the command line: an `http(s)://` URL, or `stdio:COMMAND ARGS...` (one
 //! argument, split like a shell would, quotes included).
 
-use lifeline_core::Error;
-use lifeline_core::protocol::revision::ProtocolChoice;
+use lifeline_core::config::{ServerConfig, TransportConfig};
+use lifeline_core::protocol::revision::{ProtocolChoice, Revision};
+use lifeline_core::session::negotiate::Fallback;
 use lifeline_core::transport::http::HttpConfig;
 use lifeline_core::transport::stdio::StdioConfig;
 use lifeline_core::transport::{self, Connection};
+use lifeline_core::{Error, Session, SessionOptions};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// True when TARGET names a server directly (a URL or a stdio command line) rather than a
@@ -70,6 +73,39 @@ impl Target {
         Err(Error::config(
             "TARGET must be an http(s):// URL or stdio:COMMAND ARGS... (for example stdio:\"npx -y @modelcontextprotocol/server-everything\")",
         ))
+    }
+
+    /// A configured server, connected to directly with its settings.
+    pub fn from_server(server: &ServerConfig) -> Target {
+        let legacy = matches!(server.transport, TransportConfig::Sse { .. })
+            || server.protocol.pinned() == Some(Revision::LEGACY_SSE);
+        match (server.stdio_config(), server.http_config()) {
+            (Some(stdio), _) => Target::Stdio(stdio),
+            (None, Some(http)) if legacy => Target::LegacySse(http),
+            (None, Some(http)) => Target::Http(http),
+            (None, None) => unreachable!("a server is stdio or http(s)"),
+        }
+    }
+
+    /// Opens this target and finds the protocol the way the supervisor does
+    /// (`supervisor::connect_once`): under `auto` over Streamable HTTP, the stateless revision
+    /// first, then `initialize`, then the legacy HTTP+SSE transport, each only on the spec's
+    /// signals.
+    pub async fn connect(
+        &self,
+        protocol: ProtocolChoice,
+        options: SessionOptions,
+    ) -> Result<Arc<Session>, Error> {
+        let open = || self.open();
+        let legacy_target = self.fallback(protocol);
+        let legacy = legacy_target.as_ref().map(|t| move || t.open());
+        let fallback = Fallback {
+            choice: protocol,
+            open: &open,
+            legacy: legacy.as_ref().map(|l| l as _),
+            stateless_first: matches!(self, Target::Http(_)),
+        };
+        lifeline_core::supervisor::connect_once(&fallback, options).await
     }
 
     pub fn set_http_request_timeout(&mut self, limit: Duration) {

@@ -82,6 +82,72 @@ pub enum EventBody {
     },
 }
 
+fn scrub(text: &mut String) {
+    let scrubbed = crate::redact::scrub_learned(text);
+    if scrubbed != *text {
+        *text = scrubbed;
+    }
+}
+
+fn scrub_opt(text: &mut Option<String>) {
+    if let Some(t) = text {
+        scrub(t);
+    }
+}
+
+impl FailureInfo {
+    fn scrub_learned(&mut self) {
+        scrub(&mut self.message);
+        scrub_opt(&mut self.reason);
+        scrub_opt(&mut self.method);
+        scrub_opt(&mut self.url_path);
+    }
+}
+
+impl EventBody {
+    /// Every string a server could have shaped, with the learned secrets masked.
+    fn scrub_learned(&mut self) {
+        match self {
+            EventBody::State(info) => {
+                scrub_opt(&mut info.reason);
+                if let Some(cause) = &mut info.cause {
+                    cause.scrub_learned();
+                }
+            }
+            EventBody::Failure { failure } => failure.scrub_learned(),
+            EventBody::Tools { names, .. } => names.iter_mut().for_each(scrub),
+            EventBody::Call { tool, error, .. } => {
+                scrub(tool);
+                if let Some(e) = error {
+                    e.scrub_learned();
+                }
+            }
+            EventBody::RoundTrip { .. } => {}
+            EventBody::HostAttached { host } | EventBody::HostDetached { host } => {
+                scrub(&mut host.name);
+                scrub(&mut host.version);
+            }
+            EventBody::HostCall {
+                host,
+                tool,
+                error_kind,
+                ..
+            } => {
+                scrub(host);
+                scrub(tool);
+                scrub_opt(error_kind);
+            }
+            EventBody::Auth { auth, failure, .. } => {
+                scrub_opt(&mut auth.issuer);
+                auth.scopes.iter_mut().for_each(scrub);
+                if let Some(f) = failure {
+                    f.scrub_learned();
+                }
+            }
+        }
+    }
+}
+
 /// What happened to a server's OAuth sign-in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -204,8 +270,9 @@ pub struct StateInfo {
     /// retired: auth | permission | config; otherwise a short reason.
     pub reason: Option<String>,
     pub cause: Option<FailureInfo>,
-    /// The MCP revision the live session negotiated (`2024-11-05` is legacy HTTP+SSE);
-    /// null while there is no live session.
+    /// The MCP revision the live session negotiated (a revision, not a transport: over HTTP
+    /// `2024-11-05` is legacy HTTP+SSE, over stdio it is only the oldest revision); null
+    /// while there is no live session.
     pub protocol_version: Option<String>,
 }
 
@@ -286,9 +353,18 @@ fn latest_rfc3339() -> SystemTime {
 }
 
 /// Assigns `seq` and publishes, under one lock, to every subscriber.
+///
+/// Its owners are many (the fleet, the hosts of the gateway, every host session), so the
+/// bus cannot end by being dropped at a known moment: whoever stops the app `close`s it,
+/// and every subscriber then gets what was sent before, then the end.
 pub struct EventBus {
-    next_seq: Mutex<u64>,
-    tx: broadcast::Sender<Event>,
+    /// The next `seq`, and the sender (`None` once closed).
+    open: Mutex<Open>,
+}
+
+struct Open {
+    next_seq: u64,
+    tx: Option<broadcast::Sender<Event>>,
 }
 
 impl EventBus {
@@ -296,34 +372,61 @@ impl EventBus {
     pub fn new(capacity: usize) -> Self {
         let (tx, _) = broadcast::channel(capacity.max(1));
         EventBus {
-            next_seq: Mutex::new(1),
-            tx,
+            open: Mutex::new(Open {
+                next_seq: 1,
+                tx: Some(tx),
+            }),
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every event from now on; after `close`, a receiver that has ended.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.tx.subscribe()
+        match &self.lock().tx {
+            Some(tx) => tx.subscribe(),
+            None => broadcast::channel(1).1,
+        }
     }
 
     /// The `seq` of the latest event emitted (0 before the first): every event emitted
     /// after this call has a higher one.
     pub fn last_seq(&self) -> u64 {
-        *self.next_seq.lock().expect("seq lock") - 1
+        self.lock().next_seq - 1
     }
 
-    pub fn emit(&self, server: &str, generation: u64, body: EventBody) -> Event {
-        let mut seq = self.next_seq.lock().expect("seq lock");
+    /// Publishes `body`, its free text scrubbed once more of every secret learned so far
+    /// (`redact::scrub_learned`): a message scrubbed before a server printed its password
+    /// on stderr must not carry that password out after.
+    pub fn emit(&self, server: &str, generation: u64, mut body: EventBody) -> Event {
+        body.scrub_learned();
+        let mut open = self.lock();
         let event = Event {
             v: SCHEMA_VERSION,
-            seq: *seq,
+            seq: open.next_seq,
             at: rfc3339(SystemTime::now()),
             server: server.to_owned(),
             generation,
             body,
         };
-        *seq += 1;
-        let _ = self.tx.send(event.clone());
+        if let Some(tx) = &open.tx {
+            let _ = tx.send(event.clone());
+            open.next_seq += 1;
+        }
         event
+    }
+
+    /// Ends the bus: each subscriber receives what was emitted before, then `Closed`; what
+    /// is emitted afterwards reaches no one (and takes no `seq`, so none is missed). Returns
+    /// the `seq` of the last event published. Safe to call twice.
+    pub fn close(&self) -> u64 {
+        let mut open = self.lock();
+        open.tx = None;
+        open.next_seq - 1
     }
 }
 
@@ -353,6 +456,57 @@ mod tests {
         let v = serde_json::to_value(&e2).unwrap();
         assert_eq!(v["type"], "round_trip");
         assert_eq!(v["round_trip_ms"], json!(3));
+    }
+
+    /// A message made before its secret was learned leaves scrubbed all the same.
+    #[test]
+    fn events_are_published_without_learned_secrets() {
+        let bus = EventBus::new(16);
+        let mut rx = bus.subscribe();
+        crate::redact::learn_from("x-api-key: EvtKey5Wq2Lm");
+        let failure = FailureInfo {
+            kind: "process_exit".into(),
+            message: "started with EvtKey5Wq2Lm".into(),
+            reason: Some("EvtKey5Wq2Lm".into()),
+            ..Default::default()
+        };
+        bus.emit(
+            "a",
+            1,
+            EventBody::Failure {
+                failure: failure.clone(),
+            },
+        );
+        bus.emit(
+            "a",
+            1,
+            EventBody::State(StateInfo {
+                cause: Some(failure),
+                ..Default::default()
+            }),
+        );
+        for _ in 0..2 {
+            let shown = serde_json::to_string(&rx.try_recv().unwrap()).unwrap();
+            assert!(!shown.contains("EvtKey5Wq2Lm"), "{shown}");
+            assert!(shown.contains("started with ***"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_closed_bus_hands_over_what_it_had_then_ends_every_subscriber() {
+        let bus = EventBus::new(16);
+        let mut rx = bus.subscribe();
+        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 1 });
+        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 2 });
+        assert_eq!(bus.close(), 2);
+        // Emitted after the close: reaches no one, and takes no seq.
+        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 3 });
+        assert_eq!((bus.last_seq(), bus.close()), (2, 2));
+        let seqs = [rx.try_recv().unwrap().seq, rx.try_recv().unwrap().seq];
+        assert_eq!(seqs, [1, 2]);
+        assert_eq!(rx.try_recv(), Err(broadcast::error::TryRecvError::Closed));
+        let mut late = bus.subscribe();
+        assert_eq!(late.try_recv(), Err(broadcast::error::TryRecvError::Closed));
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //! - [`diagnostics`]: the diagnostic bundle.
 //! - [`error`]: the one error type, classified by kind, phase and stage.
 //! - [`gloss`]: plain language beside a failure (exit codes, signals, kinds of failure).
+//! - [`lines`]: newline-delimited framing with a cap (what others send is never unbounded).
 //! - [`local_socket`]: the app's endpoint for its own processes (Unix socket, named pipe).
 //! - [`login_path`]: the login shell's PATH, for servers started from a GUI.
+//! - [`nofile`]: the open-files limit of a serving process (raised; servers get it back).
 //! - [`private`]: files and directories only their owner may read (0600, 0700).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
@@ -29,8 +31,10 @@ pub mod events;
 pub mod gateway;
 pub mod gloss;
 pub mod history;
+pub mod lines;
 pub mod local_socket;
 pub mod login_path;
+pub mod nofile;
 pub mod policy;
 pub mod private;
 pub mod protocol;

@@ -156,8 +156,8 @@ pub fn ask(shell: &str, timeout: Duration) -> Option<String> {
         });
         let out = rx.recv_timeout(timeout);
         // The shell, and anything its profile left running, goes either way.
-        // SAFETY: killpg only sends a signal to the group this child leads.
-        unsafe { libc::killpg(child.id() as libc::pid_t, libc::SIGKILL) };
+        use rustix::process::{Pid, Signal, kill_process_group};
+        let _ = kill_process_group(Pid::from_child(&child), Signal::KILL);
         let _ = child.wait();
         extract(&String::from_utf8_lossy(&out.ok()?))
     }

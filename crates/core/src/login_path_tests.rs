@@ -86,8 +86,9 @@ mod with_real_shells {
             .trim()
             .parse()
             .unwrap();
-        // SAFETY: signal 0 only asks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        // Signal 0 only asks whether the process exists.
+        let alive = rustix::process::Pid::from_raw(pid)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
         assert!(!alive, "the hung shell {pid} was killed and reaped");
     }
 

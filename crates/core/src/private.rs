@@ -3,9 +3,14 @@
 //! 0700, so another user on the machine reads none of it. Elsewhere than Unix these are plain
 //! file operations (the user's profile folder is already private there).
 
+mod atomic;
+mod trust;
+
+pub use atomic::{Mode, Step, StoreLock, WriteError, lock_beside, resolve, write_atomic};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
+pub use trust::{check_trusted, check_trusted_dir};
 
 /// Creates `dir` and its missing parents 0700. A directory that already exists is left as
 /// it is: it may be a shared one (`LIFELINE_HISTORY=/tmp/h.db`), and the files Lifeline puts
@@ -19,6 +24,31 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+/// Creates a new directory `<prefix><random>` in `parent`, 0700, that did not exist before
+/// (as `mkdtemp`): a name nobody can guess and make first, for the app's fallback socket in
+/// a shared `/tmp`.
+pub fn create_unique_dir(parent: &Path, prefix: &str) -> io::Result<std::path::PathBuf> {
+    let mut tries = 0;
+    loop {
+        let mut random = [0u8; 8];
+        getrandom::fill(&mut random).map_err(|e| io::Error::other(e.to_string()))?;
+        let name: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = parent.join(format!("{prefix}{name}"));
+        #[cfg_attr(not(unix), allow(unused_mut))]
+        let mut builder = fs::DirBuilder::new();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Opens `path` for appending, creating it 0600; an existing file is tightened to 0600.
@@ -40,23 +70,6 @@ pub fn open_lock(path: &Path) -> io::Result<File> {
         .truncate(false)
         .write(true)
         .open(path)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, 0600, and renames it over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    let written = create_new(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
 }
 
 /// Takes group and other permissions away from an existing file or directory (`mode` is
@@ -139,10 +152,26 @@ mod tests {
         );
 
         let run = dir.join("1.run");
-        write_atomic(&run, b"one").unwrap();
-        write_atomic(&run, b"two").unwrap();
+        write_atomic(&run, b"one", Mode::Private).unwrap();
+        write_atomic(&run, b"two", Mode::Private).unwrap();
         assert_eq!(fs::read(&run).unwrap(), b"two");
         assert_eq!(mode(&run), 0o600);
         assert_eq!(fs::read_dir(&dir).unwrap().count(), 3, "no temp file left");
+    }
+
+    #[test]
+    fn a_unique_directory_is_new_private_and_unguessable() {
+        let scratch = tempfile::tempdir().unwrap();
+        let a = create_unique_dir(scratch.path(), "lifeline-app-").unwrap();
+        let b = create_unique_dir(scratch.path(), "lifeline-app-").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(mode(&a), 0o700);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        let pid = std::process::id().to_string();
+        assert!(
+            name.starts_with("lifeline-app-") && name.len() == 13 + 16,
+            "{name}"
+        );
+        assert_ne!(name, format!("lifeline-app-{pid}"));
     }
 }

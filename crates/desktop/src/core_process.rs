@@ -8,6 +8,7 @@ use crate::tray::Summary;
 use crate::window::Windows;
 use lifeline_core::config::ServeSettings;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// What the desktop gives the core: a place in the tray, notifications, a way to end.
 /// `lifeline-tray` (Linux) and `lifeline-app` (macOS, Windows) each have one.
@@ -55,6 +56,8 @@ pub struct Core {
     /// The window process; `None` without a local socket for one to reach the core.
     pub windows: Option<Windows>,
     shell: Arc<dyn Shell>,
+    /// The status the process ends with: 0, or why it could not go on (`quit_with`).
+    exit: AtomicI32,
 }
 
 impl Core {
@@ -75,6 +78,7 @@ impl Core {
             served: Arc::new(served),
             windows,
             shell,
+            exit: AtomicI32::new(0),
         })
     }
 
@@ -82,7 +86,7 @@ impl Core {
     /// config file's watcher, and the tray's watch on the fleet. Within a tokio runtime.
     pub fn start(self: &Arc<Core>, serve: ServeSettings) {
         serve::start(self, serve);
-        crate::config_cmds::start(self.clone());
+        crate::commands::config::start(self.clone());
         crate::tray::watch(self.clone());
     }
 
@@ -105,6 +109,18 @@ impl Core {
     /// Ends the app (the host then calls `stop`).
     pub fn quit(&self) {
         self.shell.quit();
+    }
+
+    /// Ends the app with `status` (the host exits with `exit_status` once stopped): the app
+    /// could not do what it was started for, e.g. show a window without a display.
+    pub fn quit_with(&self, status: i32) {
+        self.exit.store(status, Ordering::Relaxed);
+        self.shell.quit();
+    }
+
+    /// What the process should exit with: 0 unless `quit_with` said otherwise.
+    pub fn exit_status(&self) -> i32 {
+        self.exit.load(Ordering::Relaxed)
     }
 
     /// Stops the endpoint and disposes of every server; the window process follows, its

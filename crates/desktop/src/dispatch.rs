@@ -1,5 +1,5 @@
 //! The command table: a command's name and JSON arguments to the function that answers it
-//! (commands.rs, detail_cmds.rs, …), in the core process (`Core`), reached from the window
+//! (`commands/`, one file per group), in the core process (`Core`), reached from the window
 //! process over the local socket (`ipc.rs`), or from tests in the same process. One macro
 //! makes both the list of names (`COMMANDS`) and the `match` that runs them, so the two
 //! cannot drift; a test checks the list against every command `ui/src/host/tauri.ts`
@@ -10,15 +10,16 @@
 //! `new Channel()`) arrives as a `Sink` in `Call::channels`, under its key.
 
 use crate::Core;
-use crate::commands;
+use crate::commands::{
+    app, auth, bundle, clients, config, detail, history, secrets, serve, servers,
+};
 use crate::error::ErrorView;
-use crate::serve;
-use crate::{auth_cmds, clients_cmds, config_cmds, detail_cmds, history, secret_cmds};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
+use ts_rs::TS;
 
 /// A command's answer: its value, or what it failed with (an `ErrorView`, or a string for
 /// arguments it could not read, as tauri's commands reject them).
@@ -63,19 +64,19 @@ macro_rules! table {
 }
 
 table!(|app, call| {
-    "snapshot" => reply(commands::snapshot(&app.state).await),
+    "snapshot" => reply(servers::snapshot(&app.state).await),
     "subscribe" => {
         let mut sink = channel(call, "channel")?.ok_or_else(|| not_a_channel(call, "channel"))?;
         let events = move |event| serde_json::to_value(event).map_or(true, &mut sink);
-        reply(commands::subscribe(&app.state, &call.caller, events).await)
+        reply(servers::subscribe(&app.state, &call.caller, events).await)
     },
-    "auth_sign_in" => reply(auth_cmds::auth_sign_in(&app.state, arg(call, "server")?).await),
-    "auth_sign_out" => reply(auth_cmds::auth_sign_out(&app.state, arg(call, "server")?).await),
-    "reconnect" => reply(commands::reconnect(&app.state, arg(call, "server")?).await),
-    "reset" => reply(commands::reset(&app.state, arg(call, "server")?).await),
-    "disable" => reply(commands::disable(&app.state, arg(call, "server")?).await),
-    "enable" => reply(commands::enable(&app.state, arg(call, "server")?).await),
-    "reconnect_all_failed" => reply(commands::reconnect_all_failed(&app.state).await),
+    "auth_sign_in" => reply(auth::auth_sign_in(&app.state, arg(call, "server")?).await),
+    "auth_sign_out" => reply(auth::auth_sign_out(&app.state, arg(call, "server")?).await),
+    "reconnect" => reply(servers::reconnect(&app.state, arg(call, "server")?).await),
+    "reset" => reply(servers::reset(&app.state, arg(call, "server")?).await),
+    "disable" => reply(servers::disable(&app.state, arg(call, "server")?).await),
+    "enable" => reply(servers::enable(&app.state, arg(call, "server")?).await),
+    "reconnect_all_failed" => reply(servers::reconnect_all_failed(&app.state).await),
     "call_tool" => {
         let mut sink = channel(call, "progress")?;
         let progress = move |p| {
@@ -85,22 +86,22 @@ table!(|app, call| {
         };
         let (server, tool) = (arg(call, "server")?, arg(call, "tool")?);
         let (args, call_id) = (arg(call, "args")?, arg(call, "callId")?);
-        reply(commands::call_tool(&app.state, server, tool, args, call_id, progress).await)
+        passthrough(detail::call_tool(&app.state, server, tool, args, call_id, progress).await)
     },
-    "app_info" => reply(commands::app_info(&app.state).await),
+    "app_info" => reply(app::app_info(&app.state).await),
     "ui_painted" => {
-        commands::ui_painted();
+        app::ui_painted();
         Ok(Value::Null)
     },
-    "tool_list" => reply(detail_cmds::tool_list(&app.state, arg(call, "server")?).await),
-    "cancel_call" => reply(detail_cmds::cancel_call(&app.state, arg(call, "callId")?).await),
-    "server_stderr" => reply(detail_cmds::server_stderr(&app.state, arg(call, "server")?).await),
+    "tool_list" => passthrough(detail::tool_list(&app.state, arg(call, "server")?).await),
+    "cancel_call" => reply(detail::cancel_call(&app.state, arg(call, "callId")?).await),
+    "server_stderr" => reply(detail::server_stderr(&app.state, arg(call, "server")?).await),
     "server_command" => {
-        reply(detail_cmds::server_command(&app.state, arg(call, "server")?).await)
+        reply(detail::server_command(&app.state, arg(call, "server")?).await)
     },
-    "server_config" => reply(detail_cmds::server_config(&app.state, arg(call, "server")?).await),
-    "server_policy" => reply(detail_cmds::server_policy(&app.state, arg(call, "server")?).await),
-    "server_hosts" => reply(detail_cmds::server_hosts(&app.state, arg(call, "server")?).await),
+    "server_config" => passthrough(detail::server_config(&app.state, arg(call, "server")?).await),
+    "server_policy" => reply(detail::server_policy(&app.state, arg(call, "server")?).await),
+    "server_hosts" => reply(detail::server_hosts(&app.state, arg(call, "server")?).await),
     "history_events" => {
         let (server, before, limit) = (arg(call, "server")?, arg(call, "before")?, arg(call, "limit")?);
         reply(history::history_events(&app.state, server, before, limit).await)
@@ -113,40 +114,40 @@ table!(|app, call| {
         let (server, limit) = (arg(call, "server")?, arg(call, "limit")?);
         reply(history::history_calls(&app.state, server, limit).await)
     },
-    "bundle_preview" => reply(commands::bundle_preview(&app.state).await),
-    "bundle_export" => reply(commands::bundle_export(&app.state, arg(call, "path")?).await),
+    "bundle_preview" => reply(bundle::bundle_preview(&app.state).await),
+    "bundle_export" => reply(bundle::bundle_export(&app.state, arg(call, "path")?).await),
     "bundle_confirm_replace" => {
         app.state.bundle_confirm_replace(arg(call, "path")?);
         Ok(Value::Null)
     },
-    "config_get" => reply(config_cmds::config_get(&app.state).await),
-    "server_add" => reply(config_cmds::server_add(&app.state, arg(call, "server")?).await),
+    "config_get" => reply(config::config_get(&app.state).await),
+    "server_add" => reply(config::server_add(&app.state, arg(call, "server")?).await),
     "server_edit" => {
         let (name, server) = (arg(call, "name")?, arg(call, "server")?);
-        reply(config_cmds::server_edit(&app.state, name, server).await)
+        reply(config::server_edit(&app.state, name, server).await)
     },
-    "server_remove" => reply(config_cmds::server_remove(&app.state, arg(call, "name")?).await),
-    "import_detect" => reply(config_cmds::import_detect(&app.state).await),
-    "import_apply" => reply(config_cmds::import_apply(&app.state, arg(call, "sources")?).await),
-    "clients_list" => reply(clients_cmds::clients_list(&app.state).await),
+    "server_remove" => reply(config::server_remove(&app.state, arg(call, "name")?).await),
+    "import_detect" => reply(config::import_detect(&app.state).await),
+    "import_apply" => reply(config::import_apply(&app.state, arg(call, "sources")?).await),
+    "clients_list" => reply(clients::clients_list(&app.state).await),
     "clients_preview" => {
         let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
-        reply(clients_cmds::clients_preview(&app.state, client, servers).await)
+        reply(clients::clients_preview(&app.state, client, servers).await)
     },
     "clients_connect" => {
         let (client, servers) = (arg(call, "client")?, arg(call, "servers")?);
-        reply(clients_cmds::clients_connect(&app.state, client, servers).await)
+        reply(clients::clients_connect(&app.state, client, servers).await)
     },
     "clients_restore" => {
         let (client, force) = (arg(call, "client")?, arg(call, "force")?);
-        reply(clients_cmds::clients_restore(&app.state, client, force).await)
+        reply(clients::clients_restore(&app.state, client, force).await)
     },
-    "secret_store" => reply(secret_cmds::secret_store().await),
+    "secret_store" => reply(secrets::secret_store().await),
     "secret_set" => {
         let (name, value) = (arg(call, "name")?, arg(call, "value")?);
-        reply(secret_cmds::secret_set(name, value).await)
+        reply(secrets::secret_set(name, value).await)
     },
-    "gateway_endpoint" => Ok(json(serve::gateway_endpoint(&app.served))),
+    "gateway_endpoint" => reply(Ok(serve::gateway_endpoint(&app.served))),
     "gateway_set" => {
         let (enabled, port) = (arg(call, "enabled")?, arg(call, "port")?);
         reply(serve::gateway_set(app, enabled, port).await)
@@ -167,7 +168,16 @@ fn json(value: impl Serialize) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-fn reply<T: Serialize>(answer: Result<T, ErrorView>) -> Reply {
+/// A command's typed answer. `T: TS` holds every answer to a type that derives its
+/// TypeScript (crates/desktop/src/wire.rs lists them into `ui/src/host/generated.ts`), so no
+/// command can return a shape the UI has to mirror by hand.
+fn reply<T: Serialize + TS>(answer: Result<T, ErrorView>) -> Reply {
+    answer.map(json).map_err(json)
+}
+
+/// An answer that is a server's MCP JSON, passed through as it came (`tool_list`'s tools,
+/// `call_tool`'s result, `server_config`'s masked entry): the UI types these itself.
+fn passthrough<T: Serialize>(answer: Result<T, ErrorView>) -> Reply {
     answer.map(json).map_err(json)
 }
 

@@ -1,11 +1,10 @@
-//! The app's history file (docs/history.md) and the commands that read earlier runs from it:
-//! `history_events`, `history_failures`, `history_calls`. The store itself is
+//! The app's history file (docs/history.md) and the queries that read earlier runs from it
+//! (the commands `history_events`, `history_failures`, `history_calls`: commands/history.rs). The store itself is
 //! `lifeline_core::history` (which also says where the file is); this module opens it with a
 //! notice the UI can show and turns its answers into what the UI receives. Queries block on
 //! SQLite, so they run on the blocking pool.
 
 use crate::error::ErrorView;
-use crate::state::AppState;
 use lifeline_core::history::{
     HISTORY_ENV, History, Notice, Options, PastCall, PastEvent, PastFailure, Query, QueryError,
 };
@@ -94,34 +93,6 @@ pub async fn calls(
         limit,
     };
     read(history, move |h| h.calls(&query)).await
-}
-
-/// Events of earlier runs, newest first; `before` is the `id` of the oldest one shown.
-pub async fn history_events(
-    state: &AppState,
-    server: Option<String>,
-    before: Option<i64>,
-    limit: u32,
-) -> Result<Vec<PastEvent>, ErrorView> {
-    events(state.history(), server, before, limit).await
-}
-
-/// Failures of earlier runs, newest first.
-pub async fn history_failures(
-    state: &AppState,
-    server: Option<String>,
-    limit: u32,
-) -> Result<Vec<PastFailure>, ErrorView> {
-    failures(state.history(), server, limit).await
-}
-
-/// Tool calls of earlier runs, newest first (never their arguments or results).
-pub async fn history_calls(
-    state: &AppState,
-    server: Option<String>,
-    limit: u32,
-) -> Result<Vec<PastCall>, ErrorView> {
-    calls(state.history(), server, limit).await
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::source::Source;
+use crate::state::AppState;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;

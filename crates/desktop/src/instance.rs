@@ -16,6 +16,7 @@
 
 use lifeline_core::gateway::attach::{Answer, Refusal, Request};
 use lifeline_core::gateway::{self, GatewayOptions};
+use lifeline_core::lines::{LineRead, fmt_bytes, read_line_capped};
 use lifeline_core::local_socket::{self, Listener, Stream};
 use lifeline_core::supervisor::Supervisor;
 use std::fs::{File, TryLockError};
@@ -24,12 +25,15 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 
 /// How long a second instance keeps trying to reach a first one that holds the lock but
 /// is not listening yet (it is starting up).
 const REACH_FOR: Duration = Duration::from_secs(3);
 const REACH_EVERY: Duration = Duration::from_millis(100);
+
+/// How to choose another instance directory, for an error refusing one.
+const ELSEWHERE: &str = "set LIFELINE_HISTORY to a file in a directory of your own";
 
 /// What `claim` found.
 pub enum Claim {
@@ -61,6 +65,12 @@ pub fn claim(dir: &Path) -> Claim {
         })
     };
     if lifeline_core::private::create_dir(dir).is_err() {
+        return unguarded();
+    }
+    // Another user's directory, or one others may write, could hold their socket in place
+    // of ours: the app runs on a private socket of its own instead (`endpoint`).
+    if let Err(e) = lifeline_core::private::check_trusted_dir(dir, ELSEWHERE) {
+        tracing::warn!("instance: {e}");
         return unguarded();
     }
     let Ok(lock) = lifeline_core::private::open_lock(&dir.join("app.lock")) else {
@@ -102,10 +112,13 @@ pub fn endpoint(guard: Option<Guard>, dir: Option<PathBuf>) -> (Guard, Option<Pa
         (Some(guard), Some(dir)) if guard.listener.is_some() => return (guard, Some(dir)),
         (guard, _) => guard.and_then(|g| g._lock),
     };
-    let own = std::env::temp_dir().join(format!("lifeline-app-{}", std::process::id()));
-    let listener = lifeline_core::private::create_dir(&own).and_then(|()| Listener::bind(&own));
+    // A new directory of a random name: a predictable one (`lifeline-app-<pid>`) could be
+    // made first, by another user, in the shared temporary directory.
+    let listener =
+        lifeline_core::private::create_unique_dir(&std::env::temp_dir(), "lifeline-app-")
+            .and_then(|own| Listener::bind(&own).map(|l| (l, own)));
     match listener {
-        Ok(listener) => {
+        Ok((listener, own)) => {
             tracing::warn!(
                 "instance: listening on {} instead; a second instance will not find this one",
                 local_socket::address(&own)
@@ -118,8 +131,8 @@ pub fn endpoint(guard: Option<Guard>, dir: Option<PathBuf>) -> (Guard, Option<Pa
         }
         Err(e) => {
             tracing::error!(
-                "instance: cannot listen on {} either ({e}); the window cannot open",
-                local_socket::address(&own)
+                "instance: cannot listen in a new directory in {} either ({e}); the window cannot open",
+                std::env::temp_dir().display()
             );
             let guard = Guard {
                 _lock: lock,
@@ -186,10 +199,8 @@ impl Guard {
                 let on_attach = on_attach.clone();
                 let on_line = on_line.clone();
                 tokio::spawn(async move {
-                    let mut line = String::new();
                     let mut reader = BufReader::new(stream);
-                    let read = reader.read_line(&mut line);
-                    let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(2), read).await else {
+                    let Some(line) = first_line(&mut reader).await else {
                         return;
                     };
                     if line.trim() == "show" {
@@ -204,6 +215,33 @@ impl Guard {
             }
         });
     }
+}
+
+/// The longest first line a connection may send: `show`, `attach v1 NAME CONFIG-PATH`,
+/// `window v1`, `ipc v1`. Anything longer is not one of them, and is not buffered.
+const FIRST_LINE_MAX: usize = 64 * 1024;
+
+/// How long a connection may take to send its first line.
+const FIRST_LINE_WITHIN: Duration = Duration::from_secs(2);
+
+/// A connection's first line, with its `\n`; `None` (the connection is dropped) when it
+/// does not come in time, is longer than `FIRST_LINE_MAX` (said in the log), or is not UTF-8.
+async fn first_line(reader: &mut BufReader<Stream>) -> Option<String> {
+    let mut line = Vec::new();
+    let read = read_line_capped(reader, &mut line, FIRST_LINE_MAX);
+    match tokio::time::timeout(FIRST_LINE_WITHIN, read).await {
+        Ok(Ok(LineRead::Line)) => {}
+        Ok(Ok(LineRead::TooLong)) => {
+            tracing::warn!(
+                "instance: a connection sent a first line longer than {}; closed it",
+                fmt_bytes(FIRST_LINE_MAX)
+            );
+            return None;
+        }
+        _ => return None,
+    }
+    line.push(b'\n');
+    String::from_utf8(line).ok()
 }
 
 /// Answers an attach request and, when it is granted, serves the host on the connection
@@ -255,70 +293,5 @@ async fn attach(
 mod attach_tests;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::mpsc;
-
-    fn refuse_all() -> OnAttach {
-        Arc::new(|_| Box::pin(async { Err((Refusal::Unknown, "none here".into())) }))
-    }
-
-    fn ignore_lines() -> OnLine {
-        Arc::new(|_, _| Box::pin(async {}))
-    }
-
-    #[test]
-    fn a_second_instance_asks_the_first_to_show_itself_and_does_not_run() {
-        let _runtime = crate::test_support::runtime().enter();
-        let dir = tempfile::tempdir().unwrap();
-        let Claim::First(guard) = claim(dir.path()) else {
-            panic!("the first claim must win");
-        };
-        let (shown_tx, shown) = mpsc::channel();
-        guard.serve(
-            move || shown_tx.send(()).unwrap(),
-            refuse_all(),
-            ignore_lines(),
-        );
-        match claim(dir.path()) {
-            Claim::Running { shown, dir: d } => {
-                assert!(shown);
-                assert_eq!(d, dir.path());
-            }
-            Claim::First(_) => panic!("a second claim must find the first"),
-        }
-        shown
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the first instance was asked to show");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn the_directory_lock_and_socket_are_private() {
-        let _runtime = crate::test_support::runtime().enter();
-        use std::os::unix::fs::PermissionsExt;
-        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        let scratch = tempfile::tempdir().unwrap();
-        let dir = scratch.path().join("lifeline");
-        let Claim::First(_guard) = claim(&dir) else {
-            panic!("the first claim must win");
-        };
-        assert_eq!(mode(&dir), 0o700);
-        assert_eq!(mode(&dir.join("app.lock")), 0o600);
-        assert_eq!(mode(&dir.join("app.sock")), 0o600);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn a_socket_left_by_a_crashed_instance_does_not_stop_the_next() {
-        let _runtime = crate::test_support::runtime().enter();
-        let dir = tempfile::tempdir().unwrap();
-        // A crash leaves the socket file; the lock went with the process.
-        drop(std::os::unix::net::UnixListener::bind(dir.path().join("app.sock")).unwrap());
-        assert!(dir.path().join("app.sock").exists());
-        let Claim::First(guard) = claim(dir.path()) else {
-            panic!("a stale socket is not a running instance");
-        };
-        assert!(guard.listener.is_some(), "it listens again");
-    }
-}
+#[path = "instance_claim_tests.rs"]
+mod tests;

@@ -47,6 +47,16 @@ impl Launch {
     /// `program` is the window program. Within a tokio runtime's context (`Runtime::enter`),
     /// not on one of its tasks.
     pub fn prepare(program: PathBuf) -> Launch {
+        Launch::prepare_as(program, None)
+    }
+
+    /// `prepare` for a session with no display (`missing` says why) but a tray: the app
+    /// starts in the tray, as with `--hidden`, and says why once in its log.
+    pub fn prepare_in_tray(program: PathBuf, missing: &crate::display::NoDisplay) -> Launch {
+        Launch::prepare_as(program, Some(missing))
+    }
+
+    fn prepare_as(program: PathBuf, no_display: Option<&crate::display::NoDisplay>) -> Launch {
         crate::STARTED.get_or_init(tokio::time::Instant::now);
         let log_dir = logs::dir();
         let mut log_guard = logs::init(log_dir.as_deref());
@@ -79,8 +89,12 @@ impl Launch {
             None => None,
         };
         let endpoint = instance::endpoint(instance, instance_dir);
-        // Started at login (`--hidden`) the app stays in the tray with no window process.
-        let hidden = starts_hidden(std::env::args());
+        // Started at login (`--hidden`) the app stays in the tray with no window process;
+        // so it does with no display to show one on.
+        if let Some(missing) = no_display {
+            tracing::warn!("{missing}; supervising from the tray");
+        }
+        let hidden = no_display.is_some() || starts_hidden(std::env::args());
         let early = match (&endpoint, hidden) {
             ((_, Some(dir)), false) => window::spawn(&program, dir),
             _ => None,
@@ -88,6 +102,9 @@ impl Launch {
         // Started from the Dock, a launcher or at login, the app has the desktop's minimal
         // PATH: the login shell's is asked for now, in the background, for its servers.
         lifeline_core::login_path::adopt_in_background(lifeline_core::login_path::DEFAULT_TIMEOUT);
+        // The core serves (the socket, the HTTP endpoint): room for its connections; the
+        // servers it starts get the original limit back.
+        lifeline_core::nofile::raise();
         // Servers a crashed run left behind end now; this run's are recorded from here on.
         if let Some(dir) = runs::default_dir() {
             runs::track(&dir);

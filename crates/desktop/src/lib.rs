@@ -11,17 +11,13 @@
 //! its own process, `lifeline-app --window DIR` (src-tauri), speaking `ipc` and `window`'s
 //! protocols to the core over the socket.
 
-pub mod auth_cmds;
-pub mod bundle_cmds;
+pub mod bundle;
 pub mod bus;
-pub mod clients_cmds;
 pub mod commands;
-pub mod config_cmds;
-pub mod config_edit;
 pub mod core_process;
 pub mod demo;
-pub mod detail_cmds;
 pub mod dispatch;
+pub mod display;
 pub mod error;
 pub mod history;
 pub mod instance;
@@ -31,7 +27,6 @@ pub mod log_file;
 #[cfg(target_os = "linux")]
 pub mod login_entry;
 pub mod logs;
-pub mod secret_cmds;
 pub mod serve;
 pub mod source;
 pub mod state;
@@ -45,5 +40,5 @@ mod wire;
 
 pub use core_process::{Core, Shell};
 
-/// When the process began: the origin of the "first paint" log line (`commands::ui_painted`).
+/// When the process began: the origin of the "first paint" log line (`commands::app::ui_painted`).
 pub static STARTED: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();

@@ -34,7 +34,14 @@ pub fn set(entry: &Path, program: &Path, on: bool) -> io::Result<()> {
     if let Some(dir) = entry.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(entry, text(program))
+    // Replaced whole, never truncated and half written (a session that starts while it is
+    // written would skip the app); a link kept by a dotfiles manager stays a link.
+    lifeline_core::private::write_atomic(
+        entry,
+        text(program).as_bytes(),
+        lifeline_core::private::Mode::Keep,
+    )
+    .map_err(io::Error::from)
 }
 
 /// The entry's text. The program is quoted as the Desktop Entry spec says (a path with a

@@ -4,22 +4,22 @@
 //! session attached as `lifeline connect` bridges are: `AppState::attach`), with the tokens
 //! of `lifeline serve token add`. Read at start; the "Serve over HTTP" dialog changes it
 //! live (`gateway_set` writes the setting and restarts the listener) and manages the
-//! tokens (`gateway_tokens`, `gateway_token_add`, `gateway_token_remove`). The URL is
-//! logged and returned by the `gateway_endpoint` command. A token is only ever in the
+//! tokens (`gateway_tokens`, `gateway_token_add`, `gateway_token_remove`; the commands are
+//! commands/serve.rs). The URL is logged and returned by the `gateway_endpoint` command. A token is only ever in the
 //! answer of `gateway_token_add`: never in a log, an event or an error.
 
 use crate::Core;
 use crate::error::ErrorView;
 use lifeline_core::config::ServeSettings;
 use lifeline_core::gateway::attach::{Refusal, Request};
-use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens, tokens};
+use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Weak;
 use std::sync::{Arc, Mutex};
 
-/// What the UI is told about the endpoint.
-#[derive(Debug, Clone, Default, Serialize)]
+/// What the UI is told about the endpoint (`gateway_endpoint`, `gateway_set`).
+#[derive(Debug, Clone, Default, Serialize, ts_rs::TS)]
 pub struct EndpointView {
     /// `lifeline.serve.enabled` in the config.
     pub enabled: bool,
@@ -30,8 +30,9 @@ pub struct EndpointView {
     pub configured_port: u16,
     /// Where the clients' tokens are (`lifeline serve token add CLIENT` makes one).
     pub tokens_file: Option<String>,
-    /// Why it is not listening, when enabled.
-    pub error: Option<String>,
+    /// Why it is not listening, when enabled: `port_in_use` when another program holds
+    /// the port, `serve` otherwise.
+    pub error: Option<ErrorView>,
 }
 
 /// The endpoint, held by the `Core`.
@@ -90,8 +91,10 @@ impl Served {
             return;
         }
         let Some(tokens_file) = self.tokens_file.clone() else {
-            self.view.lock().expect("view lock").error =
-                Some("no data directory for the tokens file".into());
+            self.view.lock().expect("view lock").error = Some(ErrorView::new(
+                "serve",
+                "There is no data directory for the tokens file.",
+            ));
             return;
         };
         let port = settings.port;
@@ -108,11 +111,17 @@ impl Served {
                 *endpoint = Some(bound);
             }
             Err(e) => {
-                let why = format!(
-                    "cannot listen on 127.0.0.1:{port} ({e}); set another `lifeline.serve.port`"
+                let why = http::bind_problem(
+                    port,
+                    &e,
+                    "change `lifeline.serve.port` (here, or in the config)",
                 );
                 tracing::warn!("the HTTP endpoint is off: {why}");
-                self.view.lock().expect("view lock").error = Some(why);
+                let kind = match e.kind() {
+                    std::io::ErrorKind::AddrInUse => "port_in_use",
+                    _ => "serve",
+                };
+                self.view.lock().expect("view lock").error = Some(ErrorView::new(kind, why));
             }
         }
     }
@@ -124,14 +133,14 @@ impl Served {
         }
     }
 
-    fn tokens_file(&self) -> Result<&PathBuf, ErrorView> {
+    pub(crate) fn tokens_file(&self) -> Result<&PathBuf, ErrorView> {
         self.tokens_file.as_ref().ok_or_else(|| {
             ErrorView::new("serve", "There is no data directory for the tokens file.")
         })
     }
 
     /// The port a new client's snippet names: the listener's, else the configured one.
-    fn snippet_port(&self) -> u16 {
+    pub(crate) fn snippet_port(&self) -> u16 {
         let view = self.view();
         view.port.unwrap_or(match view.configured_port {
             0 => ServeSettings::default().port,
@@ -158,84 +167,6 @@ pub fn resolver(core: Weak<Core>) -> Resolve {
             }
         })
     })
-}
-
-/// A client with a token, as the dialog lists it: never the token.
-#[derive(Debug, Clone, Serialize)]
-pub struct TokenClient {
-    pub name: String,
-    pub created: String,
-}
-
-/// A token just made: shown once by the dialog, with the hosts' snippets.
-#[derive(Clone, Serialize)]
-pub struct NewToken {
-    pub client: String,
-    pub token: String,
-    /// What `lifeline serve token add` prints: URL, header, Claude Code / VS Code / Cursor.
-    pub usage: String,
-}
-
-fn io_error(e: std::io::Error) -> ErrorView {
-    ErrorView::new(
-        "serve",
-        format!("The tokens file could not be changed: {e}."),
-    )
-}
-
-/// The local HTTP endpoint: whether it is on, its URL, where the tokens are.
-pub fn gateway_endpoint(served: &Served) -> EndpointView {
-    served.view()
-}
-
-/// Turns the endpoint on or off and sets its port: writes `lifeline.serve` to the config
-/// file (text kept, as every edit from the app) and applies it now.
-pub async fn gateway_set(
-    core: &Arc<Core>,
-    enabled: bool,
-    port: u16,
-) -> Result<EndpointView, ErrorView> {
-    let settings = ServeSettings { enabled, port };
-    core.state.serve_set(settings).await?;
-    core.served
-        .apply(settings, resolver(Arc::downgrade(core)))
-        .await;
-    Ok(core.served.view())
-}
-
-/// The clients that have a token, by name.
-pub fn gateway_tokens(served: &Served) -> Result<Vec<TokenClient>, ErrorView> {
-    let clients = tokens::list(served.tokens_file()?).map_err(io_error)?;
-    Ok(clients
-        .into_iter()
-        .map(|c| TokenClient {
-            name: c.name,
-            created: c.created,
-        })
-        .collect())
-}
-
-/// Makes a token for `client` (replacing any it had); the only answer that holds one.
-pub fn gateway_token_add(served: &Served, client: String) -> Result<NewToken, ErrorView> {
-    let path = served.tokens_file()?;
-    tokens::check_client(&client).map_err(|m| ErrorView::new("serve", m))?;
-    let token = tokens::add(path, &client).map_err(io_error)?;
-    tracing::info!("made a token for the HTTP client `{client}`");
-    let usage = tokens::usage(path, &client, &token, served.snippet_port());
-    Ok(NewToken {
-        client,
-        token,
-        usage,
-    })
-}
-
-/// Removes `client`'s token; whether it had one. Its sessions are refused from now on.
-pub fn gateway_token_remove(served: &Served, client: String) -> Result<bool, ErrorView> {
-    let had = tokens::remove(served.tokens_file()?, &client).map_err(io_error)?;
-    if had {
-        tracing::info!("removed the token of the HTTP client `{client}`");
-    }
-    Ok(had)
 }
 
 #[cfg(test)]

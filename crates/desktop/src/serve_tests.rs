@@ -7,6 +7,7 @@ use crate::source::{AppInfo, Mode, Source};
 use crate::state::AppState;
 use crate::test_support::fixture;
 use lifeline_core::events::EventBody;
+use lifeline_core::gateway::http::tokens;
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -234,4 +235,32 @@ fn tokens_are_listed_by_name_and_shown_only_when_made() {
         true
     );
     assert_eq!(invoke("gateway_tokens", json!({})).unwrap(), json!([]));
+}
+
+#[test]
+fn a_port_another_program_holds_is_said_to_the_ui() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = app_on_file(dir.path());
+    let invoke = |cmd: &str, args: Value| crate::test_support::invoke(&core, cmd, args).unwrap();
+    // Another program listening on the port the config asks for.
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let view = invoke("gateway_set", json!({"enabled": true, "port": port}));
+    assert_eq!(view["enabled"], true);
+    assert_eq!(view["url"], Value::Null);
+    assert_eq!(view["error"]["kind"], "port_in_use", "{view}");
+    let message = view["error"]["message"].as_str().unwrap();
+    assert_eq!(
+        message,
+        format!(
+            "port 127.0.0.1:{port} is in use by another program: change `lifeline.serve.port` \
+             (here, or in the config), or quit that program"
+        )
+    );
+    // The same on a later look, as the dialog opens.
+    assert_eq!(
+        invoke("gateway_endpoint", json!({}))["error"],
+        view["error"]
+    );
+    drop(taken);
 }

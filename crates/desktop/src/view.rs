@@ -1,10 +1,13 @@
 //! What the UI draws for one server: the core `Snapshot` plus what only the shell knows —
 //! the transport from the config and the restarts counted from the event stream.
 
-use lifeline_core::events::Event;
+use crate::bus::forward;
+use lifeline_core::events::{Event, EventBody};
 use lifeline_core::supervisor::Snapshot;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::{broadcast, watch};
 
 /// One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
 /// snapshot's (`server`, `generation`, `state`, `stage`, …, `tools`) plus three keys.
@@ -84,6 +87,44 @@ impl Restarts {
             restarts,
             last_restart_at,
         }
+    }
+}
+
+/// Counts restarts from the events, and logs what changed.
+pub async fn track(
+    events: broadcast::Receiver<Event>,
+    restarts: Arc<Mutex<Restarts>>,
+    tracked: watch::Sender<u64>,
+) {
+    forward(events, move |event| {
+        log_event(&event);
+        restarts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(&event);
+        tracked.send_replace(event.seq);
+        true
+    })
+    .await
+}
+
+fn log_event(event: &Event) {
+    let head = format!("{} #{}", event.server, event.generation);
+    match &event.body {
+        EventBody::State(s) => {
+            let mut line = format!("{head} {}", s.state.map_or("starting", |s| s.as_str()));
+            if let Some(stage) = s.stage {
+                line.push_str(&format!(" ({stage})"));
+            }
+            if let Some(reason) = &s.reason {
+                line.push_str(&format!(" - {reason}"));
+            }
+            tracing::info!("{line}");
+        }
+        EventBody::Failure { failure } => {
+            tracing::info!("{head} failed ({}): {}", failure.kind, failure.message);
+        }
+        _ => tracing::debug!("{head} {:?}", event.body),
     }
 }
 

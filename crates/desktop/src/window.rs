@@ -52,6 +52,9 @@ pub struct Windows {
     /// Where the core's socket is, for the window process.
     dir: PathBuf,
     slot: Mutex<Slot>,
+    /// Told each time a window process's link is in the slot, for a wait on it (the tests';
+    /// nothing else waits, and an unheard notice is one stored permit).
+    linked: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -67,6 +70,7 @@ impl Windows {
             program,
             dir,
             slot: Mutex::default(),
+            linked: tokio::sync::Notify::new(),
         }
     }
 
@@ -165,11 +169,15 @@ fn watch(core: &Arc<Core>, mut child: Child) {
     });
 }
 
-/// The window process ended: the window was closed (or it failed).
+/// The window process ended: the window was closed (or it failed, or found no display).
 fn closed(core: &Core, status: ExitStatus) {
     static TOLD: std::sync::Once = std::sync::Once::new();
     if let Some(windows) = &core.windows {
         *windows.slot() = Slot::default();
+    }
+    if status.code() == Some(crate::display::EXIT) {
+        no_display(core);
+        return;
     }
     if !status.success() {
         tracing::warn!("the window process ended with {status}");
@@ -188,6 +196,24 @@ fn closed(core: &Core, status: ExitStatus) {
     });
 }
 
+/// The window process found no display (it said why on stderr, which is this process's):
+/// the tray keeps the servers supervised; without one the app ends, failing.
+fn no_display(core: &Core) {
+    if core.shell().has_tray() {
+        tracing::warn!(
+            "no display for the window ({}): supervising from the tray",
+            crate::display::named()
+        );
+        core.shell().notify(
+            "Lifeline cannot open its window",
+            "There is no display in this session; Lifeline goes on supervising from the tray.",
+        );
+    } else {
+        tracing::warn!("no display for the window and no tray: quitting");
+        core.quit_with(crate::display::EXIT);
+    }
+}
+
 /// Serves the window process's connection (its hello read): pushes until either side ends.
 pub async fn link(core: Arc<Core>, reader: BufReader<Stream>) {
     let (Some(windows), state) = (&core.windows, &core.state) else {
@@ -195,6 +221,7 @@ pub async fn link(core: Arc<Core>, reader: BufReader<Stream>) {
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     windows.slot().link = Some(tx.clone());
+    windows.linked.notify_one();
     let mut changes = state.changes();
     let (mut read, mut write) = tokio::io::split(reader);
     let mut probe = [0u8; 1];

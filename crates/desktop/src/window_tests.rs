@@ -50,28 +50,15 @@ fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
             .unwrap();
         BufReader::new(stream)
     });
-    // The core has the link once its first push arrives: poll with "show" until then.
-    let shown = block_on(async {
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        // Partial reads stay in `line` (read_line appends), so a timed-out read loses nothing.
-        let mut line = String::new();
-        loop {
-            show(&app);
-            let read = link.read_line(&mut line);
-            if let Ok(read) = tokio::time::timeout(Duration::from_millis(100), read).await {
-                read.unwrap();
-                break line;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no show within PATIENCE"
-            );
-        }
+    // Once the core holds the link, "show" reaches the window.
+    block_on(async {
+        tokio::time::timeout(PATIENCE, windows.linked.notified())
+            .await
+            .expect("the core took the window's link within PATIENCE of its hello");
     });
-    assert!(
-        matches!(serde_json::from_str(&shown), Ok(Push::Show)),
-        "{shown}"
-    );
+    show(&app);
+    let shown = block_on(next(&mut link));
+    assert!(matches!(shown, Some(Push::Show)), "{shown:?}");
 
     let form = json!({"name": "files", "transport": "http", "url": "http://127.0.0.1:9/files",
                       "disabled": true});
@@ -82,28 +69,28 @@ fn the_core_pushes_show_and_config_changes_and_the_window_sees_it_go() {
         caller: LABEL.into(),
     };
     block_on(crate::dispatch::run(&app, call)).unwrap();
-    let pushed = block_on(async {
-        loop {
-            match next(&mut link).await {
-                Some(Push::ConfigChanged(info)) => break info,
-                Some(Push::Show) => continue, // a poll above that raced its answer
-                None => panic!("the link ended before config_changed"),
-            }
-        }
-    });
+    let pushed = match block_on(next(&mut link)) {
+        Some(Push::ConfigChanged(info)) => info,
+        other => panic!("config_changed after server_add, not {other:?}"),
+    };
     assert_eq!(pushed["mode"], "config", "{pushed}");
 
-    // The window process gone, the core lets go of its link.
+    // The window process gone, the core lets go of its link: the link's task ends, which
+    // closes the channel the slot's sender feeds (after it has emptied the slot).
+    let pushes = windows
+        .slot()
+        .link
+        .clone()
+        .expect("the core holds the window's link");
     drop(link);
     block_on(async {
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        while windows.slot().link.is_some() {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the link outlived the window"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        tokio::time::timeout(PATIENCE, pushes.closed())
+            .await
+            .expect("the core's link task ended within PATIENCE of the window going");
     });
+    assert!(
+        windows.slot().link.is_none(),
+        "the link outlived the window"
+    );
     drop(dir);
 }

@@ -62,17 +62,21 @@ fn decls() -> Vec<Decl> {
     use lifeline_core::gateway::stats::ToolStats;
     use lifeline_core::history::{PastCall, PastEvent, PastFailure};
     use lifeline_core::protocol::mcp::Tool;
+    use lifeline_core::secrets::{Backend, BackendKind};
     use lifeline_core::supervisor::{GenerationStderr, Snapshot};
 
-    use crate::bundle_cmds::{BundlePreview, Exported};
-    use crate::config_edit::{KeyValue, ServerForm};
+    use crate::bundle::{BundlePreview, Exported};
+    use crate::commands::secrets::StoreView;
+    use crate::commands::serve::{NewToken, TokenClient};
     use crate::error::{ErrorView, FieldError};
+    use crate::serve::EndpointView;
     use crate::source::{AppInfo, Mode};
     use crate::state::clients::{
         ClientServer, ClientView, ConnectPreview, Connected, Restored, Unchanged,
     };
-    use crate::state::config_live::ConfigView;
-    use crate::state::config_live::config_import::{
+    use crate::state::config::ConfigView;
+    use crate::state::config::edit::{KeyValue, ServerForm};
+    use crate::state::config::import::{
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
     };
     use crate::state::detail::{CommandView, PolicyView, ProgressView};
@@ -104,6 +108,8 @@ fn decls() -> Vec<Decl> {
         decl::<ToolStats>(&cfg),
         decl::<AttachedHost>(&cfg),
         decl::<HostsView>(&cfg),
+        decl::<BackendKind>(&cfg),
+        decl::<Backend>(&cfg),
         // The shell: command results and arguments (src-tauri/README.md).
         decl::<ServerView>(&cfg),
         decl::<FieldError>(&cfg),
@@ -129,6 +135,10 @@ fn decls() -> Vec<Decl> {
         decl::<ConnectPreview>(&cfg),
         decl::<Connected>(&cfg),
         decl::<Restored>(&cfg),
+        decl::<StoreView>(&cfg),
+        decl::<EndpointView>(&cfg),
+        decl::<TokenClient>(&cfg),
+        decl::<NewToken>(&cfg),
     ]
 }
 

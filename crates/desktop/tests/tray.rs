@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::time::{Instant, sleep_until, timeout};
+use tokio::time::timeout;
 use zbus::zvariant::{OwnedValue, Value};
 
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -131,19 +131,65 @@ impl Notifications {
     }
 }
 
-/// Polls `probe` until it gives a value, or fails the test saying `what`.
-async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
+/// What `probe` gives, asked again on every signal on `bus` (a name taken, a tooltip or a
+/// menu changed: what a panel itself waits on); fails the test saying `what` after
+/// `PATIENCE`. Subscribed before the first probe, so a signal between a probe and the wait
+/// still wakes it.
+async fn on_signal<T, F: std::future::Future<Output = Option<T>>>(
+    bus: &zbus::Connection,
     what: &str,
     mut probe: impl FnMut() -> F,
 ) -> T {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = probe().await {
-            return value;
+    use futures_util::StreamExt;
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .build();
+    let mut signals = zbus::MessageStream::for_match_rule(rule, bus, None)
+        .await
+        .expect("subscribing to the bus's signals");
+    let found = async {
+        loop {
+            if let Some(value) = probe().await {
+                return value;
+            }
+            // Any signal, even one zbus could not read, is a reason to look again.
+            let _signal = signals
+                .next()
+                .await
+                .expect("the bus connection lives as long as this wait");
         }
-        assert!(Instant::now() < deadline, "{what} within {PATIENCE:?}");
-        sleep_until(Instant::now() + Duration::from_millis(50)).await;
-    }
+    };
+    timeout(PATIENCE, found)
+        .await
+        .unwrap_or_else(|_| panic!("{what} within {PATIENCE:?}"))
+}
+
+/// What `probe` gives, asked again on every write in `dir` (inotify); fails the test saying
+/// `what` after `PATIENCE`. Watched before the first probe, as `on_signal`.
+async fn on_write<T>(dir: &Path, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    use notify::Watcher;
+    let (tx, mut written) = mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |_: notify::Result<notify::Event>| {
+        let _ = tx.send(());
+    })
+    .unwrap_or_else(|e| panic!("watching {}: {e}", dir.display()));
+    watcher
+        .watch(dir, notify::RecursiveMode::NonRecursive)
+        .unwrap_or_else(|e| panic!("watching {}: {e}", dir.display()));
+    let found = async {
+        loop {
+            if let Some(value) = probe() {
+                return value;
+            }
+            written
+                .recv()
+                .await
+                .expect("the watcher lives as long as this wait");
+        }
+    };
+    timeout(PATIENCE, found)
+        .await
+        .unwrap_or_else(|_| panic!("{what} within {PATIENCE:?}"))
 }
 
 /// The tray item's bus name (`org.kde.StatusNotifierItem-PID-N`).
@@ -214,10 +260,30 @@ fn fixture_config(dir: &Path) -> std::path::PathBuf {
 
 /// `lifeline-tray --hidden` on `bus`, its files under `home`, its stderr in `home/stderr.log`.
 fn start_tray(bus: &Bus, home: &Path) -> Child {
-    let config = fixture_config(home);
-    let log = std::fs::File::create(home.join("stderr.log")).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_lifeline-tray"))
+    app(env!("CARGO_BIN_EXE_lifeline-tray"), bus, home, "stderr.log")
         .arg("--hidden")
+        .spawn()
+        .unwrap()
+}
+
+/// `lifeline-app`, as a person starts it (on Linux it becomes `lifeline-tray`).
+fn lifeline_app() -> std::path::PathBuf {
+    let built = Path::new(env!("CARGO_BIN_EXE_lifeline-tray")).with_file_name("lifeline-app");
+    assert!(
+        built.is_file(),
+        "{} is missing: build it first (cargo build -p lifeline-app)",
+        built.display()
+    );
+    built
+}
+
+/// `program` on `bus` with no display, its files under `home` (the config's one server
+/// cannot start), its stderr in `home/<stderr>`.
+fn app(program: impl AsRef<std::ffi::OsStr>, bus: &Bus, home: &Path, stderr: &str) -> Command {
+    let config = fixture_config(home);
+    let log = std::fs::File::create(home.join(stderr)).unwrap();
+    let mut command = Command::new(program);
+    command
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home)
@@ -230,9 +296,8 @@ fn start_tray(bus: &Bus, home: &Path) -> Child {
         .env("LIFELINE_HISTORY", home.join("history.db"))
         .env("LIFELINE_LOG", "info")
         .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap()
+        .stderr(log);
+    command
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,13 +321,13 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
 
     let mut tray = start_tray(&bus_daemon, home.path());
 
-    let item = eventually("the tray item on the bus", || item_name(&bus)).await;
+    let item = on_signal(&bus, "the tray item on the bus", || item_name(&bus)).await;
     let registered = panel
         .items
         .recv_timeout(PATIENCE)
         .expect("the item registers with the panel's tray within PATIENCE");
     assert_eq!(registered, item);
-    let said = eventually("the tooltip to say the server failed", || async {
+    let said = on_signal(&bus, "the tooltip to say the server failed", || async {
         tooltip(&bus, &item)
             .await
             .filter(|d| d == "1 failed of 1 server")
@@ -283,20 +348,19 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     let ticked = |v: Option<OwnedValue>| v.and_then(|v| i32::try_from(v).ok()).unwrap_or(0);
     assert_eq!(ticked(property(&menu, login, "toggle-state").await), 0);
     click(&menu, login).await.unwrap();
-    let entry = home.path().join("config/autostart/Lifeline.desktop");
-    let text = eventually("the autostart entry", || async {
-        std::fs::read_to_string(&entry).ok()
+    // The tick follows what the entry says, once it is written.
+    on_signal(&bus, "the tick", || async {
+        (ticked(property(&menu, login, "toggle-state").await) == 1).then_some(())
     })
     .await;
+    let entry = home.path().join("config/autostart/Lifeline.desktop");
+    let text = std::fs::read_to_string(&entry)
+        .unwrap_or_else(|e| panic!("the ticked autostart entry {}: {e}", entry.display()));
     let exe = Path::new(env!("CARGO_BIN_EXE_lifeline-tray")).with_file_name("lifeline-app");
     assert!(
         text.contains(&format!("Exec=\"{}\" --hidden", exe.display())),
         "{text}"
     );
-    eventually("the tick", || async {
-        (ticked(property(&menu, login, "toggle-state").await) == 1).then_some(())
-    })
-    .await;
 
     // Quit is answered unless the app was already gone from the bus (it may be that quick).
     let quit = item_id(&menu, "Quit Lifeline").await;
@@ -315,25 +379,77 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     assert!(!said.contains(CANARY), "a secret in the log: {said}");
 }
 
+/// An X server's TCP port (6000 + N) on 127.0.0.1 where something accepts and hangs up at
+/// once: the app's display check finds a display there, and GTK, asked to use it, refuses.
+/// Returns `DISPLAY` for it.
+fn display_gtk_refuses() -> String {
+    let (listener, n) = (50..200)
+        .find_map(|n| {
+            std::net::TcpListener::bind(("127.0.0.1", 6000 + n))
+                .ok()
+                .map(|l| (l, n))
+        })
+        .expect("a free port in 6050..6200");
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            drop(conn);
+        }
+    });
+    format!("127.0.0.1:{n}")
+}
+
+/// An X display number nothing answers at: no socket file, no abstract socket.
+fn unused_display() -> String {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixStream};
+    let answers = |n: u16| {
+        let path = format!("/tmp/.X11-unix/X{n}");
+        Path::new(&path).exists()
+            || SocketAddr::from_abstract_name(path.as_bytes())
+                .and_then(|a| UnixStream::connect_addr(&a))
+                .is_ok()
+    };
+    let n = (4200..4300)
+        .find(|n| !answers(*n))
+        .expect("a free X display number in 4200..4300");
+    format!(":{n}")
+}
+
+/// The process's end, within `PATIENCE`.
+async fn exit_of(child: Child, what: &str) -> std::process::ExitStatus {
+    let exited = tokio::task::spawn_blocking(move || {
+        let mut child = child;
+        child.wait()
+    });
+    timeout(PATIENCE, exited)
+        .await
+        .unwrap_or_else(|_| panic!("{what} exits within {PATIENCE:?}"))
+        .unwrap()
+        .unwrap()
+}
+
 /// On a bus with no panel's tray (plain GNOME), there is nowhere to come back from: started
-/// hidden, the app opens its window instead (here, with no display, the window cannot open),
-/// and when the window is gone the app quits rather than run on unseen and unquittable.
+/// hidden, the app opens its window instead, and when the window is gone the app quits
+/// rather than run on unseen and unquittable. Here the window finds a display GTK refuses:
+/// it says so in one line (no panic), and the app ends with `display::EXIT`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_tray_the_app_does_not_stay_hidden() {
+    lifeline_app();
     let bus = Bus::start();
     let home = tempfile::tempdir().unwrap();
-    let tray = start_tray(&bus, home.path());
-    let exited = tokio::task::spawn_blocking(move || {
-        let mut tray = tray;
-        tray.wait()
-    });
-    let status = timeout(PATIENCE, exited)
-        .await
-        .expect("lifeline-tray quits by itself within PATIENCE")
-        .unwrap()
-        .unwrap();
+    let tray = app(
+        env!("CARGO_BIN_EXE_lifeline-tray"),
+        &bus,
+        home.path(),
+        "stderr.log",
+    )
+    .arg("--hidden")
+    .env("DISPLAY", display_gtk_refuses())
+    .spawn()
+    .unwrap();
+    let status = exit_of(tray, "lifeline-tray, by itself,").await;
     let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
-    assert!(status.success(), "{status}: {said}");
+    assert_eq!(status.code(), Some(3), "{status}: {said}");
     assert!(
         said.contains("nothing on this desktop shows tray icons"),
         "{said}"
@@ -343,8 +459,186 @@ async fn without_a_tray_the_app_does_not_stay_hidden() {
         "it opened the window: {said}"
     );
     assert!(
-        said.contains("quitting (no tray to come back from)"),
+        said.contains("lifeline-app: no window can open: GTK cannot open the display"),
         "{said}"
     );
+    assert!(
+        said.contains("no display for the window and no tray: quitting"),
+        "{said}"
+    );
+    assert!(!said.contains("panicked"), "{said}");
     assert!(said.contains("lifeline-app stopped"), "{said}");
+}
+
+/// Started where there is no display (over SSH, in a container) and no tray, `lifeline-app`
+/// says in one line what is missing and what to run instead, and exits non-zero: with no
+/// `DISPLAY` or `WAYLAND_DISPLAY` at all, and with a `DISPLAY` nothing answers at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_display_or_a_tray_the_app_says_so_in_one_line() {
+    let program = lifeline_app();
+    let bus = Bus::start();
+    for (display, missing) in [
+        (
+            None,
+            "neither DISPLAY nor WAYLAND_DISPLAY is set".to_owned(),
+        ),
+        Some(unused_display())
+            .map(|d| {
+                (
+                    Some(d.clone()),
+                    format!("no X server answers at DISPLAY={d}"),
+                )
+            })
+            .unwrap(),
+    ] {
+        let home = tempfile::tempdir().unwrap();
+        let mut command = app(&program, &bus, home.path(), "stderr.log");
+        if let Some(display) = &display {
+            command.env("DISPLAY", display);
+        }
+        let status = exit_of(command.spawn().unwrap(), "lifeline-app").await;
+        let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
+        assert_eq!(status.code(), Some(3), "{display:?}: {status}: {said}");
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 1, "{display:?}: one line: {said}");
+        let line = lines[0];
+        assert!(
+            line.starts_with("lifeline-app: no window can open: ") && line.contains(&missing),
+            "{display:?}: {line}"
+        );
+        assert!(
+            line.contains("`lifeline watch`") && line.contains("`lifeline serve`"),
+            "{line}"
+        );
+        assert!(
+            !said.contains("panicked") && !said.contains("backtrace"),
+            "{said}"
+        );
+    }
+}
+
+/// With no display but a panel's tray on the session bus, the core stays in the tray: a
+/// second start reaches it over its instance socket (it is asked to show its window, which
+/// cannot open, and says so), and it runs on until told to quit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_display_the_app_stays_in_the_tray_until_told_to_quit() {
+    let program = lifeline_app();
+    let bus_daemon = Bus::start();
+    let panel = TrayHost::start(&bus_daemon);
+    let home = tempfile::tempdir().unwrap();
+    let mut core = app(&program, &bus_daemon, home.path(), "stderr.log")
+        .spawn()
+        .unwrap();
+    panel
+        .items
+        .recv_timeout(PATIENCE)
+        .expect("the item registers with the panel's tray within PATIENCE");
+
+    let second = app(&program, &bus_daemon, home.path(), "second.log")
+        .spawn()
+        .unwrap();
+    let status = exit_of(second, "the second lifeline-app").await;
+    let said = std::fs::read_to_string(home.path().join("second.log")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(
+        said.contains("lifeline-app is already running") && said.contains("showed its window"),
+        "the first one's socket did not answer: {said}"
+    );
+    let log = home.path().join("stderr.log");
+    let said = on_write(
+        home.path(),
+        "the core to say the window cannot open",
+        || {
+            std::fs::read_to_string(&log).ok().filter(|s| {
+                s.contains("supervising from the tray") && s.contains("no display for the window")
+            })
+        },
+    )
+    .await;
+    assert!(
+        said.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"),
+        "{said}"
+    );
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(
+        core.try_wait().unwrap().is_none(),
+        "the core ended without being told to: {said}"
+    );
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &core.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = exit_of(core, "lifeline-app after SIGTERM").await;
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("lifeline-app stopped"), "{said}");
+}
+
+/// This run's events in the history file the app wrote, oldest first.
+fn recorded_events(history: &Path) -> Vec<serde_json::Value> {
+    let conn = rusqlite::Connection::open(history).unwrap();
+    let mut rows = conn
+        .prepare("SELECT json FROM events WHERE run = (SELECT MAX(id) FROM runs) ORDER BY id")
+        .unwrap();
+    rows.query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|json| serde_json::from_str(&json.unwrap()).unwrap())
+        .collect()
+}
+
+/// SIGTERM (a logout, `systemctl --user stop`, `kill`) closes the app as Quit does, and the
+/// history then holds the run to its last event, the server's `stopping`. The quit does not
+/// wait out the recorder's drain for a bus that never ends (it used to, on every quit, and
+/// then warned `history: the last events were not all recorded`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_quits_with_the_last_event_in_the_history_and_no_drain_wait() {
+    let bus_daemon = Bus::start();
+    let _panel = TrayHost::start(&bus_daemon);
+    let home = tempfile::tempdir().unwrap();
+    let bus = zbus::connection::Builder::address(bus_daemon.address.as_str())
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let tray = start_tray(&bus_daemon, home.path());
+    let item = on_signal(&bus, "the tray item on the bus", || item_name(&bus)).await;
+    on_signal(&bus, "the tooltip to say the server failed", || async {
+        tooltip(&bus, &item)
+            .await
+            .filter(|d| d == "1 failed of 1 server")
+    })
+    .await;
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &tray.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success(), "kill -TERM {}: {killed}", tray.id());
+    let exited = tokio::task::spawn_blocking(move || {
+        let mut tray = tray;
+        tray.wait()
+    });
+    let status = timeout(PATIENCE, exited)
+        .await
+        .expect("lifeline-tray exits within PATIENCE after SIGTERM")
+        .unwrap()
+        .unwrap();
+    let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
+    assert!(status.success(), "{status}: {said}");
+    assert!(said.contains("SIGTERM: closing"), "{said}");
+    assert!(said.contains("lifeline-app stopped"), "{said}");
+    assert!(
+        !said.contains("history:"),
+        "the quit waited out the history's drain: {said}"
+    );
+
+    let events = recorded_events(&home.path().join("history.db"));
+    let last = events.last().expect("the run's events are in the history");
+    assert_eq!(
+        (&last["server"], &last["type"], &last["state"]),
+        (&"gone".into(), &"state".into(), &"stopping".into()),
+        "the run's last event: {last}"
+    );
 }

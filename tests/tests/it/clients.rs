@@ -78,14 +78,26 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-fn backups(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains(".lifeline-backup-"))
-        .collect();
+/// Everything in a directory, sorted (an absent one is empty).
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = read.map(|e| e.unwrap().path()).collect();
     out.sort();
     out
+}
+
+impl Home {
+    /// Lifeline's data dir: `clients.json` and `backups/`.
+    fn data(&self) -> PathBuf {
+        self.path().join(".local").join("share").join("lifeline")
+    }
+
+    /// The backups Lifeline keeps, in its data dir.
+    fn backups(&self) -> Vec<PathBuf> {
+        entries(&self.data().join("backups"))
+    }
 }
 
 fn no_secret(run: &CliRun) {
@@ -111,7 +123,8 @@ async fn clients_dry_run_prints_the_diff_and_writes_nothing() {
     assert!(run.stdout.contains("+        \"connect\","), "{run:?}");
     assert!(run.stdout.contains("dry run"), "{run:?}");
     assert_eq!(read(&file), cursor_text());
-    assert!(backups(file.parent().unwrap()).is_empty());
+    assert_eq!(entries(file.parent().unwrap()), std::slice::from_ref(&file));
+    assert!(home.backups().is_empty());
     assert!(!home.ours().exists(), "nothing was imported");
     assert!(
         !home
@@ -125,6 +138,7 @@ async fn clients_dry_run_prints_the_diff_and_writes_nothing() {
 async fn clients_connect_backs_up_imports_and_restore_round_trips() {
     let home = Home::new("clients-connect");
     let file = write_cursor(&home);
+    let beside = entries(file.parent().unwrap());
     let run = home
         .clients(&["connect", "cursor", "--server", "fs", "--server", "gh"])
         .await;
@@ -150,15 +164,32 @@ async fn clients_connect_backs_up_imports_and_restore_round_trips() {
     assert_eq!(imported["mcpServers"]["fs"]["command"], "npx");
     assert_eq!(imported["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"], CANARY);
 
-    // A private backup of the original.
-    let found = backups(file.parent().unwrap());
+    // A private backup of the original, in the data dir: nothing new beside the file,
+    // which may sit in a repository that `git add -A` takes whole.
+    assert_eq!(
+        entries(file.parent().unwrap()),
+        beside,
+        "nothing beside the file"
+    );
+    let found = home.backups();
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(read(&found[0]), cursor_text());
+    let name = found[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("cursor-") && name.ends_with("Z.json"),
+        "{name}"
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("backup {}\n", found[0].display())),
+        "the output names the backup: {run:?}"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&found[0]).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&found[0]), 0o600);
+        assert_eq!(mode(&home.data().join("backups")), 0o700);
     }
 
     // Found at Cursor's default path, and reported as going through Lifeline.
@@ -167,6 +198,16 @@ async fn clients_connect_backs_up_imports_and_restore_round_trips() {
     assert!(list.stdout.contains("mcpServers.gh"), "{list:?}");
     assert!(list.stdout.contains("through Lifeline"), "{list:?}");
     assert!(list.stdout.contains("restorable"), "{list:?}");
+    assert!(
+        list.stdout
+            .contains(&format!("  backup {}\n", found[0].display())),
+        "{list:?}"
+    );
+    let listed = home.run(&["clients", "list", "--json"]).await;
+    let v: Value = serde_json::from_str(listed.stdout.trim()).unwrap();
+    let cursor = &v["result"]["clients"][2];
+    assert_eq!(cursor["client"], "cursor");
+    assert_eq!(cursor["backup"], found[0].display().to_string());
 
     // A second connect changes nothing and backs up nothing.
     let again = home
@@ -178,11 +219,52 @@ async fn clients_connect_backs_up_imports_and_restore_round_trips() {
         "{again:?}"
     );
     assert_eq!(read(&file), written);
-    assert_eq!(backups(file.parent().unwrap()).len(), 1);
+    assert_eq!(home.backups().len(), 1);
 
     let restore = home.clients(&["restore", "cursor"]).await;
     assert_eq!(restore.code, 0, "{restore:?}");
     no_secret(&restore);
+    assert!(
+        restore
+            .stdout
+            .contains(&format!("from {} ", found[0].display())),
+        "restore says where the backup was: {restore:?}"
+    );
+    assert_eq!(read(&file), cursor_text(), "byte for byte");
+}
+
+/// A connection recorded before backups moved to the data dir (the backup beside the
+/// file, as `<file>.lifeline-backup-<time>`) still restores, and says from where.
+#[tokio::test]
+async fn clients_restore_reads_a_backup_recorded_beside_the_file() {
+    let home = Home::new("clients-old-layout");
+    let file = write_cursor(&home);
+    let run = home.clients(&["connect", "cursor", "--all"]).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    // Rewrite the record as the old layout had it.
+    let state = home.data().join("clients.json");
+    let mut v: Value = serde_json::from_str(&read(&state)).unwrap();
+    let canonical = std::fs::canonicalize(&file).unwrap();
+    let old = PathBuf::from(format!(
+        "{}.lifeline-backup-20261202T031500Z",
+        canonical.display()
+    ));
+    std::fs::rename(home.backups()[0].clone(), &old).unwrap();
+    v["connections"][0]["backup"] = json!(old);
+    std::fs::write(&state, v.to_string()).unwrap();
+
+    let list = home.run(&["clients", "list"]).await;
+    assert!(
+        list.stdout
+            .contains(&format!("  backup {}\n", old.display())),
+        "{list:?}"
+    );
+    let restore = home.clients(&["restore", "cursor"]).await;
+    assert_eq!(restore.code, 0, "{restore:?}");
+    assert!(
+        restore.stdout.contains(&format!("from {} ", old.display())),
+        "{restore:?}"
+    );
     assert_eq!(read(&file), cursor_text(), "byte for byte");
 }
 

@@ -20,6 +20,17 @@ pub fn repo() -> PathBuf {
         .to_owned()
 }
 
+/// The test peers' venv's Python (scripts/env.sh's `LIFELINE_PYTHON`): a Windows venv keeps
+/// its programs in `Scripts/`.
+pub fn venv_python() -> PathBuf {
+    let python = if cfg!(windows) {
+        ".tools/venv/Scripts/python.exe"
+    } else {
+        ".tools/venv/bin/python"
+    };
+    require(repo().join(python), "the Python venv with mcp")
+}
+
 pub fn require(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.exists(),
@@ -101,10 +112,7 @@ async fn python_peer() -> Peer {
 }
 
 async fn python_peer_with(args: &[&str]) -> Peer {
-    let mut cmd = Command::new(require(
-        repo().join(".tools/venv/bin/python"),
-        "the Python venv with mcp",
-    ));
+    let mut cmd = Command::new(venv_python());
     cmd.arg(require(
         repo().join("tests/peers/python_server.py"),
         "the Python peer",

@@ -6,14 +6,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::json;
 use tokio::process::Command;
 
 use crate::cli::{lifeline_bin, lifeline_with_env};
 use crate::support::{
-    PATIENCE, TempDirGuard, fixture_bin, is_running, process_ended, wait_for_log, write_config,
+    TempDirGuard, fixture_bin, is_running, process_ended, wait_for_log, when_written_below,
+    write_config,
 };
 
 /// A value in Lifeline's own environment that no server asked for.
@@ -141,31 +141,38 @@ async fn a_killed_cli_takes_its_servers_with_it_and_the_next_run_ends_the_rest()
     assert_eq!(left, 0, "the crashed run's file is removed");
 }
 
-/// Waits for the one runs file in `runs` to name `server` as a child. Fails the test after
+/// Waits for the one runs file in `runs` (`<pid>.run`) to name `server` as a child. Fails the test after
 /// `PATIENCE`, or when more than one run is recorded.
 async fn recorded(runs: &Path, server: u32) {
     let named = format!("child {server} ");
-    let wait = async {
-        loop {
-            let files: Vec<_> = std::fs::read_dir(runs)
-                .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
-                .unwrap_or_default();
-            assert!(
-                files.len() <= 1,
-                "one runs file in {}: {files:?}",
-                runs.display()
-            );
-            let text = files
-                .first()
-                .and_then(|f| std::fs::read_to_string(f).ok())
-                .unwrap_or_default();
-            if text.contains(&named) {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    };
-    tokio::time::timeout(PATIENCE, wait)
-        .await
-        .unwrap_or_else(|_| panic!("no runs file in {} names {server}", runs.display()));
+    // The runs directory (`DATA/lifeline/runs`) may not be made yet: the data directory is
+    // watched, and whatever is made below it.
+    let watched = runs
+        .ancestors()
+        .nth(2)
+        .expect("the runs directory is two below the data directory");
+    let seen = when_written_below(watched, || {
+        // Only a `.run` file: the temporary file `private::write_atomic` renames into
+        // place may already hold the text, but a run killed before the rename left none.
+        let files: Vec<_> = std::fs::read_dir(runs)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "run"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            files.len() <= 1,
+            "one runs file in {}: {files:?}",
+            runs.display()
+        );
+        let text = files
+            .first()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .unwrap_or_default();
+        text.contains(&named).then_some(())
+    })
+    .await;
+    seen.unwrap_or_else(|| panic!("no runs file in {} names {server}", runs.display()));
 }

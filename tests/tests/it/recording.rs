@@ -224,8 +224,10 @@ async fn record() -> Value {
     let skip = d.events.len();
     for name in with_copies("filesystem") {
         let pid = fixture_pid(&fixtures.log(&name));
-        // SAFETY: kill(2) on a pid this run spawned and has not reaped (it is running).
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill {pid}");
+        // A pid this run spawned and has not reaped (it is running).
+        let process = rustix::process::Pid::from_raw(pid).expect("a pid");
+        rustix::process::kill_process(process, rustix::process::Signal::KILL)
+            .unwrap_or_else(|e| panic!("kill {pid}: {e}"));
     }
     d.spin_until("every filesystem to see its process killed", |d| {
         with_copies("filesystem")

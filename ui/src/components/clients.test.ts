@@ -42,13 +42,20 @@ test("preview shows the masked diff, apply writes, restore puts it back", async 
   expect(host.clientsPreview).toHaveBeenCalledWith("cursor", ["linear"]);
   await fireEvent.click(d.getByTestId("clients-apply"));
   const done = await d.findByTestId("clients-done");
-  expect(done.textContent).toContain("backup /home/ada/.cursor/mcp.json.lifeline-backup-");
+  // The backup is in Lifeline's data dir, never beside the client's file, and the message says where.
+  const backup = "/home/ada/.local/share/lifeline/backups/cursor-1d2e3f4a5b6c7d8e-20261129T170500Z.json";
+  expect(done.textContent).toContain(`backup ${backup}`);
+  expect(done.textContent).not.toContain(".cursor/mcp.json.lifeline-backup");
   expect(done.textContent).toContain("Restart Cursor");
   await waitFor(() => expect(server(d, "linear").disabled).toBe(true));
+  // The client's row names its backup's full path while it can be restored.
+  expect((await d.findByTestId("clients-backup")).textContent).toContain(backup);
   await fireEvent.click(await d.findByTestId("clients-restore"));
   await waitFor(() => expect(d.getByTestId("clients-done").textContent).toContain("Restored /home/ada/.cursor/mcp.json"));
+  expect(d.getByTestId("clients-done").textContent).toContain(`from ${backup}`);
   expect(host.clientsRestore).toHaveBeenCalledWith("cursor", false);
   await waitFor(() => expect(server(d, "linear").disabled).toBe(false));
+  expect(d.queryByTestId("clients-backup")).toBeNull();
 });
 
 test("a file the client changed since asks before it is restored", async () => {

@@ -85,7 +85,7 @@ describe("the editor in the app", () => {
     const host = new FakeHost([view("a")]);
     await app(host);
     await fireEvent.click(screen.getByTestId("add-server"));
-    const editor = screen.getByTestId("server-editor");
+    const editor = screen.getByTestId("editor-dialog");
     await fireEvent.input(within(editor).getByTestId("editor-name"), { target: { value: "a b" } });
     await fireEvent.input(within(editor).getByTestId("editor-command"), { target: { value: "npx" } });
     await fireEvent.input(within(editor).getByTestId("editor-args"), { target: { value: "-y\n\npkg\n" } });
@@ -107,7 +107,7 @@ describe("the editor in the app", () => {
     await fireEvent.input(within(editor).getByTestId("editor-name"), { target: { value: "ab" } });
     await fireEvent.click(within(editor).getByTestId("editor-save"));
     await tick();
-    expect(screen.queryByTestId("server-editor")).toBeNull();
+    expect(screen.queryByTestId("editor-dialog")).toBeNull();
   });
 
   test("a configured server's detail offers Edit (masked values as they came) and Remove after a confirmation", async () => {
@@ -120,7 +120,7 @@ describe("the editor in the app", () => {
     };
     await app(host, "a");
     await fireEvent.click(await screen.findByTestId("edit-server"));
-    const editor = screen.getByTestId("server-editor");
+    const editor = screen.getByTestId("editor-dialog");
     expect(within(editor).getByText("Edit a")).toBeTruthy();
     expect((within(editor).getByTestId("env-value") as HTMLInputElement).value).toBe("***");
     await fireEvent.click(within(editor).getByTestId("editor-save"));
@@ -143,7 +143,7 @@ describe("the editor in the app", () => {
     };
     await app(host, "gh");
     await fireEvent.click(await screen.findByTestId("edit-server"));
-    const editor = screen.getByTestId("server-editor");
+    const editor = screen.getByTestId("editor-dialog");
     // A masked value is not known to the UI, so it cannot be moved from here.
     expect(within(editor).queryByTestId("headers-to-keychain")).toBeNull();
     const value = within(editor).getByTestId("headers-value") as HTMLInputElement;

@@ -211,6 +211,37 @@ describe("server internals", () => {
   });
 });
 
+describe("what a server sends is text", () => {
+  // A hostile server names and describes its tools, answers calls and writes stderr: markup
+  // in any of it is shown as characters, never parsed (the UI has no {@html}; docs/security.md).
+  const MARKUP = '<img src="x" onerror="globalThis.pwned=1"><script>globalThis.pwned=1</script>';
+
+  test("markup in a tool's name, description, schema, result and stderr makes no element", async () => {
+    const host = new FakeHost([view("evil", { tools: [`t${MARKUP}`] })]);
+    host.tools = [
+      {
+        name: `t${MARKUP}`,
+        description: `Lists. ${MARKUP}`,
+        inputSchema: { type: "object", properties: { q: { type: "string", description: MARKUP } } },
+      },
+    ];
+    host.stderr = [{ generation: 1, lines: [MARKUP], truncated: false }];
+    host.callTool.mockResolvedValueOnce({ content: [{ type: "text", text: MARKUP }], isError: false });
+    const store = new DashboardStore(host);
+    await store.start();
+    const { container } = render(DetailPanel, { store, server: "evil", onclose: () => {} });
+
+    const t = await openTool(`t${MARKUP}`);
+    await fireEvent.click(t.getByTestId("tester-run"));
+    await waitFor(() => expect(t.getByTestId("tester-outcome").textContent).toContain(MARKUP));
+    await screen.findAllByTestId("stderr-gen");
+    expect(screen.getByTestId("tool-def").textContent).toContain(`Lists. ${MARKUP}`);
+    expect(container.textContent).toContain(MARKUP);
+    expect(container.querySelector("img, script")).toBeNull();
+    expect((globalThis as { pwned?: number }).pwned).toBeUndefined();
+  });
+});
+
 describe("switching servers", () => {
   test("a tool open on one server closes when the next server has no such tool", async () => {
     const host = new FakeHost([view("gh", { tools: ["list_issues"] }), view("db", { tools: ["read_query"] })]);
@@ -233,9 +264,14 @@ describe("the protocol fact", () => {
     expect(screen.getByTestId("detail-protocol").textContent).toBe("2025-11-25");
   });
 
-  test("2024-11-05 is the legacy HTTP+SSE transport", async () => {
+  test("2024-11-05 over HTTP is the legacy HTTP+SSE transport", async () => {
     await panel({ protocol_version: "2024-11-05", transport: "http" });
     expect(screen.getByTestId("detail-protocol").textContent).toBe("2024-11-05 · legacy HTTP+SSE");
+  });
+
+  test("2024-11-05 over stdio is only the oldest revision, never a transport", async () => {
+    await panel({ protocol_version: "2024-11-05", transport: "stdio" });
+    expect(screen.getByTestId("detail-protocol").textContent).toBe("2024-11-05 · oldest revision");
   });
 
   test("2026-07-28 is the stateless revision", async () => {

@@ -68,3 +68,17 @@ test("a bad client name is refused with the reason", async () => {
   expect(error.textContent).toContain("is not a client name");
   expect(d.queryByTestId("serve-made")).toBeNull();
 });
+
+test("a port another program holds is said in the dialog, with what to change", async () => {
+  const { host, d } = await dialog();
+  expect(d.queryByTestId("serve-endpoint-error")).toBeNull();
+  await fireEvent.input(d.getByTestId("serve-port"), { target: { value: "8080" } });
+  await fireEvent.click(d.getByTestId("serve-apply"));
+  const error = await d.findByTestId("serve-endpoint-error");
+  expect(host.gatewaySet).toHaveBeenLastCalledWith(true, 8080);
+  expect(error.getAttribute("data-kind")).toBe("port_in_use");
+  expect(error.textContent).toContain("port 127.0.0.1:8080 is in use by another program");
+  expect(error.textContent).toContain("`lifeline.serve.port`");
+  expect(d.getByTestId("serve-status").textContent).toContain("not listening");
+  expect(d.queryByTestId("serve-urls")).toBeNull();
+});

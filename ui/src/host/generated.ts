@@ -54,8 +54,9 @@ delay_ms: number | null, next_attempt_at: string | null, quarantine_level: numbe
  */
 reason: string | null, cause: FailureInfo | null, 
 /**
- * The MCP revision the live session negotiated (`2024-11-05` is legacy HTTP+SSE);
- * null while there is no live session.
+ * The MCP revision the live session negotiated (a revision, not a transport: over HTTP
+ * `2024-11-05` is legacy HTTP+SSE, over stdio it is only the oldest revision); null
+ * while there is no live session.
  */
 protocol_version: string | null, };
 
@@ -144,8 +145,9 @@ delay_ms: number | null, next_attempt_at: string | null, quarantine_level: numbe
  */
 reason: string | null, cause: FailureInfo | null, 
 /**
- * The MCP revision the live session negotiated (`2024-11-05` is legacy HTTP+SSE);
- * null while there is no live session.
+ * The MCP revision the live session negotiated (a revision, not a transport: over HTTP
+ * `2024-11-05` is legacy HTTP+SSE, over stdio it is only the oldest revision); null
+ * while there is no live session.
  */
 protocol_version: string | null, };
 
@@ -232,6 +234,28 @@ live_calls: number,
 tools: Array<ToolStats>, };
 
 /**
+ * Which kind of store holds the secrets.
+ */
+export type BackendKind = "keychain" | "file";
+
+/**
+ * Which store is in use and why: what `lifeline check` prints and the app shows.
+ */
+export type Backend = { kind: BackendKind, 
+/**
+ * "Secret Service", "macOS Keychain", "Windows Credential Manager" or "file".
+ */
+name: string, 
+/**
+ * The file, for the file store.
+ */
+path: string | null, 
+/**
+ * Why this store: "the OS keychain", or why the keychain is not used. Names no secret.
+ */
+reason: string, };
+
+/**
  * One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
  * snapshot's (`server`, `generation`, `state`, `stage`, …, `tools`) plus three keys.
  */
@@ -271,8 +295,9 @@ delay_ms: number | null, next_attempt_at: string | null, quarantine_level: numbe
  */
 reason: string | null, cause: FailureInfo | null, 
 /**
- * The MCP revision the live session negotiated (`2024-11-05` is legacy HTTP+SSE);
- * null while there is no live session.
+ * The MCP revision the live session negotiated (a revision, not a transport: over HTTP
+ * `2024-11-05` is legacy HTTP+SSE, over stdio it is only the oldest revision); null
+ * while there is no live session.
  */
 protocol_version: string | null, };
 
@@ -477,6 +502,10 @@ path: string | null, servers: Array<ClientServer>,
  */
 restorable: boolean, 
 /**
+ * Where that backup is (in Lifeline's data dir, `backups/`); null when not restorable.
+ */
+backup: string | null, 
+/**
  * Why the file could not be read, when it could not.
  */
 problem: string | null, };
@@ -521,6 +550,57 @@ backup: string | null, routed: Array<string>, imported: Array<string>, };
  * What restoring did.
  */
 export type Restored = { path: string, backup: string, servers: Array<string>, };
+
+/**
+ * What the UI shows about the store (`secret_store`, `secret_set`; docs/secrets.md): the
+ * backend, and the notice to show (only for the file).
+ */
+export type SecretStoreView = { backend: Backend, 
+/**
+ * A sentence for the UI when secrets are kept in a plain file; `None` for a keychain.
+ */
+notice: string | null, };
+
+/**
+ * What the UI is told about the endpoint (`gateway_endpoint`, `gateway_set`).
+ */
+export type EndpointView = { 
+/**
+ * `lifeline.serve.enabled` in the config.
+ */
+enabled: boolean, 
+/**
+ * `http://127.0.0.1:PORT/servers/NAME/mcp` with NAME in it, once listening.
+ */
+url: string | null, port: number | null, 
+/**
+ * `lifeline.serve.port` in the config (0: any free port).
+ */
+configured_port: number, 
+/**
+ * Where the clients' tokens are (`lifeline serve token add CLIENT` makes one).
+ */
+tokens_file: string | null, 
+/**
+ * Why it is not listening, when enabled: `port_in_use` when another program holds
+ * the port, `serve` otherwise.
+ */
+error: ErrorView | null, };
+
+/**
+ * A client with a token, as the dialog lists it: never the token.
+ */
+export type TokenClient = { name: string, created: string, };
+
+/**
+ * A token just made: shown once by the dialog, with the hosts' snippets. The only answer
+ * that holds a token.
+ */
+export type NewToken = { client: string, token: string, 
+/**
+ * What `lifeline serve token add` prints: URL, header, Claude Code / VS Code / Cursor.
+ */
+usage: string, };
 
 /**
  * What an exit code usually means (lifeline_core::gloss::exit_gloss); a code not here has nothing useful to say.

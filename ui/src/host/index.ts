@@ -31,8 +31,10 @@ import type {
   ServerPolicy,
   ServerView,
   ToolDef,
+  EndpointView,
+  NewToken,
+  TokenClient,
 } from "./types";
-import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 
 export type * from "./types";
 export { toCommandError } from "./errors";

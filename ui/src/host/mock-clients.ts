@@ -1,12 +1,20 @@
 // What the mock host answers for "Connect a client" (the shell's clients_* commands, which call
 // lifeline_core::config::clients): three clients' files held in memory, a masked diff of the
-// entries connecting rewrites, a backup per connect, and restore. Claude Code rewrites its file
+// entries connecting rewrites, a backup per connect (in the data dir's backups/), and restore. Claude Code rewrites its file
 // as it runs (docs/clients.md), so here, as there, its file has always changed since Lifeline
 // wrote it and a restore asks first.
 
 import type { ClientView, ConnectPreview, Connected, Restored } from "./types";
 
 const LIFELINE = "/usr/bin/lifeline";
+/** Where backups go: `backups/` beside clients.json in Lifeline's data dir, never beside the file. */
+const BACKUPS = "/home/ada/.local/share/lifeline/backups";
+/** A stand-in for the hash of the file's path that the real name carries. */
+const PATH_HASH: Record<string, string> = {
+  "claude-desktop": "4c1f9e2a7b3d5e60",
+  "claude-code": "9a0b8c7d6e5f4a3b",
+  cursor: "1d2e3f4a5b6c7d8e",
+};
 
 interface MockEntry {
   name: string;
@@ -79,6 +87,7 @@ export class MockClients {
         through_lifeline: e.through,
       })),
       restorable: c.backups.length > 0,
+      backup: c.backups[c.backups.length - 1]?.backup ?? null,
       problem: null,
     }));
   }
@@ -123,7 +132,8 @@ export class MockClients {
     const names = p.import;
     let backup: string | null = null;
     if (names.length > 0) {
-      backup = `${c.path}.lifeline-backup-20261129T170500Z${c.backups.length > 0 ? `-${c.backups.length}` : ""}`;
+      const n = c.backups.length > 0 ? `-${c.backups.length + 1}` : "";
+      backup = `${BACKUPS}/${c.client}-${PATH_HASH[c.client] ?? "0000000000000000"}-20261129T170500Z${n}.json`;
       c.backups.push({ names, backup });
       for (const e of c.entries) if (names.includes(e.name)) e.through = true;
     }

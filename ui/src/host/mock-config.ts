@@ -1,6 +1,6 @@
 // The mock host's config file: the servers as editor forms (secrets as stored), the same
 // masking, `***`-keeps-the-secret rule and field errors as the shell (crates/desktop/src/
-// config_edit.rs), and two sample client configs to import. Pure data; MockHost turns its
+// state/config/edit.rs), and two sample client configs to import. Pure data; MockHost turns its
 // changes into simulated servers.
 
 import type {

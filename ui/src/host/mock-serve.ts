@@ -1,12 +1,14 @@
 // What the mock host answers for "Serve over HTTP" (the shell's gateway_* commands in
 // crates/desktop/src/serve.rs): the endpoint on at 127.0.0.1:7424 with one client's token, turned
-// on and off in memory, tokens added and removed. The usage text is the one
+// on and off in memory (port 8080 is held by another program), tokens added and removed. The usage text is the one
 // lifeline_core::gateway::http::tokens::usage makes.
 
-import type { EndpointView, NewToken, TokenClient } from "./serve-types";
+import type { EndpointView, NewToken, TokenClient } from "./types";
 
 const TOKENS_FILE = "/home/ada/.local/state/lifeline/gateway-tokens.json";
 const DEFAULT_PORT = 7424;
+/** Ports another program holds in the mock: the endpoint cannot listen there. */
+const TAKEN = new Set([8080]);
 
 function url(port: number, name: string): string {
   return `http://127.0.0.1:${port}/servers/${name}/mcp`;
@@ -40,6 +42,20 @@ export class MockServe {
   private made = 0;
 
   endpoint(): EndpointView {
+    if (this.enabled && TAKEN.has(this.configured)) {
+      // What serve.rs says when another program holds the port (http::bind_problem).
+      const message =
+        `port 127.0.0.1:${this.configured} is in use by another program: change ` +
+        "`lifeline.serve.port` (here, or in the config), or quit that program";
+      return {
+        enabled: true,
+        url: null,
+        port: null,
+        configured_port: this.configured,
+        tokens_file: TOKENS_FILE,
+        error: { kind: "port_in_use", message },
+      };
+    }
     const port = this.enabled ? this.configured || DEFAULT_PORT + 1 : null;
     return {
       enabled: this.enabled,

@@ -14,7 +14,6 @@ import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
 import { MockClients } from "./mock-clients";
 import { MockServe } from "./mock-serve";
-import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
@@ -46,6 +45,9 @@ import type {
   ConnectPreview,
   Connected,
   Restored,
+  EndpointView,
+  NewToken,
+  TokenClient,
 } from "./types";
 import { cancelledFailure, mockBehaviour, playProgress, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
 import * as auth from "./mock-auth";

@@ -6,7 +6,6 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type { EndpointView, NewToken, TokenClient } from "./serve-types";
 import type {
   AppInfo,
   AuthStatus,
@@ -36,6 +35,9 @@ import type {
   ConnectPreview,
   Connected,
   Restored,
+  EndpointView,
+  NewToken,
+  TokenClient,
 } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */

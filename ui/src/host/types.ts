@@ -22,13 +22,6 @@ import type {
 
 export type * from "./generated";
 
-/** `secret_store`/`secret_set` (crates/desktop/src/secret_cmds.rs): which store keeps secrets
- * (docs/secrets.md), and the notice to show when it is the plain-file fallback. */
-export interface SecretStoreView {
-  backend: { kind: "keychain" | "file"; name: string; path: string | null; reason: string };
-  notice: string | null;
-}
-
 /** `ErrorKind` (crates/core/src/error.rs): what kind of failure a `Failure` is. */
 export type FailureKind = ErrorKind;
 
@@ -51,11 +44,6 @@ export type Transport = ServerView["transport"];
  * rejected config edit also names its `fields`. */
 export type CommandError = ErrorView;
 export type ConfigError = ErrorView;
-
-/** What a notice is about: `demo` (no config file, the built-in fixtures run), `fixture_missing`,
- * `fixture_failed` (a demo fixture could not be found or started), `config` (the file could not be
- * used; no servers run). The shell sends them as plain strings (an `ErrorView`'s `kind`). */
-export type NoticeKind = "demo" | "fixture_missing" | "fixture_failed" | "config";
 
 /** Something the shell wants shown as a banner (an `ErrorView`: `{kind, message}`). */
 export type Notice = ErrorView;

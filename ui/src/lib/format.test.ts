@@ -11,6 +11,7 @@ import {
   policyLines,
   isFailed,
   restartsText,
+  revisionNote,
   roundTripText,
   severityRank,
 } from "./format";
@@ -148,4 +149,17 @@ test("a policy reads as the curve, its budget and reset, the ladder and the time
   expect(off[0]).toBe("off: the first failure is final (gave up)");
   expect(off).not.toContain(expect.stringMatching(/Quarantine/));
   expect(off.at(-1)).toBe("no pings");
+});
+
+describe("revisionNote speaks of the revision, not the transport", () => {
+  test("a 2024-11-05 session is legacy HTTP+SSE over HTTP, and only a revision over stdio", () => {
+    expect(revisionNote("2024-11-05", "sse")).toBe(" · legacy HTTP+SSE");
+    expect(revisionNote("2024-11-05", "http")).toBe(" · legacy HTTP+SSE");
+    expect(revisionNote("2024-11-05", "stdio")).toBe(" · oldest revision");
+  });
+  test("the stateless revision is named, the others need no note", () => {
+    expect(revisionNote("2026-07-28", "http")).toBe(" · stateless");
+    expect(revisionNote("2025-11-25", "stdio")).toBe("");
+    expect(revisionNote(null, "stdio")).toBe("");
+  });
 });

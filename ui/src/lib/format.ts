@@ -201,8 +201,14 @@ export function policyLines(p: ServerPolicy): { label: string; text: string }[] 
 }
 
 /** What a negotiated revision means for the connection, after the revision itself. */
-export function generationNote(version: string | null | undefined): string {
-  if (version === "2024-11-05") return " · legacy HTTP+SSE";
+export function revisionNote(
+  version: string | null | undefined,
+  transport: "stdio" | "http" | "sse",
+): string {
+  // The revision is not the transport. Over HTTP a 2024-11-05 session is the legacy HTTP+SSE
+  // transport (configured as `sse`, or found by Lifeline's fallback from Streamable HTTP);
+  // over stdio it is only the oldest revision.
+  if (version === "2024-11-05") return transport === "stdio" ? " · oldest revision" : " · legacy HTTP+SSE";
   if (version === "2026-07-28") return " · stateless";
   return "";
 }

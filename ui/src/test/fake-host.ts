@@ -6,7 +6,6 @@ import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
 import { MockClients } from "../host/mock-clients";
 import { MockServe } from "../host/mock-serve";
-import type { EndpointView, NewToken, TokenClient } from "../host/serve-types";
 import { mockPolicy } from "../host/mock-detail";
 import type {
   AppInfo,
@@ -36,6 +35,9 @@ import type {
   ConnectPreview,
   Connected,
   Restored,
+  EndpointView,
+  NewToken,
+  TokenClient,
 } from "../host/types";
 
 export class FakeHost implements Host {

@@ -101,6 +101,7 @@ impl Http {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .tls_backend_preconfigured(crate::tls::tls_config()?)
+            .tcp_nodelay(true)
             .build()
             .map_err(|_| Error::config("could not set up the HTTP client for sign-in"))?;
         Ok(Http { client })

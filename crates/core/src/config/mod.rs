@@ -9,6 +9,7 @@ mod diff;
 mod error;
 pub mod expand;
 pub mod import;
+pub mod masked;
 mod oauth;
 mod parse;
 mod policy;
@@ -28,7 +29,7 @@ pub use types::{
     Timeouts, TransportConfig,
 };
 pub use url::shown_url;
-pub use write::save;
+pub use write::{RawError, read_raw, save};
 
 use serde_json::Value;
 use std::ffi::OsString;

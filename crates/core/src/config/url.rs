@@ -43,29 +43,13 @@ pub(crate) fn url_secrets(url: &str) -> Vec<String> {
     out
 }
 
-/// Decodes `%XX` escapes (and `+` as a space, as in a query); anything malformed is kept.
+/// Decodes `%XX` escapes and `+` as a space, as in a query (`+` first, so that an escaped
+/// `%2B` stays a plus). A malformed escape is kept as written, and bytes that are not UTF-8
+/// become U+FFFD: either way the result is only compared with what a message may hold.
 fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let hex = |b: u8| (b as char).to_digit(16);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)).map(|(h, l)| (h * 16 + l) as u8),
-            _ => None,
-        };
-        match escaped {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]
@@ -94,5 +78,18 @@ mod tests {
             "https://h/mcp/Zk3xQ9mB7vR2tW5yL8nP4cD6/sse",
             &["Zk3xQ9mB7vR2tW5yL8nP4cD6"],
         );
+    }
+
+    #[test]
+    fn percent_decoding_keeps_malformed_escapes_and_reads_plus_as_space() {
+        assert_eq!(percent_decode("a%2Bb+c"), "a+b c");
+        assert_eq!(percent_decode("p%40ss"), "p@ss");
+        // Malformed or cut-off escapes are kept as written.
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%+1"), "% 1");
+        // Bytes that are not UTF-8 become U+FFFD; UTF-8 escapes decode.
+        assert_eq!(percent_decode("a%FFb"), "a\u{FFFD}b");
+        assert_eq!(percent_decode("caf%C3%A9"), "café");
     }
 }

@@ -1,15 +1,12 @@
 //! Writing the config file. Edits work on the file's JSON (`Config::raw`), never on the
-//! typed config, so keys Lifeline does not know survive; `save` is atomic: a temp file in
-//! the same directory, flushed to disk, renamed over the old file. A reader sees the old
-//! file or the new one, never half of one.
+//! typed config, so keys Lifeline does not know survive; `save` is `private::write_atomic`:
+//! a reader, a crash or a power cut sees the old file or the new one, never half of one.
 
 use super::error::{ConfigError, ConfigErrorKind, Problem};
 use super::validate;
+use crate::private::Mode;
 use serde_json::{Map, Value};
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The file's text: pretty JSON, 2-space indent, a final newline.
 pub fn to_text(raw: &Value) -> String {
@@ -21,10 +18,10 @@ pub fn to_text(raw: &Value) -> String {
 /// Writes `raw` to `path` atomically, creating the parent directory. A symlink at `path` is
 /// followed, so a config kept in a dotfiles repository stays there. A new file is readable
 /// by its owner only (it may hold secrets); an existing file keeps its permissions, except
-/// that one written with secrets in it (a server's `env` or `headers` values) loses every
-/// permission for group and others.
+/// that one written with secrets in it (`holds_secrets`: an `env` or `headers` value, or
+/// anything the config's secret finder finds) loses every permission for group and others.
 pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
-    let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let target = crate::private::resolve(path);
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -42,73 +39,69 @@ pub fn save(raw: &Value, path: &Path) -> Result<(), ConfigError> {
     // A directory made here is the user's alone, like every directory Lifeline makes.
     crate::private::create_dir(&dir)
         .map_err(|e| fail(&dir, "could not create the directory", e))?;
-    let tmp = temp_path(&dir, &target);
-    let result = write_synced(&tmp, &target, to_text(raw).as_bytes(), holds_secrets(raw))
-        .map_err(|e| fail(&dir, "could not write a temporary file in the directory", e))
-        .and_then(|()| {
-            fs::rename(&tmp, &target).map_err(|e| fail(&target, "could not replace the file", e))
-        });
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-        return result;
-    }
-    // The rename is durable only once the directory entry is on disk too.
-    #[cfg(unix)]
-    if let Ok(d) = fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    let mode = if holds_secrets(raw) {
+        Mode::KeepOwnerOnly
+    } else {
+        Mode::Keep
+    };
+    crate::private::write_atomic(&target, to_text(raw).as_bytes(), mode)
+        .map_err(|e| fail(&e.at, e.step.what(), e.source))
 }
 
-fn temp_path(dir: &Path, target: &Path) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "config.json".to_owned());
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
-}
-
-/// Whether any server in `raw` has an `env` or `headers` value: what makes the file secret.
+/// Whether `raw`, as written, holds a secret: what makes the file secret. A server holds
+/// one when its `env` or `headers` has a value (the config keeps every such value as a
+/// `Secret`, and `config.redacted.json` masks each one), or when the config's own secret
+/// finder, `ServerConfig::secrets` (what the redactor masks in logs, events and bundles),
+/// finds one in the entry: a secret argument (`--api-key=…`, `--token …`, a bare `sk-…`),
+/// a URL's userinfo or query value, `oauth.clientSecret`. References (`${env:TOKEN}`,
+/// `${keyring:NAME}`) are read as written, never expanded: a value made only of
+/// references is not a secret in the file. An entry the config cannot read counts as
+/// holding one, since nothing can be said of what is in it.
 fn holds_secrets(raw: &Value) -> bool {
     let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) else {
         return false;
     };
-    servers.values().any(|server| {
-        ["env", "headers"].iter().any(|key| {
-            server
-                .get(key)
-                .and_then(Value::as_object)
-                .is_some_and(|pairs| pairs.values().any(|v| v.as_str() != Some("")))
-        })
+    servers
+        .iter()
+        .any(|(name, server)| has_secret_values(server) || finds_secrets(name, server))
+}
+
+/// A non-empty `env` or `headers` value.
+fn has_secret_values(server: &Value) -> bool {
+    ["env", "headers"].iter().any(|key| {
+        server
+            .get(key)
+            .and_then(Value::as_object)
+            .is_some_and(|pairs| pairs.values().any(|v| v.as_str() != Some("")))
     })
 }
 
-/// An existing file's permissions for the new file: the same, without group and other
-/// access when the new text holds secrets.
-#[cfg(unix)]
-fn kept_permissions(old: fs::Permissions, secret: bool) -> fs::Permissions {
-    use std::os::unix::fs::PermissionsExt;
-    if secret {
-        fs::Permissions::from_mode(old.mode() & !0o077)
-    } else {
-        old
+/// Whether `ServerConfig::secrets` of the entry as written finds a secret.
+fn finds_secrets(name: &str, server: &Value) -> bool {
+    let mut problems = Vec::new();
+    // Not strict, and nothing to look up: every reference stays as it is written.
+    let ctx = super::expand::Ctx {
+        lookup: &|_| None,
+        secrets: &super::expand::no_secrets,
+        strict: false,
+    };
+    let defaults = super::ServerPolicy::default();
+    match super::parse::server("mcpServers", name, server, &defaults, ctx, &mut problems) {
+        Some(config) => config.secrets().iter().any(|s| !only_references(s)),
+        None => true,
     }
 }
 
-#[cfg(not(unix))]
-fn kept_permissions(old: fs::Permissions, _secret: bool) -> fs::Permissions {
-    old
-}
-
-fn write_synced(tmp: &Path, target: &Path, bytes: &[u8], secret: bool) -> std::io::Result<()> {
-    let mut file = crate::private::create_new(tmp)?;
-    if let Ok(meta) = fs::metadata(target) {
-        file.set_permissions(kept_permissions(meta.permissions(), secret))?;
+/// Whether `value` is nothing but `${…}` references (and white space).
+fn only_references(value: &str) -> bool {
+    let mut rest = value.trim();
+    while let Some(after) = rest.strip_prefix("${") {
+        match after.find('}') {
+            Some(end) => rest = after[end + 1..].trim_start(),
+            None => return false,
+        }
     }
-    file.write_all(bytes)?;
-    file.sync_all()
+    rest.is_empty()
 }
 
 /// The `mcpServers` object, created when missing (in an empty or null document too).
@@ -182,11 +175,38 @@ pub fn set_disabled(raw: &mut Value, name: &str, disabled: bool) -> Result<(), P
     Ok(())
 }
 
+/// Why `read_raw` could not give a config file's JSON.
+#[derive(Debug)]
+pub enum RawError {
+    /// The file is there but could not be read.
+    Read(std::io::Error),
+    /// The file is not JSON: where it stops being so.
+    Json { line: usize, column: usize },
+}
+
+/// A config file's JSON for an edit (a leading BOM dropped), `{"mcpServers": {}}` when
+/// there is no file yet. The callers say what to do about a `RawError`.
+pub fn read_raw(path: &Path) -> Result<Value, RawError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(serde_json::json!({ "mcpServers": {} }));
+        }
+        Err(e) => return Err(RawError::Read(e)),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    serde_json::from_str(text).map_err(|e| RawError::Json {
+        line: e.line(),
+        column: e.column(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::tests::lookup;
     use serde_json::json;
+    use std::fs;
 
     const FILE: &str = r#"{
   "x-custom": {
@@ -279,6 +299,87 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o750)).expect("chmod");
         save(&env, &path).expect("save");
         assert_eq!(mode(&path), 0o700, "the owner's own bits are kept");
+    }
+
+    /// Every place a server entry can hold a secret makes an existing 0644 file 0600; an
+    /// entry with none, or with only references to secrets, leaves it 0644.
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_anywhere_in_an_entry_makes_the_file_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let check = |server: Value, expect: u32| {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let path = dir.path().join("config.json");
+            fs::write(&path, "{}").expect("write");
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).expect("chmod");
+            save(&json!({ "mcpServers": { "s": server.clone() } }), &path).expect("save");
+            let mode = fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+            assert_eq!(mode, expect, "{server}");
+        };
+        let stdio = |args: Value| json!({ "command": "npx", "args": args });
+        check(stdio(json!(["-y", "srv", "--api-key=k3y-CANARY"])), 0o600);
+        check(stdio(json!(["srv", "--token", "t0k-CANARY"])), 0o600);
+        check(stdio(json!(["srv", "sk-CANARYabcdefghijklmnop"])), 0o600);
+        check(stdio(json!(["postgresql://app:pw-CANARY@db/app"])), 0o600);
+        check(
+            json!({ "url": "https://h.example/mcp?api_key=CANARY-q" }),
+            0o600,
+        );
+        check(
+            json!({ "url": "https://user:pass-CANARY@h.example/mcp" }),
+            0o600,
+        );
+        check(
+            json!({ "url": "https://h.example/mcp",
+                    "oauth": { "clientId": "id", "clientSecret": "cs-CANARY" } }),
+            0o600,
+        );
+        check(
+            json!({ "type": "sse", "url": "https://h.example/sse?key=CANARY-k" }),
+            0o600,
+        );
+        // The same shapes on a disabled server, whose references need not resolve.
+        check(
+            json!({ "disabled": true, "command": "x", "args": ["--token=t0k-CANARY"] }),
+            0o600,
+        );
+        // An entry the config cannot read may hold anything.
+        check(
+            json!({ "command": 5, "args": ["--token=t0k-CANARY"] }),
+            0o600,
+        );
+        // No secrets: the mode stays.
+        check(
+            stdio(json!([
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                "/home/me"
+            ])),
+            0o644,
+        );
+        check(stdio(json!(["--port", "8080", "--verbose"])), 0o644);
+        check(
+            json!({ "url": "https://h.example/mcp", "oauth": { "clientId": "id" } }),
+            0o644,
+        );
+        check(json!({ "url": "https://h.example/mcp?x=" }), 0o644);
+        check(
+            json!({ "env": {}, "command": "x", "headers": { "X": "" } }),
+            0o644,
+        );
+        // References are not secrets in the file: the values live elsewhere.
+        check(
+            stdio(json!([
+                "--token=${env:GITHUB_TOKEN}",
+                "--api-key",
+                "${keyring:k}"
+            ])),
+            0o644,
+        );
+        check(
+            json!({ "url": "https://h.example/mcp?api_key=${env:KEY}" }),
+            0o644,
+        );
     }
 
     #[cfg(unix)]

@@ -7,7 +7,7 @@
 //! the zip.
 
 use super::bundle_config::{redact_config, scrub_json};
-use crate::redact::{Redactor, cap};
+use crate::redact::{Redactor, cap, learn_from};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -153,6 +153,7 @@ impl Entries {
 /// Builds a bundle in memory. Nothing is written; `Bundle::write` does that.
 pub fn build(input: &BundleInput, options: BundleOptions) -> Bundle {
     let redactor = Redactor::new(input.secrets.iter().cloned());
+    learn(input);
     let mut slots: Vec<Slot> = Vec::new();
     let mut entries: Vec<Entries> = Vec::new();
     let mut add_entries = |slots: &mut Vec<Slot>, e: Entries| {
@@ -232,6 +233,40 @@ pub fn build(input: &BundleInput, options: BundleOptions) -> Bundle {
         files,
         created: options.created,
         id,
+    }
+}
+
+/// Reads everything the bundle will hold through the rules before any file is made, so a
+/// secret learned from one file (a server's `{"password":"…"}` on stderr) is masked in
+/// every other (the same value as a positional argument in the config), whatever their
+/// order.
+fn learn(input: &BundleInput) {
+    let json = |v: &Value| learn_json(v);
+    if let Some(config) = &input.config {
+        json(config);
+    }
+    for server in &input.servers {
+        json(&server.state);
+        server.events.iter().for_each(json);
+        server.failures.iter().for_each(json);
+        for (_, text) in &server.stderr {
+            text.lines().for_each(learn_from);
+        }
+    }
+    input.log_tail.iter().for_each(|l| learn_from(l));
+}
+
+fn learn_json(v: &Value) {
+    match v {
+        Value::String(s) => learn_from(s),
+        Value::Array(items) => items.iter().for_each(learn_json),
+        Value::Object(map) => {
+            for (k, v) in map {
+                learn_from(k);
+                learn_json(v);
+            }
+        }
+        _ => {}
     }
 }
 

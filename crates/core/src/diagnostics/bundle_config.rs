@@ -8,7 +8,7 @@
 //! credential.
 
 use crate::redact::{
-    MASK, Redactor, Rule, connection_password, is_secret_flag, looks_like_credential,
+    MASK, Redactor, Rule, connection_password, is_secret_flag, learn_secret, looks_like_credential,
 };
 use serde_json::{Map, Value};
 
@@ -170,6 +170,7 @@ fn positional_args(args: &[Value], redactor: &Redactor) -> Value {
         let is_flag = s.starts_with('-') && s.len() > 1;
         let shown = if std::mem::take(&mut after_secret_flag) && !is_flag {
             redactor.count(Rule::SecretArgument, 1);
+            learn_secret(s);
             MASK.to_owned()
         } else if let Some((flag, value)) = s.split_once('=')
             && is_flag
@@ -177,6 +178,7 @@ fn positional_args(args: &[Value], redactor: &Redactor) -> Value {
         {
             if !value.is_empty() && value != MASK {
                 redactor.count(Rule::SecretArgument, 1);
+                learn_secret(value);
             }
             format!("{flag}={MASK}")
         } else if is_flag && is_secret_flag(s) {
@@ -187,6 +189,7 @@ fn positional_args(args: &[Value], redactor: &Redactor) -> Value {
             redactor.scrub(s)
         } else if looks_like_credential(s) {
             redactor.count(Rule::HighEntropy, 1);
+            learn_secret(s);
             MASK.to_owned()
         } else {
             redactor.scrub(s)

@@ -319,3 +319,54 @@ fn a_full_disk_is_a_clear_error_and_leaves_nothing() {
         })
         .expect("written");
 }
+
+/// The outside check's shape (issue 25, item 13): a password and an API key only in a
+/// server's stderr (`{"password":"…"}`, `x-api-key: …`), and the same values as bare
+/// positional arguments in the config, which no rule of the config's own catches. The
+/// config comes first in the bundle and the stderr last: what the stderr teaches must
+/// reach the config all the same.
+#[test]
+fn secrets_learned_from_stderr_are_masked_in_every_file() {
+    let (password, api_key) = ("Pw4ssCanary7Lq", "KeyCanary3Vx9Tz");
+    let config = json!({"mcpServers": {"leaky": {
+        "command": "server", "args": ["stdio", "--", password, api_key],
+    }}});
+    let leaky = ServerInput {
+        name: "leaky".into(),
+        state: json!({"server": "leaky", "state": "retrying",
+                      "cause": {"message": format!("exited; last words: started with {password}")}}),
+        events: vec![json!({"type": "failure", "failure": {"message": format!("args {api_key}")}})],
+        failures: vec![json!({"message": format!("args {password} {api_key}")})],
+        stderr: vec![(
+            1,
+            format!(
+                "{{\"password\":\"{password}\"}}\nx-api-key: {api_key}\nargs: {password} {api_key}\n"
+            ),
+        )],
+    };
+    let input = BundleInput {
+        app: "lifeline".into(),
+        app_version: "0.1.0".into(),
+        config: Some(config),
+        secrets: Vec::new(),
+        servers: vec![leaky],
+        log_tail: vec![format!("WARN leaky started: server {password} {api_key}")],
+    };
+    let bundle = build(&input, options());
+    for file in bundle.files() {
+        for canary in [password, api_key] {
+            assert!(
+                !file.content.contains(canary),
+                "{canary} in {}:\n{}",
+                file.path,
+                file.content
+            );
+        }
+    }
+    let config: Value = serde_json::from_str(&bundle.files()[1].content).expect("JSON");
+    assert_eq!(
+        config["mcpServers"]["leaky"]["args"],
+        json!(["stdio", "--", "***", "***"])
+    );
+    assert!(manifest(bundle.files())["redactions"]["learned_secret"].as_u64() > Some(0));
+}

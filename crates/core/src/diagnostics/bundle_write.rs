@@ -1,5 +1,6 @@
 //! Writing a built bundle: a zip (deflate) written to a temporary file in the target
-//! folder, flushed to disk, then renamed into place, so a reader never sees half a bundle
+//! folder, flushed to disk, then moved into place (by `private::write_atomic` when it
+//! replaces a file), so a reader never sees half a bundle
 //! and a failure (full disk, read-only folder, missing folder) leaves nothing behind. Each
 //! failure is an error naming the path and what to do. A bundle never silently replaces a
 //! file: `write` refuses an existing one (the name comes from a person typing or from
@@ -102,9 +103,22 @@ impl Bundle {
     }
 
     /// `write`, replacing a file at `path`: only for a path a person chose, knowing it
-    /// exists (the platform's save dialog asks before it returns such a path).
+    /// exists (the platform's save dialog asks before it returns such a path). Replacing is
+    /// `private::write_atomic`'s, the one way Lifeline replaces a file, so the zip is made
+    /// in memory first (a bundle is held under its `limit_bytes`).
     pub fn write_over(&self, path: &Path) -> Result<u64, WriteError> {
-        self.write_to(path, true, |file| file)
+        let error = |e: &io::Error| WriteError {
+            kind: kind_of(e),
+            path: path.to_owned(),
+            detail: e.to_string(),
+        };
+        self.check_target(path)?;
+        let mut zip = io::Cursor::new(Vec::new());
+        self.zip_into(&mut zip).map_err(|e| error(&e))?;
+        let zip = zip.into_inner();
+        crate::private::write_atomic(path, &zip, crate::private::Mode::Private)
+            .map_err(|e| error(&e.source))?;
+        Ok(zip.len() as u64)
     }
 
     /// `write`, with the file wrapped by `wrap` (a test injects a failing writer).
@@ -113,30 +127,16 @@ impl Bundle {
         path: &Path,
         wrap: impl FnOnce(File) -> W,
     ) -> Result<u64, WriteError> {
-        self.write_to(path, false, wrap)
-    }
-
-    fn write_to<W: Write + Seek>(
-        &self,
-        path: &Path,
-        replace: bool,
-        wrap: impl FnOnce(File) -> W,
-    ) -> Result<u64, WriteError> {
         let error = |kind: WriteErrorKind, e: Option<&io::Error>| WriteError {
             kind,
             path: path.to_owned(),
             detail: e.map(ToString::to_string).unwrap_or_default(),
         };
-        if path.is_dir() {
-            return Err(error(WriteErrorKind::IsAFolder, None));
-        }
-        let folder = folder_of(path);
-        if !folder.is_dir() {
-            return Err(error(WriteErrorKind::MissingFolder, None));
-        }
-        if !replace && fs::symlink_metadata(path).is_ok() {
+        self.check_target(path)?;
+        if fs::symlink_metadata(path).is_ok() {
             return Err(error(WriteErrorKind::Exists, None));
         }
+        let folder = folder_of(path);
         let temp = temp_path(path);
         let file = crate::private::create_new(&temp).map_err(|e| error(kind_of(&e), Some(&e)))?;
         let written = self
@@ -144,13 +144,7 @@ impl Bundle {
             // Write access: Windows refuses to flush a handle opened only for reading
             // (FlushFileBuffers: access denied).
             .and_then(|()| fs::OpenOptions::new().write(true).open(&temp)?.sync_all())
-            .and_then(|()| {
-                if replace {
-                    fs::rename(&temp, path)
-                } else {
-                    move_no_replace(&temp, path)
-                }
-            });
+            .and_then(|()| move_no_replace(&temp, path));
         if let Err(e) = written {
             let _ = fs::remove_file(&temp);
             return Err(error(kind_of(&e), Some(&e)));
@@ -162,6 +156,22 @@ impl Bundle {
         fs::metadata(path)
             .map(|m| m.len())
             .map_err(|e| error(kind_of(&e), Some(&e)))
+    }
+
+    /// A path that is a folder, or in one that does not exist, takes no bundle.
+    fn check_target(&self, path: &Path) -> Result<(), WriteError> {
+        let error = |kind: WriteErrorKind| WriteError {
+            kind,
+            path: path.to_owned(),
+            detail: String::new(),
+        };
+        if path.is_dir() {
+            return Err(error(WriteErrorKind::IsAFolder));
+        }
+        if !folder_of(path).is_dir() {
+            return Err(error(WriteErrorKind::MissingFolder));
+        }
+        Ok(())
     }
 
     fn zip_into<W: Write + Seek>(&self, out: W) -> io::Result<()> {
@@ -309,7 +319,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.zip");
         bundle().write(&path).unwrap();
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        let mode = || std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(), 0o600);
+        // Replacing a person's readable file makes it private too.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let size = bundle().write_over(&path).unwrap();
+        assert_eq!(mode(), 0o600);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
     }
 }

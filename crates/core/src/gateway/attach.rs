@@ -13,10 +13,74 @@
 //! given, made absolute). An app that predates attach reads the line, finds it is not
 //! `show`, and closes without an answer: the bridge takes that as "cannot attach".
 
-use std::path::PathBuf;
+use crate::lines::{LineRead, fmt_bytes, read_line_capped};
+use crate::local_socket::{self, Stream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::{AsyncWriteExt, BufReader};
 
 /// The protocol revision this build speaks.
 pub const VERSION: &str = "v1";
+
+/// How long the app may take to answer an attach request.
+const ANSWER_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest answer to an attach request (`ok`, or `error KIND MESSAGE`).
+const ANSWER_MAX: usize = 64 * 1024;
+
+/// What asking the app to attach gave (`ask`).
+pub enum Asked {
+    /// The app serves the host: from here the stream is the host's MCP session.
+    Attached(BufReader<Stream>),
+    /// No app listens at the endpoint (the usual headless case).
+    NoApp,
+    /// The app is there and did not attach; why, in a sentence.
+    Refused(String),
+}
+
+/// The bridge's side of the handshake: asks the app listening in `dir`, if any, to serve
+/// `request`, waiting for its answer at most 5 s.
+pub async fn ask(dir: &Path, request: &Request) -> Asked {
+    let Ok(stream) = local_socket::connect(dir).await else {
+        return Asked::NoApp;
+    };
+    let mut app = BufReader::new(stream);
+    if app
+        .get_mut()
+        .write_all(request.to_line().as_bytes())
+        .await
+        .is_err()
+    {
+        return Asked::Refused("the Lifeline app's endpoint did not take the request".into());
+    }
+    let mut line = Vec::new();
+    let read = read_line_capped(&mut app, &mut line, ANSWER_MAX);
+    match tokio::time::timeout(ANSWER_WAIT, read).await {
+        Ok(Ok(LineRead::Eof)) => Asked::Refused(
+            "the running Lifeline app cannot serve `lifeline connect` (it predates attach v1: update it)"
+                .into(),
+        ),
+        Ok(Ok(LineRead::TooLong)) => Asked::Refused(format!(
+            "the Lifeline app answered with a line longer than {}",
+            fmt_bytes(ANSWER_MAX)
+        )),
+        Ok(Ok(LineRead::Line)) => match Answer::parse(&String::from_utf8_lossy(&line)) {
+            Answer::Ok => Asked::Attached(app),
+            Answer::Refused { kind, message } => Asked::Refused(format!(
+                "the Lifeline app did not attach ({}: {message})",
+                kind.as_str()
+            )),
+            Answer::Other(text) => {
+                Asked::Refused(format!("the Lifeline app answered `{text}`, not `ok`"))
+            }
+        },
+        Ok(Err(e)) => Asked::Refused(format!("reading the Lifeline app's answer failed ({e})")),
+        Err(_) => Asked::Refused(format!(
+            "the Lifeline app did not answer within {}s",
+            ANSWER_WAIT.as_secs()
+        )),
+    }
+}
 
 /// What a bridge asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]

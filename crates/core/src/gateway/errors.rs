@@ -188,7 +188,7 @@ pub fn answered(
                 .context()
                 .rpc_data
                 .as_ref()
-                .map(|d| scrub_value(&d.0, redactor)),
+                .map(|d| redactor.scrub_value(&d.0)),
         },
         None => {
             let failure = FailureInfo::from_error(e, generation, None);
@@ -233,19 +233,6 @@ pub fn call_outcome(answer: &Result<Value, RpcError>) -> (CallOutcome, Option<St
         _ => "rpc_error".to_owned(),
     };
     (CallOutcome::Error, Some(kind))
-}
-
-/// `v` with every string in it (keys too) scrubbed of the server's secrets.
-pub(super) fn scrub_value(v: &Value, redactor: &Redactor) -> Value {
-    match v {
-        Value::String(s) => Value::String(redactor.scrub(s)),
-        Value::Array(a) => a.iter().map(|x| scrub_value(x, redactor)).collect(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, x)| (redactor.scrub(k), scrub_value(x, redactor)))
-            .collect(),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,6 @@
 //! cancels (or that times out) is cancelled at the host with `notifications/cancelled`.
 //! The host's `notifications/roots/list_changed` goes upstream.
 
-use super::errors::scrub_value;
 use super::{Outgoing, Shared};
 use crate::events::StateName;
 use crate::protocol::{Message, RequestId, Response, RpcError};
@@ -82,7 +81,7 @@ impl Host for HostLink {
             .lock()
             .expect("waiting lock")
             .insert(id.clone(), tx);
-        let params = scrub_value(&params, &self.redactor);
+        let params = self.redactor.scrub_value(&params);
         let _ = self.out.send(Outgoing {
             message: Message::request(id.clone(), method, Some(params)),
             related: None,

@@ -139,6 +139,16 @@ impl Hosts {
             .record(&call.tool, call.at_ms, call.duration_ms, call.ok);
     }
 
+    /// Counts the last hour of hosts' calls from `history` (earlier runs, `replay`), so a
+    /// restart keeps the statistics; a history that cannot be read is logged and skipped.
+    pub fn replay_history(&self, history: &crate::history::History) {
+        let since = SystemTime::now() - super::stats::WINDOW;
+        match history.host_calls_since(since) {
+            Ok(calls) => calls.iter().for_each(|c| self.replay(c)),
+            Err(e) => tracing::warn!("history: the hosts' last hour could not be read: {e}"),
+        }
+    }
+
     fn emit(&self, server: &str, generation: u64, body: EventBody) {
         self.inner.bus.emit(server, generation, body);
     }

@@ -33,6 +33,7 @@ mod tests;
 
 pub use errors::{HALTED, NOT_READY, UPSTREAM_LOST};
 
+use crate::lines::{LineRead, fmt_bytes, read_line_capped};
 use crate::protocol::{Message, RequestId};
 use crate::redact::Redactor;
 use crate::supervisor::Supervisor;
@@ -40,7 +41,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -84,8 +85,9 @@ impl GatewayOptions {
     }
 }
 
-/// The longest line a host may send (a tool call's arguments included).
-const MAX_LINE: usize = 16 * 1024 * 1024;
+/// The longest line a host may send (a tool call's arguments included); a longer one
+/// closes its session, and is never buffered whole (`crate::lines`).
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// A message for the host, with the host request it goes with (a call's progress): a
 /// transport that has a stream per request (Streamable HTTP) sends it there; stdio ignores
@@ -305,13 +307,16 @@ where
     let mut line = Vec::new();
     loop {
         line.clear();
-        match lines.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.len() > MAX_LINE {
-            tracing::warn!("the host sent a line over {MAX_LINE} bytes; closing");
-            break;
+        match read_line_capped(&mut lines, &mut line, MAX_LINE).await {
+            Ok(LineRead::Eof) | Err(_) => break,
+            Ok(LineRead::Line) => {}
+            Ok(LineRead::TooLong) => {
+                tracing::warn!(
+                    "the host sent a line over {}; closing its session",
+                    fmt_bytes(MAX_LINE)
+                );
+                break;
+            }
         }
         let text = String::from_utf8_lossy(&line);
         let text = text.trim();

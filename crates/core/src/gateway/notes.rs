@@ -6,7 +6,6 @@
 //! the server's configured secrets on the way.
 
 use super::Shared;
-use super::errors::scrub_value;
 use crate::protocol::Message;
 use crate::session::ServerNotification;
 use serde_json::{Value, json};
@@ -39,14 +38,14 @@ pub(super) async fn pass_on(shared: Arc<Shared>) {
                 logger,
                 data,
             } => {
-                let mut p = json!({ "level": level, "data": scrub_value(&data, redactor) });
+                let mut p = json!({ "level": level, "data": redactor.scrub_value(&data) });
                 if let Some(logger) = logger {
                     p["logger"] = Value::from(redactor.scrub(&logger));
                 }
                 ("notifications/message".to_owned(), Some(p))
             }
             ServerNotification::Other { method, params } if PASSED.contains(&method.as_str()) => {
-                (method, params.map(|p| scrub_value(&p, redactor)))
+                (method, params.map(|p| redactor.scrub_value(&p)))
             }
             _ => continue,
         };

@@ -90,6 +90,17 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                                 let _ = end.to_client.send(Incoming::Message(note)).await;
                             }
                         }
+                        if tool == "flood" {
+                            // `n` log messages of `size` bytes each, for a host that never reads.
+                            let args = &r.params.as_ref().unwrap()["arguments"];
+                            let n = args["n"].as_u64().unwrap_or(1);
+                            let data = "x".repeat(args["size"].as_u64().unwrap_or(1) as usize);
+                            for _ in 0..n {
+                                let p = json!({"level": "info", "logger": "flood", "data": data});
+                                let note = Message::notification("notifications/message", Some(p));
+                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                            }
+                        }
                         if tool == "meta" {
                             let meta = r.params.as_ref().unwrap()["_meta"].clone();
                             let reply = Message::Response(Response {
@@ -286,12 +297,7 @@ async fn the_hosts_subscriptions_are_made_again_after_a_reconnect() {
     ask(&mut w, &mut r, 4, "resources/unsubscribe", params).await;
     ask(&mut w, &mut r, 5, "tools/call", json!({"name": "die"})).await;
     let again = "resources/subscribe file:///a@2";
-    for _ in 0..1000 {
-        if calls.lock().unwrap().iter().any(|c| c == again) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    seen_upstream(&calls, again).await;
     let seen: Vec<String> = calls.lock().unwrap().clone();
     assert!(seen.iter().any(|c| c == again), "{seen:?}");
     assert!(

@@ -24,6 +24,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -117,6 +118,35 @@ pub struct CallRecord {
     pub error_kind: Option<String>,
 }
 
+impl CallRecord {
+    /// What the history keeps of a call that answered `result`: its outcome (a result
+    /// with `isError` is a tool error) and, for an error, its kind; never the arguments or
+    /// the result.
+    pub fn of(
+        server: &str,
+        tool: &str,
+        started_at: SystemTime,
+        duration: Duration,
+        result: &Result<serde_json::Value, crate::Error>,
+    ) -> CallRecord {
+        let (outcome, error_kind) = match result {
+            Ok(v) if v.get("isError").and_then(serde_json::Value::as_bool) == Some(true) => {
+                (CallOutcome::ToolError, None)
+            }
+            Ok(_) => (CallOutcome::Ok, None),
+            Err(e) => (CallOutcome::Error, Some(e.kind().as_str().to_owned())),
+        };
+        CallRecord {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            started_at,
+            duration,
+            outcome,
+            error_kind,
+        }
+    }
+}
+
 /// This process's run: its id in the file and when it started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Run {
@@ -136,6 +166,10 @@ struct Shared {
     run: Run,
     tx: Mutex<Option<mpsc::Sender<writer::Message>>>,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The highest `seq` of an event the writer has committed (0 before the first), so a
+    /// shutdown that cannot wait longer can say how many of the last events are not in the
+    /// file.
+    written: Arc<AtomicU64>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -172,6 +206,7 @@ impl History {
                 },
                 tx: Mutex::new(None),
                 writer: Mutex::new(None),
+                written: Arc::default(),
             }),
         })
     }
@@ -198,13 +233,15 @@ impl History {
             });
         let run = Run { id, started_at };
         let conn = Arc::new(Mutex::new(conn));
-        let (tx, writer) = writer::spawn(conn.clone(), run.id, options);
+        let written = Arc::new(AtomicU64::new(0));
+        let (tx, writer) = writer::spawn(conn.clone(), run.id, options, written.clone());
         History {
             shared: Arc::new(Shared {
                 conn,
                 run,
                 tx: Mutex::new(Some(tx)),
                 writer: Mutex::new(writer),
+                written,
             }),
         }
     }
@@ -233,6 +270,11 @@ impl History {
         if let Some(tx) = lock(&self.shared.tx).as_ref() {
             let _ = tx.send(message);
         }
+    }
+
+    /// The highest `seq` of this run's events that is in the file (0 before the first).
+    pub fn written_seq(&self) -> u64 {
+        self.shared.written.load(Ordering::Acquire)
     }
 
     /// Blocks until everything queued before it is written.

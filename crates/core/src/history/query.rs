@@ -110,8 +110,23 @@ fn rows<T>(
     Ok(found.collect::<Result<_, _>>()?)
 }
 
+/// A stored row as it may be shown: rows are scrubbed when written, but a secret learned
+/// after that (`redact::scrub_learned`) is masked on the way out too.
 fn json(text: String) -> Value {
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    scrubbed(serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn scrubbed(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::redact::scrub_learned(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(scrubbed).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (crate::redact::scrub_learned(&k), scrubbed(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 pub(super) fn events(

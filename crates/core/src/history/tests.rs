@@ -352,6 +352,33 @@ fn a_file_another_connection_is_writing_leaves_this_run_in_memory() {
     assert_eq!(servers, ["a"]);
 }
 
+/// `written_seq` says what is in the file, not what was queued: a batch the file refused
+/// (another connection holds the write lock past the busy timeout) leaves it where it was.
+#[test]
+fn written_seq_counts_only_what_the_file_took() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let (history, notice) = History::open(&path, options());
+    assert_eq!(notice, None);
+    assert_eq!(history.written_seq(), 0);
+    let bus = EventBus::new(16);
+    history.record(&bus.emit("a", 1, ready()));
+    history.record(&bus.emit("a", 1, ready()));
+    history.flush();
+    assert_eq!(history.written_seq(), 2);
+
+    let other = Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    history.record(&bus.emit("a", 1, ready()));
+    history.flush();
+    assert_eq!(history.written_seq(), 2, "the refused batch is not counted");
+    other.execute_batch("ROLLBACK").unwrap();
+    history.record(&bus.emit("a", 1, ready()));
+    history.flush();
+    assert_eq!(history.written_seq(), 4);
+    history.close();
+}
+
 #[test]
 fn a_directory_that_cannot_be_created_leaves_this_run_in_memory() {
     let dir = tempfile::tempdir().unwrap();
@@ -556,4 +583,42 @@ fn the_file_and_a_new_directory_are_private_and_an_old_file_is_tightened() {
         }
     }
     history.close();
+}
+
+/// A row written before its secret was learned (the server printed its password later):
+/// read back masked, and rewritten in the file by the next batch the writer writes.
+#[test]
+fn a_secret_learned_after_a_row_was_stored_is_masked_on_read_and_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let canary = "Lrnhist4pwQz";
+    run_once(
+        &path,
+        options(),
+        &[(
+            "a",
+            failure("process_exit", &format!("started with {canary}")),
+        )],
+    );
+    crate::redact::learn_from(&format!("{{\"password\":\"{canary}\"}}"));
+    let (history, _) = History::open(&path, options());
+    let failures = history.failures(&query(10)).unwrap();
+    assert_eq!(failures[0].failure["message"], "started with ***");
+    let events = history.events(&query(10)).unwrap();
+    assert_eq!(events[0].event["failure"]["message"], "started with ***");
+    // Written after learning: masked on the way in.
+    let bus = EventBus::new(16);
+    history.record(&bus.emit("a", 1, ready()));
+    history.record_call(CallRecord {
+        tool: format!("tool-{canary}"),
+        ..call("a", CallOutcome::Ok, None)
+    });
+    history.close();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(
+            !bytes.windows(canary.len()).any(|w| w == canary.as_bytes()),
+            "{canary} is still in the file"
+        );
+    }
 }

@@ -7,6 +7,7 @@ use crate::events::{CallOutcome, Event, EventBody, rfc3339};
 use crate::redact::Redactor;
 use rusqlite::{Connection, Transaction};
 use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, SystemTime};
 
@@ -27,11 +28,12 @@ pub(super) fn spawn(
     conn: Arc<Mutex<Connection>>,
     run: i64,
     options: Options,
+    written: Arc<AtomicU64>,
 ) -> (mpsc::Sender<Message>, Option<std::thread::JoinHandle<()>>) {
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("lifeline-history".into())
-        .spawn(move || write_loop(&conn, run, &options, &rx));
+        .spawn(move || write_loop(&conn, run, &options, &rx, &written));
     match thread {
         Ok(handle) => (tx, Some(handle)),
         Err(e) => {
@@ -41,8 +43,17 @@ pub(super) fn spawn(
     }
 }
 
-fn write_loop(conn: &Mutex<Connection>, run: i64, options: &Options, rx: &mpsc::Receiver<Message>) {
+fn write_loop(
+    conn: &Mutex<Connection>,
+    run: i64,
+    options: &Options,
+    rx: &mpsc::Receiver<Message>,
+    written: &AtomicU64,
+) {
     let mut redactor = options.redactor.clone();
+    // Secrets this process learned before this writer started are rewritten too: rows of
+    // an earlier run may hold them.
+    let mut learned = 0usize;
     let mut since_prune = 0u64;
     let mut last_prune = SystemTime::now();
     while let Ok(first) = rx.recv() {
@@ -60,10 +71,29 @@ fn write_loop(conn: &Mutex<Connection>, run: i64, options: &Options, rx: &mpsc::
             }
         }
         let mut flushes = Vec::new();
+        let last_seq = batch
+            .iter()
+            .filter_map(|m| match m {
+                Message::Event(e) => Some(e.seq),
+                _ => None,
+            })
+            .max();
         let mut conn = lock(conn);
         match write_batch(&mut conn, run, &redactor, batch, &mut flushes) {
-            Ok(n) => since_prune += n,
+            Ok(n) => {
+                since_prune += n;
+                if let Some(seq) = last_seq {
+                    written.fetch_max(seq, Ordering::Release);
+                }
+            }
             Err(e) => tracing::warn!("history: a batch was not written: {e}"),
+        }
+        let (forms, now_learned) = crate::redact::json_forms_since(learned);
+        if !forms.is_empty() {
+            match rewrite_learned(&mut conn, &forms) {
+                Ok(()) => learned = now_learned,
+                Err(e) => tracing::warn!("history: stored rows were not rescrubbed: {e}"),
+            }
         }
         let now = SystemTime::now();
         let overdue = now.duration_since(last_prune).unwrap_or_default() >= PRUNE_INTERVAL;
@@ -79,6 +109,26 @@ fn write_loop(conn: &Mutex<Connection>, run: i64, options: &Options, rx: &mpsc::
             let _ = done.send(());
         }
     }
+}
+
+/// Masks secrets learned since the rows were written (`redact::learned`), in every run's
+/// rows, in one transaction: the file must not keep in clear a value the process now
+/// knows to be a secret. `forms` are the values as they stand inside JSON text, so the
+/// rows stay valid JSON.
+fn rewrite_learned(conn: &mut Connection, forms: &[String]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    for form in forms {
+        for sql in [
+            "UPDATE events SET json = replace(json, ?1, '***') WHERE instr(json, ?1) > 0",
+            "UPDATE failures SET json = replace(json, ?1, '***') WHERE instr(json, ?1) > 0",
+            "UPDATE calls SET tool = replace(tool, ?1, '***') WHERE instr(tool, ?1) > 0",
+            "UPDATE calls SET error_kind = replace(error_kind, ?1, '***')
+              WHERE instr(error_kind, ?1) > 0",
+        ] {
+            tx.execute(sql, [form])?;
+        }
+    }
+    tx.commit()
 }
 
 /// Writes the batch in one transaction; returns the number of rows written.

@@ -136,7 +136,13 @@ fn create_instance(
 pub async fn connect(dir: &Path) -> io::Result<Stream> {
     #[cfg(unix)]
     {
-        let stream = tokio::net::UnixStream::connect(dir.join(SOCKET_NAME)).await?;
+        // Nothing is sent to a socket another user made, or could have replaced.
+        let path = dir.join(SOCKET_NAME);
+        crate::private::check_trusted(
+            &path,
+            "set LIFELINE_HISTORY to a file in a directory of your own",
+        )?;
+        let stream = tokio::net::UnixStream::connect(path).await?;
         Ok(Box::new(stream))
     }
     #[cfg(windows)]

@@ -6,7 +6,7 @@
 
 use super::shapes::{looks_like_credential, looks_like_secret};
 use super::url::connection_password;
-use super::{MASK, Redactor, Rule};
+use super::{MASK, Redactor, Rule, learn_secret};
 use regex::{Captures, Regex};
 use std::sync::LazyLock;
 
@@ -78,14 +78,14 @@ static COOKIE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Masks the value of every secret-named JSON string field, escaped or not.
-pub(super) fn scrub_json_fields(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_json_fields(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     if !text.contains('"') {
         return text.to_owned();
     }
     let mut replace = |quote: &str, c: &Captures| -> String {
         let (name, separator, value) = (&c[1], &c[2], &c[3]);
         if is_secret_name(name) && !value.is_empty() && value != MASK {
-            fired(Rule::JsonField);
+            fired(Rule::JsonField, &json_unescaped(value));
             format!("{quote}\"{name}{quote}\"{separator}{quote}\"{MASK}{quote}\"")
         } else {
             c[0].to_owned()
@@ -95,6 +95,12 @@ pub(super) fn scrub_json_fields(text: &str, fired: &mut dyn FnMut(Rule)) -> Stri
     JSON_FIELD
         .replace_all(&text, |c: &Captures| replace("", c))
         .into_owned()
+}
+
+/// A JSON string's content as the value it stands for (`a\"b` is `a"b`); as written when
+/// it does not parse.
+fn json_unescaped(content: &str) -> String {
+    serde_json::from_str::<String>(&format!("\"{content}\"")).unwrap_or_else(|_| content.to_owned())
 }
 
 /// Whether a header's value is a credential: `Cookie`, `Set-Cookie`, `Authorization`,
@@ -108,7 +114,7 @@ fn is_secret_header(name: &str) -> bool {
 
 /// Masks the value of a credential header line to its end; `Authorization: Bearer …`
 /// keeps its scheme.
-pub(super) fn scrub_header_lines(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_header_lines(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     if !text.contains(':') {
         return text.to_owned();
     }
@@ -124,7 +130,7 @@ pub(super) fn scrub_header_lines(text: &str, fired: &mut dyn FnMut(Rule)) -> Str
         if credential.is_empty() || credential == MASK {
             return c[0].to_owned();
         }
-        fired(Rule::HeaderLine);
+        fired(Rule::HeaderLine, credential);
         format!("{lead}{name}{separator}{scheme}{MASK}")
     });
     COOKIE
@@ -132,7 +138,7 @@ pub(super) fn scrub_header_lines(text: &str, fired: &mut dyn FnMut(Rule)) -> Str
             if c[2].trim() == MASK {
                 return c[0].to_owned();
             }
-            fired(Rule::HeaderLine);
+            fired(Rule::HeaderLine, &c[2]);
             format!("{}{MASK}", &c[1])
         })
         .into_owned()
@@ -146,7 +152,7 @@ fn is_auth_scheme(word: &str) -> bool {
 
 /// Masks the value of `--token=VALUE`, `API_KEY=VALUE` and the word after `--api-key`. A
 /// word may be quoted or bracketed (`"--token=VALUE"`, as a program echoes its arguments).
-pub(super) fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let mut out = String::with_capacity(text.len());
     let mut mask_next = false;
     for piece in text.split_inclusive(char::is_whitespace) {
@@ -165,7 +171,7 @@ pub(super) fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String
             if is_scheme || inner == MASK {
                 out.push_str(inner);
             } else {
-                fired(Rule::SecretArgument);
+                fired(Rule::SecretArgument, inner);
                 out.push_str(MASK);
             }
             mask_next = is_scheme;
@@ -179,7 +185,7 @@ pub(super) fn scrub_arguments(text: &str, fired: &mut dyn FnMut(Rule)) -> String
                         && is_plain_name(name)
                         && is_secret_name(name) =>
                 {
-                    fired(Rule::SecretArgument);
+                    fired(Rule::SecretArgument, value);
                     out.push_str(name);
                     out.push('=');
                     out.push_str(MASK);
@@ -295,11 +301,15 @@ pub fn scrub_args(args: &[String], redactor: &Redactor) -> Vec<String> {
     let mut mask_next = false;
     for arg in args {
         if std::mem::take(&mut mask_next) && !arg.starts_with('-') {
+            learn_secret(arg);
             out.push(MASK.to_owned());
             continue;
         }
         match arg.split_once('=') {
-            Some((flag, _)) if names_a_secret(flag) => out.push(format!("{flag}={MASK}")),
+            Some((flag, value)) if names_a_secret(flag) => {
+                learn_secret(value);
+                out.push(format!("{flag}={MASK}"));
+            }
             Some(_) => out.push(redactor.scrub(arg)),
             None => {
                 mask_next = names_a_secret(arg);

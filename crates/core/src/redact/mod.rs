@@ -5,8 +5,12 @@
 //! (`url`), a secret-named argument, JSON field or header line (`fields`), a known token
 //! prefix or a JWT (`shapes`). Every rule that fires is counted, so a diagnostic bundle can
 //! say what was removed without saying what it was. docs/bundle.md lists the rules.
+//!
+//! What a rule masks, and every configured secret, is also learned (`learned`): from then
+//! on every scrub of this process masks that value in any shape, wherever it turns up.
 
 mod fields;
+mod learned;
 mod secret;
 mod shapes;
 mod url;
@@ -19,7 +23,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use fields::is_secret_name;
 pub use fields::{is_secret_flag, scrub_args, secret_argument_values};
+pub use learned::{MAX_LEARNED, MIN_LEARNED_LEN, json_forms_since, learned_count};
 pub use secret::Secret;
 pub use shapes::{looks_like_credential, looks_like_secret};
 pub use url::connection_password;
@@ -61,9 +67,12 @@ pub enum Rule {
     HighEntropy,
     /// The value of a key Lifeline does not know, in a config being exported.
     UnknownKey,
+    /// A value an earlier scrub learned was a secret (any rule above), wherever it turns
+    /// up later: bare, inside a JSON string or URL-encoded.
+    LearnedSecret,
 }
 
-const RULES: [Rule; 14] = [
+const RULES: [Rule; 15] = [
     Rule::ConfiguredSecret,
     Rule::HeaderValue,
     Rule::EnvValue,
@@ -78,6 +87,7 @@ const RULES: [Rule; 14] = [
     Rule::KeyPrefix,
     Rule::HighEntropy,
     Rule::UnknownKey,
+    Rule::LearnedSecret,
 ];
 
 impl Rule {
@@ -97,6 +107,7 @@ impl Rule {
             Rule::KeyPrefix => "key_prefix",
             Rule::HighEntropy => "high_entropy",
             Rule::UnknownKey => "unknown_key",
+            Rule::LearnedSecret => "learned_secret",
         }
     }
 }
@@ -124,13 +135,19 @@ impl fmt::Debug for Redactor {
 }
 
 impl Redactor {
+    /// A redactor of these configured secrets. Each is also learned (`learned`), so every
+    /// other redactor of this process masks it too.
     pub fn new<I, S>(secrets: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        let secrets: Vec<String> = secrets.into_iter().map(Into::into).collect();
+        for s in &secrets {
+            learned::learn_configured(s);
+        }
         Redactor {
-            secrets: literals(secrets.into_iter().map(Into::into).collect()),
+            secrets: literals(secrets),
             counts: Arc::default(),
         }
     }
@@ -142,9 +159,25 @@ impl Redactor {
         self.secrets = literals(all);
     }
 
+    /// `v` with every string in it, keys too, scrubbed (`scrub`); its structure untouched.
+    pub fn scrub_value(&self, v: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => Value::String(self.scrub(s)),
+            Value::Array(a) => a.iter().map(|x| self.scrub_value(x)).collect(),
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, x)| (self.scrub(k), self.scrub_value(x)))
+                .collect(),
+            other => other.clone(),
+        }
+    }
+
     /// Scrubs configured secrets, then URLs and connection strings, bare query and
     /// fragment parameters, header lines, JSON fields, secret-named arguments and token
-    /// shapes.
+    /// shapes, and last every learned secret: those the rules just learned too, since a
+    /// value may also stand bare earlier in the same text. Learned ones go last so that a
+    /// value a rule finds is counted under that rule.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_owned();
         for s in &self.secrets {
@@ -154,13 +187,24 @@ impl Redactor {
                 self.count(Rule::ConfiguredSecret, n);
             }
         }
-        let fired = &mut |r| self.count(r, 1);
+        let fired = &mut |r, value: &str| self.fired(r, value);
         let out = url::scrub_urls(&out, fired);
         let out = url::scrub_bare_params(&out, fired);
         let out = fields::scrub_header_lines(&out, fired);
         let out = fields::scrub_json_fields(&out, fired);
         let out = fields::scrub_arguments(&out, fired);
-        shapes::scrub_token_shapes(&out, fired)
+        let out = shapes::scrub_token_shapes(&out, fired);
+        self.scrub_learned(out)
+    }
+
+    fn scrub_learned(&self, text: String) -> String {
+        match learned::scrub(&text) {
+            Some((out, n)) => {
+                self.count(Rule::LearnedSecret, n);
+                out
+            }
+            None => text,
+        }
     }
 
     /// A URL as it may be shown: scheme, host, port and path, with a path segment shaped
@@ -168,12 +212,19 @@ impl Redactor {
     /// fragment. A connection string of another scheme keeps its user name and loses its
     /// password. Anything unparsable is not shown at all.
     pub fn url(&self, url: &str) -> String {
-        url::shown_url(url, &mut |r| self.count(r, 1))
+        url::shown_url(url, &mut |r, value| self.fired(r, value))
     }
 
     /// A URL's path as it may be shown: segments shaped like a credential masked.
     pub fn url_path(&self, path: &str) -> String {
-        url::mask_path(path, &mut |r| self.count(r, 1))
+        url::mask_path(path, &mut |r, value| self.fired(r, value))
+    }
+
+    /// A rule masked `value`: counted, and learned (`learned`) so that every later scrub
+    /// masks it wherever it stands.
+    fn fired(&self, rule: Rule, value: &str) {
+        self.count(rule, 1);
+        learned::learn_masked(rule, value);
     }
 
     /// Records that `rule` masked `n` values elsewhere (a header value in an exported config).
@@ -190,6 +241,28 @@ impl Redactor {
             .map(|(r, c)| (r.as_str(), c.load(Ordering::Relaxed)))
             .filter(|(_, n)| *n > 0)
             .collect()
+    }
+}
+
+/// Learns the secrets in `text` (what the rules would mask), without counting anything:
+/// a bundle reads everything it will hold through this before it writes a file, so a
+/// value learned from the last stderr file is masked in the config too.
+pub fn learn_from(text: &str) {
+    let _ = Redactor::default().scrub(text);
+}
+
+/// Learns one value known to be a secret (a positional argument after `--token`), so
+/// every later scrub of this process masks it.
+pub fn learn_secret(value: &str) {
+    learned::learn(value);
+}
+
+/// `text` with every learned secret masked, and nothing else changed: for what was
+/// scrubbed before the value was learned (history rows, events as they are published).
+pub fn scrub_learned(text: &str) -> String {
+    match learned::scrub(text) {
+        Some((out, _)) => out,
+        None => text.to_owned(),
     }
 }
 

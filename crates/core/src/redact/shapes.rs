@@ -109,7 +109,7 @@ pub(super) fn token_rule(word: &str) -> Option<Rule> {
 }
 
 /// Masks token-shaped words and whatever follows "Bearer " or "Basic ".
-pub(super) fn scrub_token_shapes(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_token_shapes(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut mask_next = false;
@@ -133,7 +133,7 @@ pub(super) fn scrub_token_shapes(text: &str, fired: &mut dyn FnMut(Rule)) -> Str
         };
         match rule {
             Some(rule) => {
-                fired(rule);
+                fired(rule, word);
                 out.push_str(MASK);
             }
             None => out.push_str(word),
@@ -201,7 +201,7 @@ fn is_wordy(value: &str) -> bool {
 }
 
 /// A filesystem path: absolute, home- or dot-relative, or with a drive letter.
-fn is_path(value: &str) -> bool {
+pub(super) fn is_path(value: &str) -> bool {
     value.starts_with(['/', '~', '\\'])
         || value.starts_with("./")
         || value.starts_with("../")
@@ -229,7 +229,7 @@ pub(super) fn could_be_named_secret(value: &str) -> bool {
     value.len() >= MIN_SECRET_LEN && !is_common_word(value)
 }
 
-fn is_common_word(value: &str) -> bool {
+pub(super) fn is_common_word(value: &str) -> bool {
     COMMON_WORDS.iter().any(|w| value.eq_ignore_ascii_case(w))
 }
 

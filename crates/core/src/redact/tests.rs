@@ -135,6 +135,27 @@ fn credential_shaped_path_segments_are_masked() {
 }
 
 #[test]
+fn percent_decoding_keeps_malformed_escapes_and_plus() {
+    let check = |written: &str, expect: &str| {
+        assert_eq!(url::percent_decoded(written), expect, "{written}");
+    };
+    check("p%40ss", "p@ss");
+    check("a+b%2Bc", "a+b+c");
+    // Malformed or cut-off escapes are kept as written (`%+1` is not hex).
+    check("100%", "100%");
+    check("%zz%4", "%zz%4");
+    check("%+1", "%+1");
+    // Bytes that are not UTF-8 become U+FFFD; UTF-8 escapes decode.
+    check("a%FFb", "a\u{FFFD}b");
+    check("caf%C3%A9", "café");
+    // A credential-shaped segment is still found behind its escapes.
+    assert_eq!(
+        Redactor::default().url("https://h/k/%67hp_0123456789abcdefXYZ"),
+        "https://h/k/***"
+    );
+}
+
+#[test]
 fn connection_strings_of_any_scheme_lose_their_password() {
     let check = |url: &str, expect: &str| {
         assert_eq!(Redactor::default().url(url), expect, "{url}");

@@ -7,10 +7,11 @@
 //! fragment values and any credential-shaped path segment.
 
 use super::shapes::looks_like_credential;
-use super::{MASK, Rule};
+use super::{MASK, Rule, is_secret_name};
 
-/// See `Redactor::url`; `fired` hears each rule that masked something.
-pub(super) fn shown_url(url: &str, fired: &mut dyn FnMut(Rule)) -> String {
+/// See `Redactor::url`; `fired` hears each rule that masked something, and the value it
+/// masked when that is a secret worth learning (else "").
+pub(super) fn shown_url(url: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     if !is_http(url) {
         return match url.find("://") {
             Some(i) if i > 0 && is_scheme(&url[..i]) => shown_connection_string(url, fired),
@@ -21,7 +22,10 @@ pub(super) fn shown_url(url: &str, fired: &mut dyn FnMut(Rule)) -> String {
         return "(not a valid URL)".to_owned();
     };
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        fired(Rule::UrlUserinfo);
+        fired(
+            Rule::UrlUserinfo,
+            &percent_decoded(parsed.password().unwrap_or_default()),
+        );
         let _ = parsed.set_username("");
         let _ = parsed.set_password(None);
     }
@@ -48,7 +52,7 @@ fn is_scheme(s: &str) -> bool {
 
 /// `scheme://user:PASSWORD@host/path?k=v#f` with the password, the parameter values and
 /// credential-shaped path segments masked; everything else as written.
-fn shown_connection_string(url: &str, fired: &mut dyn FnMut(Rule)) -> String {
+fn shown_connection_string(url: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
     let main_end = rest.find(['?', '#']).unwrap_or(rest.len());
     let (main, params) = rest.split_at(main_end);
@@ -74,15 +78,15 @@ fn shown_connection_string(url: &str, fired: &mut dyn FnMut(Rule)) -> String {
     out
 }
 
-fn masked_userinfo(userinfo: &str, fired: &mut dyn FnMut(Rule)) -> String {
+fn masked_userinfo(userinfo: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     match userinfo.split_once(':') {
         Some((user, password)) if !password.is_empty() && password != MASK => {
-            fired(Rule::UrlUserinfo);
+            fired(Rule::UrlUserinfo, &percent_decoded(password));
             format!("{user}:{MASK}")
         }
         Some(_) => userinfo.to_owned(),
         None if looks_like_credential(userinfo) => {
-            fired(Rule::UrlUserinfo);
+            fired(Rule::UrlUserinfo, &percent_decoded(userinfo));
             MASK.to_owned()
         }
         None => userinfo.to_owned(),
@@ -102,11 +106,12 @@ pub fn connection_password(value: &str) -> Option<&str> {
 }
 
 /// A path with each segment that looks like a credential replaced by `***`.
-pub(super) fn mask_path(path: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn mask_path(path: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     path.split('/')
         .map(|segment| {
-            if looks_like_credential(&percent_decoded(segment)) {
-                fired(Rule::UrlPathSegment);
+            let decoded = percent_decoded(segment);
+            if looks_like_credential(&decoded) {
+                fired(Rule::UrlPathSegment, &decoded);
                 MASK
             } else {
                 segment
@@ -116,35 +121,18 @@ pub(super) fn mask_path(path: &str, fired: &mut dyn FnMut(Rule)) -> String {
         .join("/")
 }
 
-/// Decodes `%XX` escapes well enough to judge a segment's shape.
-fn percent_decoded(s: &str) -> String {
-    if !s.contains('%') {
-        return s.to_owned();
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = s
-            .get(i + 1..i + 3)
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// Decodes `%XX` escapes well enough to judge a segment's shape: a malformed escape is
+/// kept as written, bytes that are not UTF-8 become U+FFFD, and `+` stays a plus (a path
+/// or userinfo is not form-encoded).
+pub(super) fn percent_decoded(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `k=v&x=y` (a query or fragment, with or without its leading `?`/`#`) with every value
 /// masked. A fragment that is not `k=v` pairs is kept unless it looks like a credential.
-fn mask_params(params: &str, fired: &mut dyn FnMut(Rule)) -> String {
+fn mask_params(params: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let mut out = String::with_capacity(params.len());
     let mut rest = params;
     while !rest.is_empty() {
@@ -163,14 +151,21 @@ fn mask_params(params: &str, fired: &mut dyn FnMut(Rule)) -> String {
         match pair.split_once('=') {
             Some((key, value)) => {
                 if !value.is_empty() && value != MASK {
-                    fired(Rule::UrlQueryValue);
+                    // Only a key that says so makes its value a secret worth learning:
+                    // `?page=12345678` is not one.
+                    let learned = if is_secret_name(key) {
+                        percent_decoded(value)
+                    } else {
+                        String::new()
+                    };
+                    fired(Rule::UrlQueryValue, &learned);
                 }
                 out.push_str(key);
                 out.push('=');
                 out.push_str(if value.is_empty() { "" } else { MASK });
             }
             None if looks_like_credential(pair) => {
-                fired(Rule::UrlQueryValue);
+                fired(Rule::UrlQueryValue, pair);
                 out.push_str(MASK);
             }
             None => out.push_str(pair),
@@ -182,7 +177,7 @@ fn mask_params(params: &str, fired: &mut dyn FnMut(Rule)) -> String {
 /// Re-renders every URL and connection string in free text through `shown_url`. A URL
 /// ends at whitespace or at a character that closes a quotation. An `http(s)` URL with
 /// nothing to hide is left exactly as written.
-pub(super) fn scrub_urls(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_urls(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some((start, after)) = find_url(rest) {
@@ -248,7 +243,7 @@ fn split_trailing_punctuation(url: &str) -> (&str, &str) {
 /// Masks the values of query and fragment parameters outside a full URL:
 /// `/callback#access_token=…&state=…`, `GET /mcp?api_key=…`. A word counts when a `?` or
 /// `#` is followed by `name=`.
-pub(super) fn scrub_bare_params(text: &str, fired: &mut dyn FnMut(Rule)) -> String {
+pub(super) fn scrub_bare_params(text: &str, fired: &mut dyn FnMut(Rule, &str)) -> String {
     let mut out = String::with_capacity(text.len());
     for piece in text.split_inclusive(char::is_whitespace) {
         let word = piece.trim_end_matches(char::is_whitespace);

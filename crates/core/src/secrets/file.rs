@@ -6,7 +6,6 @@
 
 use crate::private;
 use serde_json::{Map, Value};
-use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 
@@ -45,6 +44,12 @@ impl FileStore {
     }
 
     fn read(&self) -> Result<Map<String, Value>, String> {
+        // A secret planted by another user would be sent to a server as this user's.
+        private::check_trusted(
+            &self.path,
+            "set LIFELINE_SECRETS_FILE to a file in a directory of your own",
+        )
+        .map_err(|e| e.to_string())?;
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Map::new()),
@@ -79,19 +84,15 @@ impl FileStore {
         top.insert("secrets".into(), Value::Object(map.clone()));
         let mut bytes = serde_json::to_vec_pretty(&Value::Object(top)).expect("a map serializes");
         bytes.push(b'\n');
-        private::write_atomic(&self.path, &bytes).map_err(|e| format!("cannot write it: {e}"))
+        private::write_atomic(&self.path, &bytes, private::Mode::Private)
+            .map_err(|e| format!("cannot write it: {e}"))
     }
 
-    fn lock(&self) -> Result<File, String> {
+    fn lock(&self) -> Result<private::StoreLock, String> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             private::create_dir(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        let lock_path = self.path.with_extension("lock");
-        let file = private::open_lock(&lock_path)
-            .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-        file.lock()
-            .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-        Ok(file)
+        private::lock_beside(&self.path).map_err(|e| e.to_string())
     }
 }

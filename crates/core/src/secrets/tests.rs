@@ -49,6 +49,32 @@ fn the_file_and_its_directory_are_private() {
     assert_eq!(mode(&path), 0o600);
 }
 
+/// A secrets file someone else could have written (planted a value sent to a server as
+/// this user's) is refused, naming the file and the fix; the value is never quoted.
+#[cfg(unix)]
+#[test]
+fn a_secrets_file_others_may_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = file_store(&dir);
+    store.set("X", CANARY).unwrap();
+    let path = store.backend().path.clone().unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o662)).unwrap();
+    for e in [
+        store.get("X").unwrap_err().to_string(),
+        store.set("Y", "v").unwrap_err().to_string(),
+    ] {
+        assert!(
+            e.contains(&format!(
+                "the file {} is writable by others (mode 0662)",
+                path.display()
+            )) && e.contains("set LIFELINE_SECRETS_FILE to a file in a directory of your own"),
+            "{e}"
+        );
+        assert!(!e.contains(CANARY), "{e}");
+    }
+}
+
 #[test]
 fn bad_names_are_refused_without_touching_the_store() {
     let dir = tempfile::tempdir().unwrap();

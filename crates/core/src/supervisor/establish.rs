@@ -14,6 +14,8 @@ use crate::policy::fallback::is_initialize_answer_to_stateless;
 use crate::protocol::mcp::Tool;
 use crate::session::negotiate::{self, Fallback, Step};
 use crate::session::{RequestOptions, Session, SessionOptions};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -66,18 +68,43 @@ pub async fn establish(
     };
     let cut = |e: Error, s: Stage| cut_by_deadline(e, *limit.lock().expect("lock"), cfg, s);
     // Start where the last attempt succeeded (`None`: the top of the fallback).
-    let mut start = *cfg.last_worked.lock().expect("lock");
-    // The tools/list failure that made this attempt doubt a stateless server's discovery.
+    let start = *cfg.last_worked.lock().expect("lock");
+    let deadline = &deadline;
+    let list = |session: Arc<Session>, _: Step| -> Checked<'_, Vec<Tool>> {
+        let _ = stage.send(Stage::ListTools);
+        let now = now();
+        Box::pin(async move { list_tools(&session, deadline, cfg, now).await })
+    };
+    let (outcome, worked) = walk(&fallback, start, &cfg.name, &mut options, &cut, list).await;
+    *cfg.last_worked.lock().expect("lock") = worked;
+    outcome
+}
+
+/// What `walk`'s check of a new session answers.
+pub type Checked<'s, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 's>>;
+
+/// Walks `fallback` from `start` and hands the session to `check` (the supervisor lists the
+/// tools there). A stateless server whose answer to `check` is the way older servers answer
+/// gets one `initialize` walk (`state::after_walk` decides), and that walk's error says why
+/// it was tried. A session `check` failed is closed. Returns the outcome and what
+/// `last_worked` holds next. `name` names the server in the log.
+pub async fn walk<'c, T>(
+    fallback: &Fallback<'_>,
+    mut start: Option<Step>,
+    name: &str,
+    mut options: impl FnMut(Stage) -> Result<SessionOptions, Error>,
+    cut: impl Fn(Error, Stage) -> Error,
+    mut check: impl FnMut(Arc<Session>, Step) -> Checked<'c, T>,
+) -> (Result<(Arc<Session>, T), Error>, Option<Step>) {
+    // The check's failure that made this walk doubt a stateless server's discovery.
     let mut doubted: Option<Error> = None;
     loop {
-        let (walk, outcome) = match negotiate::connect(&fallback, start, &mut options, &cut).await {
+        let (walk, outcome) = match negotiate::connect(fallback, start, &mut options, &cut).await {
             Err(e) => (Walk::NotConnected, Err(e)),
             Ok((session, step)) => {
                 let session = Arc::new(session);
-                let _ = stage.send(Stage::ListTools);
-                let listed = list_tools(&session, &deadline, cfg, now()).await;
-                match listed {
-                    Ok(tools) => (Walk::Listed(step), Ok((session, tools))),
+                match check(session.clone(), step).await {
+                    Ok(checked) => (Walk::Listed(step), Ok((session, checked))),
                     Err(e) => {
                         session.close().await;
                         let walk = Walk::ListFailed {
@@ -93,21 +120,49 @@ pub async fn establish(
         };
         match (after_walk(walk), outcome) {
             (AfterWalk::TryInitialize, Err(e)) => {
-                tracing::info!(server = %cfg.name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
+                tracing::info!(server = %name, error = %e, "discovery said stateless, but tools/list was answered the way older servers answer; trying initialize");
                 doubted = Some(e);
                 start = Some(Step::Initialize);
             }
             (step, outcome) => {
-                if let AfterWalk::Remember(worked) = step {
-                    *cfg.last_worked.lock().expect("lock") = worked;
-                }
-                return outcome.map_err(|e| match &doubted {
+                let worked = match step {
+                    AfterWalk::Remember(worked) => worked,
+                    AfterWalk::TryInitialize => None,
+                };
+                let outcome = outcome.map_err(|e| match &doubted {
                     Some(first) => after_doubt(first, e),
                     None => e,
                 });
+                return (outcome, worked);
             }
         }
     }
+}
+
+/// Connects to a server once, the way `lifeline call` and `lifeline tools` do: the walk of
+/// `establish` with `options` for every step and no deadline, where only a stateless
+/// server's session is checked (its tools/list), and only for the answer that sends the
+/// walk on to `initialize`; any other failure of that check is left to the caller's own
+/// request.
+pub async fn connect_once(
+    fallback: &Fallback<'_>,
+    options: SessionOptions,
+) -> Result<Arc<Session>, Error> {
+    let doubtable = fallback.steps().contains(&Step::Initialize);
+    let check = |session: Arc<Session>, step: Step| -> Checked<'static, ()> {
+        Box::pin(async move {
+            if step != Step::Stateless || !doubtable {
+                return Ok(());
+            }
+            match session.list_tools().await {
+                Err(e) if is_initialize_answer_to_stateless(&e) => Err(e),
+                _ => Ok(()),
+            }
+        })
+    };
+    let opts = |_| Ok(options.clone());
+    let (outcome, _) = walk(fallback, None, "", opts, |e, _| e, check).await;
+    outcome.map(|(session, ())| session)
 }
 
 /// The new session's tools/list, in what is left of the deadline.

@@ -4,6 +4,7 @@
 
 mod actor;
 mod establish;
+pub use establish::connect_once;
 mod fleet;
 mod from_config;
 pub mod hosts;

@@ -24,6 +24,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+#[cfg(target_os = "linux")]
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+
 /// `<data dir>/lifeline/runs` (`~/.local/share/lifeline/runs` on Linux).
 pub fn default_dir() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("lifeline").join("runs"))
@@ -118,7 +121,9 @@ impl Runs {
         for c in children {
             text.push_str(&format!("child {} {}\n", c.pid, c.start));
         }
-        if let Err(e) = crate::private::write_atomic(&self.file, text.as_bytes()) {
+        if let Err(e) =
+            crate::private::write_atomic(&self.file, text.as_bytes(), crate::private::Mode::Private)
+        {
             tracing::warn!(
                 "could not record stdio servers in {}: {e}",
                 self.file.display()
@@ -165,10 +170,20 @@ fn parse(text: &str) -> Option<RunFile> {
     })
 }
 
-/// Ends the leftovers of every crashed run in `dir` and removes their files.
+/// How to fix a runs directory or file that is refused.
+const ELSEWHERE: &str = "remove it so Lifeline makes a new one";
+
+/// Ends the leftovers of every crashed run in `dir` and removes their files. Nothing in a
+/// directory, or no file, that another user owns or may write is read
+/// (`private::check_trusted`).
 fn reap(dir: &Path) -> Reaped {
     let mut reaped = Reaped::default();
     if !cfg!(target_os = "linux") {
+        return reaped;
+    }
+    // A runs file names processes to kill: one another user could have written is not read.
+    if let Err(e) = crate::private::check_trusted_dir(dir, ELSEWHERE) {
+        tracing::warn!("not ending what crashed runs left: {e}");
         return reaped;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -177,7 +192,11 @@ fn reap(dir: &Path) -> Reaped {
     let boot = boot_id();
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().is_none_or(|e| e != "run") {
+        if !is_run_file(&path) {
+            continue;
+        }
+        if let Err(e) = crate::private::check_trusted(&path, ELSEWHERE) {
+            tracing::warn!("not reading a runs file: {e}");
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -203,6 +222,18 @@ fn reap(dir: &Path) -> Reaped {
         tracing::info!(pids = ?reaped.killed, "ended stdio servers a crashed Lifeline left running");
     }
     reaped
+}
+
+/// A run's file (`<pid>.run`), or the temporary file `private::write_atomic` was filling for
+/// one when its run was killed before the rename: that run's servers are recorded only there
+/// (its owner is dead, so the text is all it will ever be; a live owner's is left alone).
+fn is_run_file(path: &Path) -> bool {
+    if path.extension().is_some_and(|e| e == "run") {
+        return true;
+    }
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp") && n.contains(".run."))
 }
 
 /// Kills what is left of one server of a crashed run; returns the pids signalled.
@@ -232,11 +263,8 @@ fn reap_child(child: Proc, session: i32) -> Vec<i32> {
                 .filter(|i| i.proc.start >= child.start)
                 .map(|i| i.proc.pid)
                 .collect();
-            for pid in &members {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(*pid, libc::SIGKILL);
-                }
+            for pid in members.iter().filter_map(|p| Pid::from_raw(*p)) {
+                let _ = kill_process(pid, Signal::KILL);
             }
             members
         }
@@ -245,11 +273,9 @@ fn reap_child(child: Proc, session: i32) -> Vec<i32> {
 
 #[cfg(target_os = "linux")]
 fn signal_group(pid: i32) {
-    if pid > 0 {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
-        }
+    // A stale group yields ESRCH, which is the group gone: nothing to do.
+    if let Some(group) = Pid::from_raw(pid).filter(|_| pid > 0) {
+        let _ = kill_process_group(group, Signal::KILL);
     }
 }
 

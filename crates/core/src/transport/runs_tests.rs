@@ -72,8 +72,60 @@ fn a_crashed_runs_servers_are_killed_with_their_group() {
     );
     let reaped = reap(dir.path());
     assert_eq!(reaped.killed, [pid]);
-    assert_eq!(exit_signal(&mut leader), Some(libc::SIGKILL));
+    assert_eq!(
+        exit_signal(&mut leader),
+        Some(rustix::process::Signal::KILL.as_raw())
+    );
     assert!(!file.exists(), "a reaped run's file is removed");
+}
+
+/// A run killed between filling its runs file's temporary and renaming it (the fsync makes
+/// that window wide) recorded its servers only there: they are reaped all the same, and the
+/// temporary is removed. A live run's temporary, still being filled, is left alone.
+#[test]
+fn a_run_killed_before_its_rename_is_reaped_from_the_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut leader = server();
+    let pid = pid_of(&leader);
+    let dead_owner = Proc {
+        pid: dead_pid(),
+        start: 1,
+    };
+    let written = write_run(
+        dir.path(),
+        dead_owner,
+        &[Proc {
+            pid,
+            start: start_of(pid),
+        }],
+    );
+    let tmp = dir.path().join(format!(
+        ".{}.run.{}.0.a9ca5e02.tmp",
+        dead_owner.pid, dead_owner.pid
+    ));
+    std::fs::rename(&written, &tmp).unwrap();
+    let me = i32::try_from(std::process::id()).unwrap();
+    let live = write_run(
+        dir.path(),
+        Proc {
+            pid: me,
+            start: start_of(me),
+        },
+        &[],
+    );
+    let live_tmp = dir.path().join(format!(".{me}.run.{me}.1.0b1c2d3e.tmp"));
+    std::fs::rename(&live, &live_tmp).unwrap();
+    let reaped = reap(dir.path());
+    assert_eq!(reaped.killed, [pid]);
+    assert_eq!(
+        exit_signal(&mut leader),
+        Some(rustix::process::Signal::KILL.as_raw())
+    );
+    assert!(!tmp.exists(), "a reaped run's temporary is removed");
+    assert!(
+        live_tmp.exists(),
+        "a live run's temporary is left to its writer"
+    );
 }
 
 #[test]
@@ -158,10 +210,28 @@ fn a_gone_servers_group_is_reaped_only_in_its_session_and_after_its_start() {
     };
     write_run(dir.path(), owner, &[recorded]);
     assert_eq!(reap(dir.path()).killed, [grandchild]);
-    // Not our child: wait for it through /proc (a zombie no longer counts).
-    while proc_info(grandchild).is_some() {
-        std::thread::yield_now();
-    }
+    ended(grandchild);
+    assert!(proc_info(grandchild).is_none(), "{grandchild} is gone");
+}
+
+/// Waits, at most 10 s, for `pid` to end. Not our child, so through a pidfd: it becomes
+/// readable once the process exited.
+fn ended(pid: i32) {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    let fd = match pidfd_open(Pid::from_raw(pid).expect("a pid"), PidfdFlags::empty()) {
+        Ok(fd) => fd,
+        // Already ended and reaped.
+        Err(e) if e == rustix::io::Errno::SRCH => return,
+        Err(e) => panic!("pidfd_open({pid}): {e}"),
+    };
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let bound = Timespec {
+        tv_sec: 10,
+        tv_nsec: 0,
+    };
+    let ready = poll(&mut fds, Some(&bound)).expect("polling the pidfd");
+    assert_eq!(ready, 1, "the killed process {pid} ended within 10 s");
 }
 
 #[test]
@@ -188,4 +258,57 @@ fn run_files_read_back_and_stat_fields_count_past_the_name() {
         parse_stat(42, "42 (z) Z 1 40 41").is_none(),
         "a zombie is not running"
     );
+}
+
+/// A runs file names processes to kill; one another user could have written or changed is
+/// never acted on: in a directory others may write, or itself writable by others, or (as
+/// root, who can make it so) owned by another user.
+#[test]
+fn a_crashed_run_that_another_user_could_have_written_is_not_trusted() {
+    use std::os::unix::fs::PermissionsExt;
+    let chmod = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let root = rustix::process::geteuid().is_root();
+    let mut cases: Vec<(&str, u32, u32, bool)> = vec![
+        // (what, the directory's mode, the file's mode, chown the file to nobody)
+        ("a directory others may write", 0o777, 0o600, false),
+        ("a directory its group may write", 0o770, 0o600, false),
+        ("a file others may write", 0o700, 0o666, false),
+    ];
+    if root {
+        cases.push(("another user's file", 0o700, 0o600, true));
+    }
+    for (what, dir_mode, file_mode, chown) in cases {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("runs");
+        std::fs::create_dir(&dir).unwrap();
+        let mut victim = server();
+        let pid = pid_of(&victim);
+        let dead_owner = Proc {
+            pid: dead_pid(),
+            start: 1,
+        };
+        let file = write_run(
+            &dir,
+            dead_owner,
+            &[Proc {
+                pid,
+                start: start_of(pid),
+            }],
+        );
+        chmod(&file, file_mode);
+        if chown {
+            std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
+        }
+        chmod(&dir, dir_mode);
+        assert_eq!(reap(&dir).killed, Vec::<i32>::new(), "{what}");
+        assert!(is_running(Proc {
+            pid,
+            start: start_of(pid)
+        }));
+        assert!(file.exists(), "{what}: the file is left for its owner");
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+    }
 }

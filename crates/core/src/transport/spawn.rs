@@ -19,6 +19,10 @@
 //! thread that never exits while the process lives. On Windows the job does this: it is
 //! closed, and its processes killed, when Lifeline's handles close as it dies. On macOS
 //! neither exists: a server sees its stdin close when Lifeline dies.
+//!
+//! A serving Lifeline raises its own open-files limit (`nofile::raise`); every server gets
+//! the original soft limit back before it execs (`restore_nofile`), since `select()`-based
+//! servers break on descriptors past 1024.
 
 use super::stdio_config::StdioConfig;
 use super::tree::Tree;
@@ -123,7 +127,7 @@ fn exit_status(s: std::process::ExitStatus) -> ExitStatus {
 /// How a process whose wait failed is reported: it was killed.
 fn killed() -> ExitStatus {
     #[cfg(unix)]
-    return ExitStatus::Signal(libc::SIGKILL);
+    return ExitStatus::Signal(rustix::process::Signal::KILL.as_raw());
     #[cfg(windows)]
     #[allow(clippy::cast_possible_wrap)]
     return ExitStatus::Code(super::tree::KILLED_EXIT_CODE as i32);
@@ -205,6 +209,7 @@ fn spawner() -> Option<&'static Mutex<Sender<Job>>> {
 /// `Command::spawn` itself does.
 fn spawn_from_thread(mut cmd: Command) -> io::Result<Child> {
     die_with_parent(&mut cmd);
+    restore_nofile(&mut cmd);
     let Some(spawner) = spawner() else {
         return cmd.spawn();
     };
@@ -226,25 +231,79 @@ fn spawn_from_thread(mut cmd: Command) -> io::Result<Child> {
 
 #[cfg(target_os = "linux")]
 fn die_with_parent(cmd: &mut Command) {
-    let parent = i32::try_from(std::process::id()).unwrap_or(0);
-    // SAFETY: runs in the forked child before exec; prctl and getppid are async-signal-safe
-    // and the closure allocates nothing.
+    use rustix::process::{Pid, Signal, getppid, set_parent_process_death_signal};
+    let parent = i32::try_from(std::process::id())
+        .ok()
+        .and_then(Pid::from_raw);
+    // SAFETY: runs in the forked child before exec; rustix's prctl and getppid are plain
+    // system calls (async-signal-safe) and the closure allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
-                return Err(io::Error::last_os_error());
-            }
+            set_parent_process_death_signal(Some(Signal::KILL))?;
             // Lifeline may have died between the fork and the prctl: then no signal comes,
             // so the child must not start at all.
-            if libc::getppid() != parent {
-                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            if getppid() != parent {
+                return Err(rustix::io::Errno::SRCH.into());
             }
             Ok(())
         });
     }
 }
 
+/// Gives the child the open-files limit Lifeline had before `nofile::raise`, if it raised it.
+#[cfg(unix)]
+fn restore_nofile(cmd: &mut Command) {
+    let Some(original) = crate::nofile::original() else {
+        return;
+    };
+    // SAFETY: runs in the forked child before exec; rustix's setrlimit is a plain system
+    // call (async-signal-safe) and the closure allocates nothing (`original` is a copy made
+    // before the fork).
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::setrlimit(rustix::process::Resource::Nofile, original)?;
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(unix))]
+fn restore_nofile(_cmd: &mut Command) {}
+
 /// Elsewhere there is no parent-death signal: a server sees its stdin close when Lifeline
 /// dies, which ends every MCP server that reads it.
 #[cfg(not(target_os = "linux"))]
 fn die_with_parent(_cmd: &mut Command) {}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    fn soft_limit() -> u64 {
+        let now = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        now.current.unwrap_or(u64::MAX)
+    }
+
+    #[tokio::test]
+    async fn a_server_gets_the_open_files_limit_lifeline_had_before_raising_it() {
+        // A login session's low soft limit, then what `lifeline serve` does at start.
+        let mut low = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        low.current = Some(200);
+        rustix::process::setrlimit(rustix::process::Resource::Nofile, low).unwrap();
+        let (_, raised) = crate::nofile::raise().expect("raised");
+        assert!(raised > 200 && soft_limit() == raised, "{raised}");
+        let config = StdioConfig::new("sh", vec!["-c".into(), "ulimit -n".into()]);
+        let mut started = start(&config).unwrap();
+        let mut out = String::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            started.stdout.read_to_string(&mut out),
+        )
+        .await
+        .expect("the child's `ulimit -n` within 10 s")
+        .unwrap();
+        assert_eq!(out.trim(), "200", "the child's limit");
+        assert_eq!(soft_limit(), raised, "Lifeline's own limit");
+    }
+}

@@ -4,7 +4,7 @@
 //! Object on Windows) so that shutdown reaches everything it started: close stdin → wait →
 //! SIGTERM to the group → wait → SIGKILL to the group. Windows has no SIGTERM: close stdin →
 //! wait → terminate the job. A dropped transport kills the tree at once. Lines longer than the cap are a protocol error, not
-//! unbounded memory; stderr is kept as a bounded tail. Starting the process — its
+//! unbounded memory (`crate::lines`); stderr is kept as a bounded tail. Starting the process — its
 //! environment, its group, its death with Lifeline, its reaping — is `spawn`'s.
 
 use super::spawn::{self, Started, io_reason};
@@ -13,12 +13,13 @@ use super::tree::Tree;
 use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
 use crate::error::{Error, ErrorKind, ExitStatus};
 use crate::gloss::exit_gloss_here;
+use crate::lines::{LineRead, fmt_bytes, read_line_capped};
 use crate::protocol::Message;
 use crate::redact::{Redactor, cap};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, watch};
 
@@ -289,71 +290,45 @@ async fn ended(r: &mut StdoutReader) -> Error {
     .with(|c| c.exit = Some(status))
 }
 
-/// A byte count as a cap is usually written: "16 MiB", "64 KiB", "1000 bytes".
-fn fmt_bytes(n: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * KIB;
-    if n >= MIB && n.is_multiple_of(MIB) {
-        format!("{} MiB", n / MIB)
-    } else if n >= KIB && n.is_multiple_of(KIB) {
-        format!("{} KiB", n / KIB)
-    } else {
-        format!("{n} bytes")
-    }
-}
-
-enum LineRead {
-    Line,
-    Eof,
-    TooLong,
-}
-
-/// Reads up to and without the next `\n`, refusing to buffer more than `max` bytes.
-async fn read_line_capped<R: AsyncBufRead + Unpin>(
-    r: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<LineRead> {
-    loop {
-        let avail = r.fill_buf().await?;
-        if avail.is_empty() {
-            return Ok(if buf.is_empty() {
-                LineRead::Eof
-            } else {
-                LineRead::Line
-            });
-        }
-        let (take, found) = match avail.iter().position(|b| *b == b'\n') {
-            Some(i) => (i, true),
-            None => (avail.len(), false),
-        };
-        if buf.len() + take > max {
-            return Ok(LineRead::TooLong);
-        }
-        buf.extend_from_slice(&avail[..take]);
-        r.consume(if found { take + 1 } else { take });
-        if found {
-            return Ok(LineRead::Line);
-        }
-    }
-}
-
 /// Keeps the tail of the stderr pipe, counting in `grown` the bytes read so far; `grown`
-/// closes when the pipe does.
+/// closes when the pipe does. Each line is read through the redaction rules as it
+/// arrives (`redact::learn_from`), before it is in the tail: a `{"password":"…"}` the
+/// server prints is masked from then on wherever the value turns up, in any message,
+/// event or file.
 async fn read_stderr(
     mut pipe: tokio::process::ChildStderr,
     tail: Arc<Mutex<Tail>>,
     grown: watch::Sender<u64>,
 ) {
     let mut buf = [0u8; 8192];
+    let mut line = Vec::new();
     while let Ok(n) = pipe.read(&mut buf).await {
         if n == 0 {
             break;
         }
+        learn_lines(&mut line, &buf[..n]);
         tail.lock().expect("stderr lock").push(&buf[..n]);
         // After the tail's lock is released: a waiter checks the tail while it holds the
         // watch's, so taking them the other way round here could deadlock.
         grown.send_modify(|bytes| *bytes += n as u64);
+    }
+    if !line.is_empty() {
+        crate::redact::learn_from(&String::from_utf8_lossy(&line));
+    }
+}
+
+/// A stderr line longer than this is learned from in pieces of this size: a runaway line
+/// costs a bounded buffer.
+const LEARN_LINE_BYTES: usize = 8 * 1024;
+
+/// Learns from every line `data` completes; the unfinished rest waits in `line`.
+fn learn_lines(line: &mut Vec<u8>, data: &[u8]) {
+    for piece in data.split_inclusive(|b| *b == b'\n') {
+        line.extend_from_slice(piece);
+        if piece.ends_with(b"\n") || line.len() >= LEARN_LINE_BYTES {
+            crate::redact::learn_from(&String::from_utf8_lossy(line));
+            line.clear();
+        }
     }
 }
 
@@ -467,33 +442,5 @@ mod tests {
         let shown = tail.lines(&redactor);
         assert_eq!(shown.lines, ["two ***", "three"]);
         assert!(shown.truncated);
-    }
-
-    #[tokio::test]
-    async fn line_reader_caps_and_frames() {
-        async fn lines(input: &[u8], max: usize) -> Vec<String> {
-            let mut r = BufReader::with_capacity(4, input);
-            let mut out = Vec::new();
-            loop {
-                let mut buf = Vec::new();
-                match read_line_capped(&mut r, &mut buf, max).await.unwrap() {
-                    LineRead::Line => out.push(String::from_utf8(buf).unwrap()),
-                    LineRead::Eof => return out,
-                    LineRead::TooLong => {
-                        out.push("<too long>".into());
-                        return out;
-                    }
-                }
-            }
-        }
-        assert_eq!(
-            lines(b"ab\ncdefgh\n\nlast", 10).await,
-            ["ab", "cdefgh", "", "last"]
-        );
-        assert_eq!(
-            lines(b"ab\n0123456789abc\nx\n", 10).await,
-            ["ab", "<too long>"]
-        );
-        assert_eq!(lines(b"0123456789\n", 10).await, ["0123456789"]);
     }
 }

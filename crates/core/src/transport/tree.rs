@@ -65,7 +65,7 @@ impl Tree {
     pub(super) fn terminate(&self) -> bool {
         #[cfg(unix)]
         {
-            signal_group(self.group, libc::SIGTERM);
+            signal_group(self.group, Signal::TERM);
             true
         }
         #[cfg(windows)]
@@ -76,7 +76,7 @@ impl Tree {
     /// reaped (on Unix its pid, and so the group id, cannot have been reused).
     pub(super) fn kill(&self) {
         #[cfg(unix)]
-        signal_group(self.group, libc::SIGKILL);
+        signal_group(self.group, Signal::KILL);
         #[cfg(windows)]
         self.job.terminate();
     }
@@ -85,10 +85,11 @@ impl Tree {
     pub(super) fn kill_stragglers(&self) {
         #[cfg(unix)]
         {
-            // SAFETY: killpg has no memory-safety preconditions; signal 0 only checks existence.
-            let alive = self.group > 0 && unsafe { libc::killpg(self.group, 0) } == 0;
+            // Signal 0 only checks that the group still has a member.
+            let alive = group_pid(self.group)
+                .is_some_and(|g| rustix::process::test_kill_process_group(g).is_ok());
             if alive {
-                signal_group(self.group, libc::SIGKILL);
+                signal_group(self.group, Signal::KILL);
             }
         }
         #[cfg(windows)]
@@ -97,12 +98,19 @@ impl Tree {
 }
 
 #[cfg(unix)]
-fn signal_group(group: i32, signal: i32) {
-    if group > 0 {
-        // SAFETY: killpg has no memory-safety preconditions; a stale group yields ESRCH.
-        unsafe {
-            libc::killpg(group, signal);
-        }
+use rustix::process::{Pid, Signal};
+
+/// The group a tree's root leads; none for 0 (a child that had no pid) or below.
+#[cfg(unix)]
+fn group_pid(group: i32) -> Option<Pid> {
+    Pid::from_raw(group).filter(|_| group > 0)
+}
+
+#[cfg(unix)]
+fn signal_group(group: i32, signal: Signal) {
+    if let Some(group) = group_pid(group) {
+        // A stale group yields ESRCH, which is the group gone: nothing to do.
+        let _ = rustix::process::kill_process_group(group, signal);
     }
 }
 

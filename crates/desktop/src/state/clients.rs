@@ -1,19 +1,18 @@
 //! The "Connect a client" dialog's side of the app: the AI clients found on this machine
 //! (Claude Desktop, Claude Code, Cursor, VS Code) with their servers and whether each goes
 //! through Lifeline, the masked diff of routing chosen servers through `lifeline connect`,
-//! applying it (importing into the app's config first, a timestamped backup, the client's
-//! file rewritten) and restoring the backup, asking first when the client changed the file
+//! applying it (importing into the app's config first, a backup in Lifeline's data dir, the
+//! client's file rewritten) and restoring the backup, asking first when the client changed the file
 //! since. All of it is `lifeline_core::config::clients`, exactly what `lifeline clients`
 //! does (docs/clients.md); this only gathers the paths and shapes the answers for the UI.
 
 use super::{AppState, lock};
 use crate::error::ErrorView;
+use lifeline_core::config;
+use lifeline_core::config::clients::apply::{self, ClientFile, read_ours};
 use lifeline_core::config::clients::{self, Choice, Client, ClientError, Request, backup};
-use lifeline_core::config::{self, import};
 use serde::Serialize;
-use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 type Result<T> = std::result::Result<T, ErrorView>;
 
@@ -53,6 +52,8 @@ pub struct ClientView {
     pub servers: Vec<ClientServer>,
     /// Lifeline connected this file and can put its backup back.
     pub restorable: bool,
+    /// Where that backup is (in Lifeline's data dir, `backups/`); null when not restorable.
+    pub backup: Option<String>,
     /// Why the file could not be read, when it could not.
     pub problem: Option<String>,
 }
@@ -113,12 +114,7 @@ fn client_error(e: &ClientError) -> ErrorView {
 }
 
 fn client_of(id: &str) -> Result<Client> {
-    Client::from_id(id).ok_or_else(|| {
-        ErrorView::new(
-            "config",
-            format!("unknown client {id:?}: use claude-desktop, claude-code, cursor or vscode"),
-        )
-    })
+    Client::parse(id).map_err(|e| client_error(&e))
 }
 
 /// The client's name for the server at `field` (`mcpServers.fs` → `fs`).
@@ -167,12 +163,7 @@ impl ClientsEnv {
     }
 
     fn state(&self) -> Result<&Path> {
-        self.state.as_deref().ok_or_else(|| {
-            ErrorView::new(
-                "config",
-                "this user has no data directory (is HOME set?), so connections cannot be recorded",
-            )
-        })
+        backup::require_state(self.state.as_deref()).map_err(|e| client_error(&e))
     }
 }
 
@@ -200,17 +191,19 @@ pub fn list(env: &ClientsEnv) -> Vec<ClientView> {
                 path: None,
                 servers: Vec::new(),
                 restorable: false,
+                backup: None,
                 problem: None,
             };
             let Ok(path) = env.file(c) else {
                 return view;
             };
             view.path = Some(path.display().to_string());
-            view.restorable = env
+            let record = env
                 .state
                 .as_deref()
-                .and_then(|s| backup::latest(c, Some(&path), s).ok().flatten())
-                .is_some();
+                .and_then(|s| backup::latest(c, Some(&path), s).ok().flatten());
+            view.restorable = record.is_some();
+            view.backup = record.map(|r| r.backup.display().to_string());
             let servers = std::fs::read_to_string(&path)
                 .map_err(|e| format!("could not read it: {e}"))
                 .and_then(|t| clients::servers(c, &path, &t).map_err(|e| e.to_string()));
@@ -230,27 +223,6 @@ pub fn list(env: &ClientsEnv) -> Vec<ClientView> {
             view
         })
         .collect()
-}
-
-/// Our config's JSON, `{"mcpServers": {}}` when there is no file yet.
-fn read_ours(path: &Path) -> Result<Value> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            ErrorView::new(
-                "config",
-                format!(
-                    "{} is not valid JSON (line {}); fix it before connecting a client",
-                    path.display(),
-                    e.line()
-                ),
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(json!({ "mcpServers": {} })),
-        Err(e) => Err(ErrorView::new(
-            "config",
-            format!("could not read {}: {e}", path.display()),
-        )),
-    }
 }
 
 /// Plans routing `servers` of `client`; with `apply`, imports, backs up and writes.
@@ -273,7 +245,7 @@ fn run(
             "the `lifeline` command was not found beside the app or on PATH; install it first",
         )
     })?;
-    let mut ours = read_ours(&env.config)?;
+    let ours = read_ours(&env.config).map_err(|e| client_error(&e))?;
     let command = command.display().to_string();
     let choice = Choice::Named(servers);
     let request = Request {
@@ -314,16 +286,15 @@ fn run(
     };
     if plan.changes() {
         let state = env.state()?;
-        let merged = import::merge(&mut ours, &plan.import)
-            .map_err(|p| ErrorView::new("config", p.to_string()))?;
-        if !merged.added.is_empty() {
-            config::save(&ours, &env.config)
-                .map_err(|e| ErrorView::new("config", e.to_string()))?;
-        }
-        done.imported = merged.added;
-        let record = backup::write(c, &path, &text, &plan, state, SystemTime::now())
-            .map_err(|e| client_error(&e))?;
-        done.backup = Some(record.backup.display().to_string());
+        let file = ClientFile {
+            client: c,
+            path: &path,
+            text: &text,
+        };
+        let applied =
+            apply::apply(&file, &plan, ours, &env.config, state).map_err(|e| client_error(&e))?;
+        done.imported = applied.imported;
+        done.backup = Some(applied.backup.display().to_string());
     }
     Ok((preview, Some(done)))
 }

@@ -62,6 +62,7 @@ fn the_clients_are_listed_with_their_servers() {
         .collect();
     assert_eq!(servers, [("github", false), ("notes", true)]);
     assert!(!cursor.restorable);
+    assert_eq!(cursor.backup, None);
     assert_eq!((all[3].path.as_deref(), all[3].servers.len()), (None, 0));
 }
 
@@ -89,10 +90,16 @@ fn the_preview_is_the_masked_diff_and_writes_nothing() {
 #[test]
 fn connect_then_restore_round_trips_byte_for_byte() {
     let t = temp();
+    let beside = t.cursor.parent().unwrap().to_owned();
+    let before: Vec<_> = std::fs::read_dir(&beside).unwrap().collect();
     let done = connect(&t.env, "cursor", vec!["github".into()]).unwrap();
     assert_eq!(done.imported, ["github"]);
     let backup = PathBuf::from(done.backup.unwrap());
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), CURSOR);
+    // In the data dir, beside clients.json; nothing new beside the client's file.
+    let data = t.env.state.as_ref().unwrap().parent().unwrap();
+    assert_eq!(backup.parent(), Some(data.join("backups").as_path()));
+    assert_eq!(std::fs::read_dir(&beside).unwrap().count(), before.len());
     let now = std::fs::read_to_string(&t.cursor).unwrap();
     assert!(now.contains("\"/opt/lifeline/bin/lifeline\""), "{now}");
     assert!(
@@ -103,10 +110,16 @@ fn connect_then_restore_round_trips_byte_for_byte() {
     let ours = std::fs::read_to_string(&t.env.config).unwrap();
     assert!(ours.contains("server-github"), "{ours}");
     assert!(list(&t.env)[2].restorable);
+    assert_eq!(
+        list(&t.env)[2].backup.as_deref(),
+        Some(backup.to_str().unwrap()),
+        "the list says where the backup is"
+    );
     assert!(list(&t.env)[2].servers.iter().all(|s| s.through_lifeline));
 
     let restored = restore(&t.env, "cursor", false).unwrap();
     assert_eq!(restored.servers, ["github"]);
+    assert_eq!(restored.backup, backup.display().to_string());
     assert_eq!(std::fs::read_to_string(&t.cursor).unwrap(), CURSOR);
     let e = restore(&t.env, "cursor", false).unwrap_err();
     assert!(e.message.contains("nothing to restore"), "{}", e.message);

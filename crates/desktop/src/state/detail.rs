@@ -3,15 +3,16 @@
 //! the resolved command of a stdio server, and the server's config with every secret value
 //! masked. A child module of `state`, so these are `AppState` methods like the others.
 
-use super::{AppState, closing, running, scrub_value, supervisor};
+use super::{AppState, closing, running, supervisor};
 use crate::error::ErrorView;
-use lifeline_core::config::{Config, ServerConfig, TransportConfig, shown_url};
+use lifeline_core::config::{Config, ServerConfig};
+use lifeline_core::history::CallRecord;
 use lifeline_core::protocol::mcp::{Progress, Tool};
-use lifeline_core::redact::{MASK, Redactor, scrub_args};
+use lifeline_core::redact::Redactor;
 use lifeline_core::supervisor::{CallOptions, GenerationStderr};
 use lifeline_core::transport::resolve::resolve;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -146,10 +147,8 @@ impl AppState {
         Ok(tools
             .into_iter()
             .map(|t| {
-                scrub_value(
-                    &super::lock(&self.redactor),
-                    serde_json::to_value(t).unwrap_or_default(),
-                )
+                super::lock(&self.redactor)
+                    .scrub_value(&serde_json::to_value(t).unwrap_or_default())
             })
             .collect())
     }
@@ -219,7 +218,7 @@ impl AppState {
             }
         };
         drop(registered);
-        self.history.record_call(super::call_record(
+        self.history.record_call(CallRecord::of(
             server,
             tool,
             started_at,
@@ -227,7 +226,7 @@ impl AppState {
             &result,
         ));
         let result = result
-            .map(|v| scrub_value(&super::lock(&self.redactor), v))
+            .map(|v| super::lock(&self.redactor).scrub_value(&v))
             .map_err(|e| ErrorView::from_core(&e, &super::lock(&self.redactor)));
         // Every progress sent before the answer is delivered before the result returns.
         let _ = tokio::time::timeout(Duration::from_secs(1), forwarder).await;
@@ -287,7 +286,7 @@ impl AppState {
     /// `***`, URL credentials and query values are masked, secret-looking arguments too.
     pub fn server_config(&self, server: &str) -> Result<Value, ErrorView> {
         let config = self.server_config_of(server)?;
-        Ok(masked_config(&config))
+        Ok(lifeline_core::config::masked::server(&config))
     }
 
     fn server_config_of(&self, server: &str) -> Result<ServerConfig, ErrorView> {
@@ -300,71 +299,6 @@ impl AppState {
                 ErrorView::unknown_server(server, servers.iter().map(|s| s.name.as_str()))
             })
     }
-}
-
-fn masked(pairs: &[(String, lifeline_core::config::Secret)]) -> Value {
-    let map: Map<String, Value> = pairs
-        .iter()
-        .map(|(k, _)| (k.clone(), Value::String(MASK.to_owned())))
-        .collect();
-    Value::Object(map)
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// One server as its config file spells it, with nothing secret left in it.
-pub fn masked_config(server: &ServerConfig) -> Value {
-    let redactor = Redactor::new(server.secrets());
-    let mut out = json!({ "name": server.name });
-    let fields = match &server.transport {
-        TransportConfig::Stdio {
-            command,
-            args,
-            env,
-            inherit_env,
-            cwd,
-        } => json!({
-            "type": "stdio",
-            "command": redactor.scrub(command),
-            "args": scrub_args(args, &redactor),
-            "env": masked(env),
-            "inheritEnv": inherit_env,
-            "cwd": cwd.as_ref().map(|p| p.display().to_string()),
-        }),
-        TransportConfig::Http { url, headers } | TransportConfig::Sse { url, headers } => json!({
-            "type": server.transport.kind(),
-            "url": redactor.scrub(&shown_url(url)),
-            "headers": masked(headers),
-        }),
-    };
-    let p = &server.policy;
-    let r = &p.reconnect;
-    let t = &p.timeouts;
-    let policy = json!({
-        "disabled": server.disabled,
-        "reconnect": {
-            "enabled": r.enabled,
-            "initialDelayMs": millis(r.initial_delay),
-            "maxDelayMs": millis(r.max_delay),
-            "maxAttempts": r.max_attempts,
-            "quarantineMs": r.quarantine.map(millis),
-        },
-        "timeouts": {
-            "establishMs": millis(t.establish),
-            "requestMs": millis(t.request),
-            "pingIntervalMs": t.ping_interval.map_or(0, millis),
-            "pingTimeoutMs": millis(t.ping_timeout),
-        },
-        "maxConcurrentCalls": p.max_concurrent_calls,
-    });
-    for part in [fields, policy] {
-        if let (Some(out), Value::Object(part)) = (out.as_object_mut(), part) {
-            out.extend(part);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::source::Source;
 use crate::test_support::fixture;
 use lifeline_core::config;
 use lifeline_core::events::StateName;
+use serde_json::json;
 use std::path::PathBuf;
 use tokio::sync::mpsc;
 

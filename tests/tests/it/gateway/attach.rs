@@ -8,7 +8,7 @@
 
 use super::{calls_of, config};
 use crate::cli::lifeline_bin;
-use crate::support::{TempDirGuard, stdio_fixture};
+use crate::support::{TempDirGuard, stdio_fixture, wait_for_log};
 use lifeline_core::events::{EventBody, EventBus, HostMode};
 use lifeline_core::gateway::attach::{Answer, Request};
 use lifeline_core::gateway::hosts::Hosts;
@@ -235,13 +235,10 @@ async fn gateway_attach_the_app_quitting_hands_the_session_to_the_bridge() {
         .write_all(format!("{slow}\n").as_bytes())
         .await
         .unwrap();
-    tokio::time::timeout(PATIENCE, async {
-        while calls_of(&fx.log, "slow") == 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+    wait_for_log(&fx.log, "the slow call reaching the app's server", |e| {
+        e["event"] == "received" && e["rpc_method"] == "tools/call" && e["params"]["name"] == "slow"
     })
-    .await
-    .expect("the slow call reached the app's server");
+    .await;
     app.task.abort();
     let _ = app.task.await;
 
@@ -518,4 +515,70 @@ async fn gateway_attach_relays_the_servers_requests_to_the_host_that_caused_them
     let _ = tokio::time::timeout(PATIENCE, a.child.wait()).await;
     let _ = tokio::time::timeout(PATIENCE, b.child.wait()).await;
     app.task.abort();
+}
+
+/// Writes a line one byte over the host's cap, with no `\n`, and keeps stdin open: the
+/// bridge must refuse it at the cap and end, not buffer on waiting for the line's end.
+async fn an_endless_host_line_ends_the_bridge(mut host: Bridge) -> String {
+    let endless = vec![b'x'; gateway::MAX_LINE + 1];
+    let mut stdin = host.stdin;
+    // The bridge stops reading at the cap, so this write may never finish; stdin stays open.
+    let writer = tokio::spawn(async move {
+        let _ = stdin.write_all(&endless).await;
+        std::future::pending::<()>().await
+    });
+    let mut out = Vec::new();
+    let read = tokio::io::AsyncReadExt::read_to_end(&mut host.stdout, &mut out);
+    tokio::time::timeout(PATIENCE, read)
+        .await
+        .expect("the bridge closed stdout after a line over the cap")
+        .unwrap();
+    let status = tokio::time::timeout(PATIENCE, host.child.wait())
+        .await
+        .expect("the bridge exits")
+        .unwrap();
+    writer.abort();
+    let mut err = String::new();
+    if let Some(mut stderr) = host.child.stderr.take() {
+        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut err).await;
+    }
+    assert!(
+        status.code().is_some(),
+        "it exited on its own: {status:?}; {err}"
+    );
+    err
+}
+
+#[tokio::test]
+async fn gateway_attach_a_host_line_over_the_cap_ends_an_attached_bridge() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, _fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    let mut host = bridge(dir.path(), &["fixture"]);
+    host.initialize().await;
+    assert_eq!(app.attached.load(Ordering::SeqCst), 1);
+    let err = an_endless_host_line_ends_the_bridge(host).await;
+    assert!(
+        err.contains("your MCP client sent a line longer than 16 MiB"),
+        "stderr names the cap: {err}"
+    );
+    app.task.abort();
+}
+
+#[tokio::test]
+async fn gateway_attach_a_host_line_over_the_cap_ends_an_in_process_bridge() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, _fx) = fixture_config(&dir);
+    let config_arg = path.display().to_string();
+    let mut host = bridge_with_env(
+        dir.path(),
+        &["fixture", "--no-attach", "--config", &config_arg],
+        &[("LIFELINE_LOG", Path::new("warn"))],
+    );
+    host.initialize().await;
+    let err = an_endless_host_line_ends_the_bridge(host).await;
+    assert!(
+        err.contains("the host sent a line over 16 MiB; closing its session"),
+        "the log names the cap: {err}"
+    );
 }

@@ -12,7 +12,7 @@
 use super::config;
 use super::sdk_host::{assert_survived, run_host_with};
 use crate::cli::lifeline_bin;
-use crate::peers::{repo, require};
+use crate::peers::{repo, require, venv_python};
 use crate::support::{TempDirGuard, stdio_fixture};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -112,10 +112,7 @@ async fn run_host(program: &Path, script: &Path, url: &str, token: &str) -> Valu
 
 #[tokio::test]
 async fn gateway_http_python_sdk_host_survives_an_upstream_crash() {
-    let python = require(
-        repo().join(".tools/venv/bin/python"),
-        "the Python venv with mcp",
-    );
+    let python = venv_python();
     let script = require(
         repo().join("tests/peers/gateway_http_host.py"),
         "the gateway HTTP host script (Python)",
@@ -212,9 +209,9 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
     // Stopped like a service: SIGTERM, exit 0.
     #[cfg(unix)]
     {
-        let pid = served.child.id().unwrap() as i32;
-        // SAFETY: signalling our own child by its pid.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        use rustix::process::{Pid, Signal, kill_process};
+        let pid = i32::try_from(served.child.id().unwrap()).unwrap();
+        kill_process(Pid::from_raw(pid).unwrap(), Signal::TERM).expect("SIGTERM to our child");
         let status = tokio::time::timeout(Duration::from_secs(30), served.child.wait())
             .await
             .expect("lifeline serve stops within 30 s on SIGTERM")
@@ -235,4 +232,40 @@ async fn gateway_http_typescript_sdk_host_survives_an_upstream_crash() {
         !logged.contains(&token[9..20]),
         "no part of the token is logged"
     );
+}
+
+#[tokio::test]
+async fn gateway_http_serve_says_in_one_line_that_its_port_is_taken() {
+    let dir = TempDirGuard::new("gateway-http-port-taken");
+    let history = dir.path().join("data").join("history.db");
+    let fx = stdio_fixture(&json!({}));
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": fx.program, "args": fx.args } }),
+    );
+    // Another program listening on the port `lifeline serve` is told to take.
+    let taken = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let run = tokio::process::Command::new(lifeline_bin())
+        .args(["serve", "--port", &port.to_string(), "--config"])
+        .arg(&path)
+        .env("LIFELINE_HISTORY", &history)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("lifeline serve ends within 30 s")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<_> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "lifeline serve: port 127.0.0.1:{port} is in use by another program: pick another \
+             with --port (0: any free port), or quit that program"
+        )],
+        "{stderr}"
+    );
+    drop(taken);
 }

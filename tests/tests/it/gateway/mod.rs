@@ -5,7 +5,7 @@
 //! a person must fix is reported as such.
 
 use crate::cli::lifeline_bin;
-use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
+use crate::support::{TempDirGuard, read_log, received, stdio_fixture, when_written};
 use lifeline_core::session::{RequestOptions, ServerNotification};
 use lifeline_core::transport::stdio::{self, StdioConfig};
 use lifeline_core::{Session, SessionOptions};
@@ -261,23 +261,17 @@ async fn gateway_serves_a_host_whose_stdout_is_a_file() {
             .await
             .unwrap();
     }
-    // The condition is the file holding both answers; it is polled, as a host reading a
-    // file would.
-    let answers = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-        loop {
-            let written = std::fs::read_to_string(&output).unwrap_or_default();
-            let lines: Vec<Value> = written
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect();
-            if lines.len() >= 2 {
-                return lines;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+    // The condition is the file holding both answers; it is read again on every write.
+    let answers = when_written(dir.path(), || {
+        let written = std::fs::read_to_string(&output).unwrap_or_default();
+        let lines: Vec<Value> = written
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        (lines.len() >= 2).then_some(lines)
     })
     .await
-    .expect("both answers were written to the file");
+    .expect("both answers were written to the file within PATIENCE");
     drop(stdin);
     let status = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait())
         .await

@@ -7,7 +7,7 @@
 
 use super::config;
 use crate::cli::lifeline_bin;
-use crate::peers::{repo, require};
+use crate::peers::{repo, require, venv_python};
 use crate::support::{TempDirGuard, read_log, received, stdio_fixture};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -147,10 +147,7 @@ async fn gateway_typescript_sdk_host_survives_an_upstream_crash() {
 async fn gateway_python_sdk_host_survives_an_upstream_crash() {
     let dir = TempDirGuard::new("gateway-sdk-py");
     let (fx, path) = fixture_config(&dir);
-    let python = require(
-        repo().join(".tools/venv/bin/python"),
-        "the Python venv with mcp",
-    );
+    let python = venv_python();
     let script = require(
         repo().join("tests/peers/gateway_host.py"),
         "the gateway host script (Python)",

@@ -1,8 +1,13 @@
 //! Writing a client's new file and putting the old one back. Before a write the file is
-//! copied to `<file>.lifeline-backup-<UTC time>` (0600), and a record (client, file, backup,
-//! the SHA-256 of the text written, a fingerprint of each server and top-level key) goes
-//! into `clients.json` in Lifeline's data dir. `restore` puts the latest backup back, but
-//! not over a file changed since Lifeline wrote it unless forced; it says what changed.
+//! copied into `backups/` beside `clients.json` in Lifeline's data dir (0700, the copy
+//! 0600), never beside the file: a client's file may sit in a dotfiles repository or a
+//! project's `.vscode/`, where `git add -A` would take a copy full of API keys. The copy's
+//! name is the client, a hash of the file's path and the UTC time, so two files of one
+//! client never collide. A record (client, file, backup, the SHA-256 of the text written,
+//! a fingerprint of each server and top-level key) goes into `clients.json`. `restore` puts
+//! the latest backup back, but not over a file changed since Lifeline wrote it unless
+//! forced; it says what changed. A record from before (its backup beside the file) still
+//! restores, and the next write moves that backup into `backups/`.
 
 use super::{Client, ClientError, Plan, spans};
 use crate::config::error::Problem;
@@ -44,9 +49,21 @@ pub fn default_state_path() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("lifeline").join("clients.json"))
 }
 
+/// `state` (where connections are recorded), or the error saying there is none.
+pub fn require_state(state: Option<&Path>) -> Result<&Path, ClientError> {
+    state.ok_or_else(|| {
+        ClientError::new(
+            "this user has no data directory (is HOME set?), so connections cannot be recorded",
+            Vec::new(),
+            "",
+        )
+    })
+}
+
 /// Backs up `old` (the file's text as planned from; an error if the file no longer holds
-/// it), writes `plan.text` over `path` atomically (keeping
-/// the file's permissions) and records both in `state`.
+/// it) into `backups_dir(state)`, writes `plan.text` over `path` atomically (keeping the
+/// file's permissions and owner, `private::Mode::Keep`) and records both in `state`, moving
+/// any older record's backup that still sits beside its file into `backups/`.
 pub fn write(
     client: Client,
     path: &Path,
@@ -71,17 +88,10 @@ pub fn write(
         Err(e) => return Err(fail(&target, "could not read", e)),
     }
     let at = humantime::format_rfc3339_seconds(now).to_string();
-    let stamp: String = at.chars().filter(|c| !matches!(c, '-' | ':')).collect();
-    let backup = backup_path(&target, &stamp, |p| p.exists());
-    private::create_new(&backup)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, old.as_bytes()))
-        .map_err(|e| fail(&backup, "could not write the backup", e))?;
-    let mode = fs::metadata(&target).ok().map(|m| m.permissions());
-    private::write_atomic(&target, plan.text.as_bytes())
-        .map_err(|e| fail(&target, "could not write the file", e))?;
-    if let Some(mode) = mode {
-        let _ = fs::set_permissions(&target, mode);
-    }
+    let dir = backups_dir(state);
+    let backup = keep_copy(&dir, client.id(), &target, &stamp_of(&at), old.as_bytes())?;
+    private::write_atomic(&target, plan.text.as_bytes(), private::Mode::Keep)
+        .map_err(|e| fail(&target, "could not write the file", e.into()))?;
     let connection = Connection {
         client: client.id().to_owned(),
         path: target,
@@ -91,22 +101,101 @@ pub fn write(
         servers: plan.routed.iter().map(|r| r.name.clone()).collect(),
         written: fingerprint(client, &plan.text),
     };
+    let _lock = lock(state)?;
     let mut records = load(state)?;
+    let moved = adopt_old_backups(&mut records, &dir);
     records.connections.push(connection.clone());
     save(state, &records)?;
+    // Only once no record names them: a crash before this leaves a stray copy, never a
+    // record without its backup.
+    for old in moved {
+        let _ = fs::remove_file(old);
+    }
     Ok(connection)
 }
 
-/// `<file>.lifeline-backup-<stamp>`, with `-2`, `-3`… when one exists already.
-fn backup_path(target: &Path, stamp: &str, exists: impl Fn(&Path) -> bool) -> PathBuf {
-    let base = format!("{}.lifeline-backup-{stamp}", target.display());
-    let mut p = PathBuf::from(&base);
-    let mut n = 2;
-    while exists(&p) {
-        p = PathBuf::from(format!("{base}-{n}"));
-        n += 1;
+/// `backups/` beside `clients.json`: where every backup goes.
+pub fn backups_dir(state: &Path) -> PathBuf {
+    match state.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.join("backups"),
+        _ => PathBuf::from("backups"),
     }
-    p
+}
+
+/// `2026-12-03T14:15:00Z` as `20261203T141500Z`.
+fn stamp_of(at: &str) -> String {
+    at.chars().filter(|c| !matches!(c, '-' | ':')).collect()
+}
+
+/// `<client>-<hash of the file's path>-<stamp>.json`: one client's files never share a
+/// name, and the name says nothing of where the file is (the record does).
+fn backup_name(client: &str, target: &Path, stamp: &str) -> String {
+    let hash = sha256(&target.to_string_lossy());
+    format!("{client}-{}-{stamp}.json", &hash[..16])
+}
+
+/// Copies `bytes` into `dir` (made 0700) as a new 0600 file named by `backup_name`, with
+/// `-2`, `-3`… when that name is taken, never replacing one; on disk before it returns, so
+/// the file is never rewritten before its backup is safe.
+fn keep_copy(
+    dir: &Path,
+    client: &str,
+    target: &Path,
+    stamp: &str,
+    bytes: &[u8],
+) -> Result<PathBuf, ClientError> {
+    let fail = |at: &Path, e: std::io::Error| io_error(at, "could not write the backup", e);
+    private::create_dir(dir)
+        .and_then(|()| private::restrict(dir, 0o700))
+        .map_err(|e| fail(dir, e))?;
+    let name = backup_name(client, target, stamp);
+    let stem = name.trim_end_matches(".json");
+    let mut n = 1u32;
+    loop {
+        let path = match n {
+            1 => dir.join(&name),
+            n => dir.join(format!("{stem}-{n}.json")),
+        };
+        n += 1;
+        match private::create_new(&path) {
+            Ok(mut f) => {
+                std::io::Write::write_all(&mut f, bytes)
+                    .and_then(|()| f.sync_all())
+                    .map_err(|e| {
+                        let _ = fs::remove_file(&path);
+                        fail(&path, e)
+                    })?;
+                #[cfg(unix)]
+                if let Ok(d) = fs::File::open(dir) {
+                    let _ = d.sync_all();
+                }
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(fail(&path, e)),
+        }
+    }
+}
+
+/// Copies every backup that is not in `dir` yet (a record from before backups moved out of
+/// the client's directory) into it, and points its record at the copy. Returns the old
+/// files, to remove once the records are saved. A backup that cannot be read or copied is
+/// left where it is: its record still restores from there.
+fn adopt_old_backups(records: &mut State, dir: &Path) -> Vec<PathBuf> {
+    let mut moved = Vec::new();
+    for record in &mut records.connections {
+        if record.backup.parent() == Some(dir) {
+            continue;
+        }
+        let Ok(bytes) = fs::read(&record.backup) else {
+            continue;
+        };
+        let stamp = stamp_of(&record.at);
+        if let Ok(copy) = keep_copy(dir, &record.client, &record.path, &stamp, &bytes) {
+            moved.push(std::mem::replace(&mut record.backup, copy));
+        }
+    }
+    moved
 }
 
 /// Every record, oldest first.
@@ -126,6 +215,23 @@ pub fn latest(
         .into_iter()
         .rev()
         .find(|c| c.client == client.id() && path.as_ref().is_none_or(|p| *p == c.path)))
+}
+
+/// The files of `client` that `records` (oldest first) connected somewhere other than one
+/// of its well-known paths (`--client-config`): the latest record of each, oldest first.
+pub fn elsewhere(client: Client, records: &[Connection]) -> Vec<&Connection> {
+    let mut out: Vec<&Connection> = Vec::new();
+    for r in records.iter().rev().filter(|r| r.client == client.id()) {
+        let at_default = client
+            .paths()
+            .iter()
+            .any(|d| fs::canonicalize(d).ok().as_deref() == Some(r.path.as_path()));
+        if !at_default && !out.iter().any(|e| e.path == r.path) {
+            out.push(r);
+        }
+    }
+    out.reverse();
+    out
 }
 
 /// Whether the client's file is no longer what Lifeline wrote for `record` (edited since,
@@ -184,12 +290,9 @@ pub fn restore(
             ),
         ));
     }
-    let mode = fs::metadata(&record.path).ok().map(|m| m.permissions());
-    private::write_atomic(&record.path, &backup)
-        .map_err(|e| io_error(&record.path, "could not write", e))?;
-    if let Some(mode) = mode {
-        let _ = fs::set_permissions(&record.path, mode);
-    }
+    private::write_atomic(&record.path, &backup, private::Mode::Keep)
+        .map_err(|e| io_error(&record.path, "could not write", e.into()))?;
+    let _lock = lock(state)?;
     let mut records = load(state)?;
     if let Some(i) = records.connections.iter().rposition(|c| *c == record) {
         records.connections.remove(i);
@@ -253,6 +356,12 @@ fn io_error(at: &Path, what: &str, e: std::io::Error) -> ClientError {
 }
 
 fn load(state: &Path) -> Result<State, ClientError> {
+    // A record planted by another user would make `restore` write their file over a config.
+    private::check_trusted(
+        state,
+        "move the directory aside so Lifeline makes a new one",
+    )
+    .map_err(|e| ClientError::new(e.to_string(), Vec::new(), ""))?;
     match fs::read_to_string(state) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| {
             ClientError::new(
@@ -266,30 +375,23 @@ fn load(state: &Path) -> Result<State, ClientError> {
     }
 }
 
-fn save(state: &Path, records: &State) -> Result<(), ClientError> {
-    let text = serde_json::to_string_pretty(records).expect("the records serialize");
+/// The records' lock (`private::lock_beside`), held from `load` to `save` so that two
+/// processes connecting clients at once both keep their record.
+fn lock(state: &Path) -> Result<private::StoreLock, ClientError> {
     state
         .parent()
+        .filter(|d| !d.as_os_str().is_empty())
         .map_or(Ok(()), private::create_dir)
-        .and_then(|()| private::write_atomic(state, text.as_bytes()))
-        .map_err(|e| io_error(state, "could not write", e))
+        .and_then(|()| private::lock_beside(state))
+        .map_err(|e| io_error(state, "could not lock", e))
+}
+
+fn save(state: &Path, records: &State) -> Result<(), ClientError> {
+    let text = serde_json::to_string_pretty(records).expect("the records serialize");
+    private::write_atomic(state, text.as_bytes(), private::Mode::Private)
+        .map_err(|e| io_error(state, "could not write", e.into()))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_backup_never_replaces_another() {
-        let t = Path::new("/c/mcp.json");
-        let taken = [
-            PathBuf::from("/c/mcp.json.lifeline-backup-20261202T031500Z"),
-            PathBuf::from("/c/mcp.json.lifeline-backup-20261202T031500Z-2"),
-        ];
-        let p = backup_path(t, "20261202T031500Z", |p| taken.iter().any(|t| t == p));
-        assert_eq!(
-            p,
-            Path::new("/c/mcp.json.lifeline-backup-20261202T031500Z-3")
-        );
-    }
-}
+#[path = "backup_tests.rs"]
+mod tests;

@@ -5,6 +5,7 @@
 //! diff. `backup` writes it (backup first, atomically) and puts it back. The importer
 //! (`config::import`) knows where each client keeps its file and how it is shaped.
 
+pub mod apply;
 pub mod backup;
 mod spans;
 mod text;
@@ -110,6 +111,17 @@ impl Client {
 
     pub fn from_id(id: &str) -> Option<Client> {
         Client::ALL.into_iter().find(|c| c.id() == id)
+    }
+
+    /// `from_id`, or the error that lists the ids there are.
+    pub fn parse(id: &str) -> Result<Client, ClientError> {
+        Client::from_id(id).ok_or_else(|| {
+            ClientError::new(
+                format!("unknown client {id:?}: use claude-desktop, claude-code, cursor or vscode"),
+                Vec::new(),
+                "",
+            )
+        })
     }
 
     /// The importer's name for it, which knows its paths and shape.

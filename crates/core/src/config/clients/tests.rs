@@ -287,10 +287,9 @@ fn connect_then_restore_is_byte_for_byte() {
         let rec = backup::write(Client::Cursor, &path, original, &p, &state, now).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), p.text);
         assert_eq!(fs::read_to_string(&rec.backup).unwrap(), *original);
-        assert!(
-            rec.backup
-                .to_string_lossy()
-                .contains(".lifeline-backup-2026")
+        assert_eq!(
+            rec.backup.parent(),
+            Some(backup::backups_dir(&state).as_path())
         );
         backup::restore(Client::Cursor, Some(&path), false, &state).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), *original);

@@ -7,8 +7,17 @@
 //! Before anything else a request must pass `guard.rs`: bound to 127.0.0.1 only, a `Host`
 //! naming the loopback and no foreign `Origin` (403: DNS rebinding), a client's bearer
 //! token from `tokens.rs` (401), a known `MCP-Protocol-Version` (400).
+//!
+//! Under load it stays fair and bounded (`Limits`): at most `MAX_CONNECTIONS` connections
+//! (`accept.rs`: past it 503, and a backoff when `accept` fails), `MAX_SESSIONS` sessions
+//! of which one client holds at most `MAX_SESSIONS_PER_CLIENT` (a client's new session
+//! evicts only its own idle ones), `STREAM_QUEUE` events queued per stream. A client whose
+//! token is removed or replaced has its sessions, and so its streams, ended within
+//! `TOKEN_CHECK`.
 
+mod accept;
 pub mod guard;
+mod open;
 mod reply;
 mod session;
 pub mod tokens;
@@ -30,7 +39,9 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use reply::{empty, event_stream, json_response, refuse, session_gone, unauthorized};
+use reply::{
+    empty, event_stream, json_response, refuse, request_stream, session_gone, unauthorized,
+};
 use serde_json::Value;
 use session::{Answer, HttpSession, Refused};
 use std::collections::HashMap;
@@ -42,7 +53,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 pub use tokens::Tokens;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::task::JoinHandle;
 
 /// The port `lifeline serve` and the app listen on unless told otherwise.
@@ -58,9 +70,45 @@ const KEEPALIVE: Duration = Duration::from_secs(25);
 /// host then gets 404 and initializes again, as the spec has it).
 const IDLE: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// At most this many host sessions at once; past it, the least recently used idle one
-/// ends, and without one a new `initialize` is refused (503).
-const MAX_SESSIONS: usize = 256;
+/// At most this many host sessions at once; past it, the least recently used idle one of
+/// the client asking ends, and without one a new `initialize` is refused (503).
+pub const MAX_SESSIONS: usize = 256;
+
+/// At most this many host sessions per client (per token); past it, the client's least
+/// recently used idle one ends, and without one its `initialize` is refused (503). With
+/// `Auth::Open` there is no telling clients apart and only `MAX_SESSIONS` holds.
+pub const MAX_SESSIONS_PER_CLIENT: usize = 64;
+
+/// At most this many connections at once (each session's GET stream and each POST in
+/// flight holds one); past it a connection gets 503 with `Retry-After` and is closed.
+pub const MAX_CONNECTIONS: usize = 512;
+
+/// At most this many events wait on one stream for a host that is slow to read; a host
+/// that stops reading has the stream closed when it fills.
+pub const STREAM_QUEUE: usize = 256;
+
+/// How often the tokens file is checked for a removed token, whose sessions then end.
+pub const TOKEN_CHECK: Duration = Duration::from_secs(1);
+
+/// The endpoint's caps (see the constants); lowered in tests.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub connections: usize,
+    pub sessions: usize,
+    pub sessions_per_client: usize,
+    pub stream_queue: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            connections: MAX_CONNECTIONS,
+            sessions: MAX_SESSIONS,
+            sessions_per_client: MAX_SESSIONS_PER_CLIENT,
+            stream_queue: STREAM_QUEUE,
+        }
+    }
+}
 
 /// How long a client may take to send a request's headers.
 const HEADER_WAIT: Duration = Duration::from_secs(30);
@@ -89,6 +137,7 @@ pub enum Auth {
 struct State {
     resolve: Resolve,
     auth: Auth,
+    limits: Limits,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
 }
 
@@ -97,23 +146,48 @@ pub struct Endpoint {
     addr: SocketAddr,
     state: Arc<State>,
     accept: JoinHandle<()>,
+    /// Ends the sessions of clients whose token was removed (`TOKEN_CHECK`).
+    revoke: Option<JoinHandle<()>>,
 }
 
 impl Endpoint {
     /// Listens on 127.0.0.1:`port` (0: a free port) and serves until `stop`.
     pub async fn bind(port: u16, resolve: Resolve, auth: Auth) -> io::Result<Endpoint> {
+        Endpoint::bind_with(port, resolve, auth, Limits::default()).await
+    }
+
+    /// `bind` with other caps than the default ones.
+    pub async fn bind_with(
+        port: u16,
+        resolve: Resolve,
+        auth: Auth,
+        limits: Limits,
+    ) -> io::Result<Endpoint> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(State {
             resolve,
             auth,
+            limits,
             sessions: Mutex::default(),
         });
-        let accept = tokio::spawn(accept_loop(listener, state.clone()));
+        let accept = tokio::spawn(accept::accept_loop(listener, state.clone()));
+        let revoke = matches!(state.auth, Auth::Tokens(_)).then(|| {
+            let state = state.clone();
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(TOKEN_CHECK);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    end_revoked(&state);
+                }
+            })
+        });
         Ok(Endpoint {
             addr,
             state,
             accept,
+            revoke,
         })
     }
 
@@ -134,6 +208,9 @@ impl Endpoint {
     /// Stops listening and ends every session (their calls in flight are cancelled
     /// upstream), bounded; the supervisors are left running.
     pub async fn stop(self) {
+        if let Some(revoke) = self.revoke {
+            revoke.abort();
+        }
         self.accept.abort();
         let _ = self.accept.await;
         let sessions: Vec<_> = self
@@ -154,38 +231,66 @@ impl Endpoint {
     }
 }
 
+/// Why the endpoint cannot listen on 127.0.0.1:`port`, in one line that says what to do;
+/// `change` says how to pick another port (`--port`, `lifeline.serve.port`).
+pub fn bind_problem(port: u16, e: &io::Error, change: &str) -> String {
+    if e.kind() == io::ErrorKind::AddrInUse {
+        format!(
+            "port 127.0.0.1:{port} is in use by another program: {change}, or quit that program"
+        )
+    } else {
+        format!("cannot listen on 127.0.0.1:{port} ({e}): {change}")
+    }
+}
+
 /// `http://127.0.0.1:PORT/servers/NAME/mcp`.
 pub fn url(port: u16, name: &str) -> String {
     format!("http://127.0.0.1:{port}/servers/{name}/mcp")
 }
 
-async fn accept_loop(listener: TcpListener, state: Arc<State>) {
-    // Dropped with this task: every connection ends with the endpoint.
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    tracing::warn!("gateway: accepting a connection failed ({e})");
-                    continue;
-                }
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
-        };
+/// Serves one accepted connection; `permit` is its place under `Limits::connections`.
+async fn serve(state: Arc<State>, stream: TcpStream, permit: OwnedSemaphorePermit) {
+    let service = service_fn(move |req: Request<Incoming>| {
         let state = state.clone();
-        let service = service_fn(move |req: Request<Incoming>| {
-            let state = state.clone();
-            async move { Ok::<_, Infallible>(handle(state, req).await) }
-        });
-        connections.spawn(async move {
-            // A client that opens a connection and never finishes its headers is dropped.
-            let _ = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_WAIT)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-        });
+        async move { Ok::<_, Infallible>(handle(state, req).await) }
+    });
+    // A client that opens a connection and never finishes its headers is dropped.
+    let _ = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_WAIT)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
+    drop(permit);
+}
+
+/// Ends the sessions of the clients whose token was removed or replaced: their streams
+/// close and their calls in flight are cancelled upstream.
+fn end_revoked(state: &State) {
+    let Auth::Tokens(tokens) = &state.auth else {
+        return;
+    };
+    let revoked = tokens.take_revoked();
+    if revoked.is_empty() {
+        return;
+    }
+    let ended: Vec<_> = {
+        let mut sessions = state.sessions.lock().expect("sessions lock");
+        let ids: Vec<_> = sessions
+            .iter()
+            .filter(|(_, s)| s.client.as_ref().is_some_and(|c| revoked.contains(c)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.iter().filter_map(|id| sessions.remove(id)).collect()
+    };
+    for client in &revoked {
+        let n = ended
+            .iter()
+            .filter(|s| s.client.as_ref() == Some(client))
+            .count();
+        tracing::info!("gateway: `{client}`'s token was removed; ending its {n} sessions");
+    }
+    for s in ended {
+        tokio::spawn(s.end());
     }
 }
 
@@ -269,7 +374,9 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
                      with `lifeline serve token add CLIENT`",
                 );
             };
-            match tokens.client_of(token) {
+            let found = tokens.client_of(token);
+            end_revoked(&state);
+            match found {
                 Some(client) => Some(client),
                 None => {
                     return unauthorized(
@@ -395,7 +502,7 @@ async fn post(
     if let Message::Request(r) = &msg
         && r.method == "initialize"
     {
-        return initialize(state, msg, name, client, !json_ok).await;
+        return open::initialize(state, msg, name, client, !json_ok).await;
     }
     let session = match session_of(state, parts, &name, client.as_deref()) {
         Ok(s) => s,
@@ -408,102 +515,6 @@ async fn post(
             Err(_) => session_gone(),
         },
     }
-}
-
-async fn initialize(
-    state: &Arc<State>,
-    msg: Message,
-    name: String,
-    client: Option<String>,
-    stream: bool,
-) -> Response<Body> {
-    if !sweep(state) {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32000,
-            format!("{MAX_SESSIONS} host sessions are open and busy: end one (DELETE) first"),
-        );
-    }
-    let (supervisor, options) = match (state.resolve)(name.clone()).await {
-        Ok(found) => found,
-        Err((kind, message)) => {
-            let status = match kind {
-                Refusal::Unknown => StatusCode::NOT_FOUND,
-                Refusal::Closing => StatusCode::SERVICE_UNAVAILABLE,
-                _ => StatusCode::BAD_REQUEST,
-            };
-            return refuse(status, -32000, message);
-        }
-    };
-    let id = match session_id() {
-        Ok(id) => id,
-        Err(e) => {
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                RpcError::INTERNAL_ERROR,
-                format!("no session id: the OS gave no random bytes ({e})"),
-            );
-        }
-    };
-    let session = HttpSession::start(
-        id.clone(),
-        name.clone(),
-        client.clone(),
-        supervisor,
-        options,
-    );
-    state
-        .sessions
-        .lock()
-        .expect("sessions lock")
-        .insert(id.clone(), session.clone());
-    tracing::info!(
-        "gateway: {} opened a session on `{name}` over HTTP",
-        client.as_deref().unwrap_or("a host")
-    );
-    let Message::Request(r) = &msg else {
-        unreachable!("initialize is a request")
-    };
-    let mut response = answer(&session, r.id.clone(), msg.clone(), stream).await;
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        response.headers_mut().insert("mcp-session-id", v);
-    }
-    response
-}
-
-/// Ends the sessions that have been unused for `IDLE`, and, at `MAX_SESSIONS`, the least
-/// recently used idle one. Whether there is room for a new session.
-fn sweep(state: &State) -> bool {
-    let (ended, room) = {
-        let mut sessions = state.sessions.lock().expect("sessions lock");
-        let mut ids: Vec<_> = sessions
-            .iter()
-            .filter(|(_, s)| s.idle_for(IDLE))
-            .map(|(id, _)| id.clone())
-            .collect();
-        if sessions.len() - ids.len() >= MAX_SESSIONS {
-            let oldest = sessions
-                .iter()
-                .filter(|(_, s)| s.idle_for(Duration::ZERO))
-                .min_by_key(|(_, s)| s.last_used())
-                .map(|(id, _)| id.clone());
-            ids.extend(oldest);
-        }
-        let ended: Vec<_> = ids.iter().filter_map(|id| sessions.remove(id)).collect();
-        (ended, sessions.len() < MAX_SESSIONS)
-    };
-    for s in ended {
-        tracing::info!("gateway: ending an idle session on `{}`", s.server);
-        tokio::spawn(s.end());
-    }
-    room
-}
-
-/// 32 hex digits from the OS's random source: visible ASCII, as the spec asks.
-fn session_id() -> io::Result<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Passes a request on and answers the POST with its response: as one JSON body, or as an
@@ -521,7 +532,7 @@ async fn answer(
             RpcError::INVALID_REQUEST,
             format!("request id {id} is already in use by an unanswered request of this session"),
         ),
-        Ok(Answer::Stream(rx)) => event_stream(rx),
+        Ok(Answer::Stream(rx)) => request_stream(rx).await,
         Ok(Answer::Json(rx)) => match rx.await {
             Ok(msg) => json_response(StatusCode::OK, msg.to_json()),
             Err(_) => session_gone(),

@@ -1,15 +1,26 @@
 //! The endpoint's HTTP answers: errors as a JSON-RPC error with `id: null` (the body the
 //! spec suggests), JSON bodies, empty ones, and event streams.
+//!
+//! Each answer goes out in as few writes as its framing allows. On a kept-alive
+//! connection every write after the first that the peer has not acknowledged yet waits for
+//! its delayed ACK (about 40 ms) unless the socket sets `TCP_NODELAY`, and even then each
+//! write is a segment of its own. So a request's event stream holds its headers until the
+//! first event is there, an answer that is the stream's only event goes out with a
+//! `Content-Length` in one write with its headers, and events that are ready together
+//! go out as one chunk (hyper writes what the body has ready in one vectored write, the
+//! terminating chunk included when the stream has ended by then).
 
 use super::{Body, KEEPALIVE};
 use crate::protocol::RpcError;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Empty, Full, StreamBody};
 use hyper::body::Frame;
 use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 use serde_json::json;
 use std::convert::Infallible;
+use tokio::sync::mpsc::Receiver;
+use tokio::sync::mpsc::error::TryRecvError;
 
 /// A JSON-RPC error with `id: null` as the body of an HTTP error, as the spec suggests.
 pub(super) fn refuse(status: StatusCode, code: i64, message: impl Into<String>) -> Response<Body> {
@@ -40,17 +51,75 @@ pub(super) fn empty(status: StatusCode) -> Response<Body> {
     r
 }
 
+/// What a quiet event stream gets every `KEEPALIVE`, so a host that went away is noticed.
+const KEEPALIVE_COMMENT: &[u8] = b": keepalive\n\n";
+
 /// An event stream fed by `rx`, with a comment every `KEEPALIVE` while it is quiet; it
 /// ends when every sender is gone.
-pub(super) fn event_stream(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+pub(super) fn event_stream(rx: Receiver<Bytes>) -> Response<Body> {
+    streaming(Bytes::new(), rx)
+}
+
+/// The reply to a request POSTed with `Accept: text/event-stream`: its events, and the
+/// headers only once the first is there (or a keepalive is due: by then the host would
+/// have had the headers and a comment from an open stream, so no client timeout is
+/// closer). An answer that is the stream's only event is one write, headers included.
+pub(super) async fn request_stream(mut rx: Receiver<Bytes>) -> Response<Body> {
+    let first = match tokio::time::timeout(KEEPALIVE, rx.recv()).await {
+        Ok(Some(event)) => event,
+        // The session ended before anything came: an event stream that has ended.
+        Ok(None) => {
+            return sse(Full::new(Bytes::new())
+                .map_err(|e| match e {})
+                .boxed_unsync());
+        }
+        Err(_) => Bytes::from_static(KEEPALIVE_COMMENT),
+    };
+    let (ready, ended) = drain(first, &mut rx);
+    if ended {
+        return sse(Full::new(ready).map_err(|e| match e {}).boxed_unsync());
+    }
+    streaming(ready, rx)
+}
+
+/// An event stream that starts with `ready` (when not empty) and goes on with `rx`.
+fn streaming(ready: Bytes, rx: Receiver<Bytes>) -> Response<Body> {
+    let first = (!ready.is_empty()).then_some(ready);
+    let stream = futures_util::stream::unfold((first, rx), |(first, mut rx)| async move {
+        if let Some(ready) = first {
+            return Some((Ok::<_, Infallible>(Frame::data(ready)), (None, rx)));
+        }
         let next = tokio::select! {
             b = rx.recv() => b,
-            () = tokio::time::sleep(KEEPALIVE) => Some(Bytes::from_static(b": keepalive\n\n")),
+            () = tokio::time::sleep(KEEPALIVE) => Some(Bytes::from_static(KEEPALIVE_COMMENT)),
         };
-        next.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        let (ready, _) = drain(next?, &mut rx);
+        Some((Ok(Frame::data(ready)), (None, rx)))
     });
-    let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
+    sse(StreamBody::new(stream).boxed_unsync())
+}
+
+/// `first` and every event already queued behind it, as one buffer; and whether the
+/// stream has ended (every sender is gone, so nothing more will come).
+fn drain(first: Bytes, rx: &mut Receiver<Bytes>) -> (Bytes, bool) {
+    let mut more = match rx.try_recv() {
+        Ok(next) => next,
+        Err(TryRecvError::Empty) => return (first, false),
+        Err(TryRecvError::Disconnected) => return (first, true),
+    };
+    let mut all = BytesMut::from(&first[..]);
+    loop {
+        all.extend_from_slice(&more);
+        more = match rx.try_recv() {
+            Ok(next) => next,
+            Err(TryRecvError::Empty) => return (all.freeze(), false),
+            Err(TryRecvError::Disconnected) => return (all.freeze(), true),
+        };
+    }
+}
+
+fn sse(body: Body) -> Response<Body> {
+    let mut r = Response::new(body);
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -73,3 +142,7 @@ pub(super) fn session_gone() -> Response<Body> {
         "no such session (it ended or was never opened here): initialize a new one",
     )
 }
+
+#[cfg(test)]
+#[path = "reply_tests.rs"]
+mod tests;

@@ -6,6 +6,10 @@
 //! unrelated messages only on a stream the client opened). No event ids are sent, so a
 //! stream that breaks is not resumed: its request's answer is lost (the host times it out),
 //! and the request is not cancelled (a disconnect is not a cancel).
+//!
+//! Every stream's queue is bounded (`queue`, `super::STREAM_QUEUE` by default): a host that
+//! stops reading a stream while messages keep coming has that stream closed, with one log
+//! line naming the session, rather than Lifeline holding its backlog without end.
 
 use crate::gateway::{self, GatewayOptions, Outgoing};
 use crate::protocol::{Message, RequestId};
@@ -20,7 +24,7 @@ use tokio::time::Instant;
 /// Where a request's answer goes.
 enum Slot {
     /// The POST answers with an event stream: progress and the response as events.
-    Stream(mpsc::UnboundedSender<Bytes>),
+    Stream(mpsc::Sender<Bytes>),
     /// The POST answers with the response as JSON; related messages go to the GET stream.
     Json(oneshot::Sender<Message>),
 }
@@ -29,7 +33,7 @@ enum Slot {
 struct Routes {
     pending: HashMap<RequestId, Slot>,
     /// The GET stream, when the host has one open.
-    stream: Option<mpsc::UnboundedSender<Bytes>>,
+    stream: Option<mpsc::Sender<Bytes>>,
     /// When the host last did anything in this session.
     used: Option<Instant>,
 }
@@ -40,6 +44,8 @@ pub struct HttpSession {
     pub server: String,
     /// The client whose token opened it (`None` without tokens).
     pub client: Option<String>,
+    /// How many events each of its streams holds for a host that is slow to read.
+    queue: usize,
     input: Mutex<Option<gateway::Input>>,
     routes: Mutex<Routes>,
     done: Mutex<Option<JoinHandle<()>>>,
@@ -55,7 +61,7 @@ pub enum Refused {
 
 /// What a POST of a request waits on.
 pub enum Answer {
-    Stream(mpsc::UnboundedReceiver<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
     Json(oneshot::Receiver<Message>),
 }
 
@@ -72,6 +78,7 @@ impl HttpSession {
         client: Option<String>,
         supervisor: Arc<Supervisor>,
         options: GatewayOptions,
+        queue: usize,
     ) -> Arc<HttpSession> {
         let gateway::Session {
             input,
@@ -82,6 +89,7 @@ impl HttpSession {
             id,
             server,
             client,
+            queue: queue.max(1),
             input: Mutex::new(Some(input)),
             routes: Mutex::new(Routes {
                 used: Some(Instant::now()),
@@ -112,7 +120,9 @@ impl HttpSession {
         if let Message::Response(r) = &out.message {
             match routes.pending.remove(&r.id) {
                 Some(Slot::Stream(tx)) => {
-                    let _ = tx.send(event(&out.message));
+                    if !self.send(&tx, &out.message, "a request's") {
+                        tracing::debug!("gateway: the answer to {} was not delivered", r.id);
+                    }
                 }
                 Some(Slot::Json(tx)) => {
                     let _ = tx.send(out.message);
@@ -121,15 +131,46 @@ impl HttpSession {
             }
             return;
         }
-        if let Some(Slot::Stream(tx)) = out.related.as_ref().and_then(|id| routes.pending.get(id)) {
-            let _ = tx.send(event(&out.message));
+        if let Some(id) = out.related.as_ref()
+            && let Some(Slot::Stream(tx)) = routes.pending.get(id)
+        {
+            if !self.send(tx, &out.message, "a request's") {
+                // Dropping the slot ends that POST's stream; its answer is lost.
+                routes.pending.remove(id);
+            }
             return;
         }
         if let Some(tx) = &routes.stream
-            && tx.send(event(&out.message)).is_err()
+            && !self.send(tx, &out.message, "the GET")
         {
             routes.stream = None;
         }
+    }
+
+    /// Queues `msg` on a stream; `false` when the stream must close: its host went away,
+    /// or it stopped reading and the queue is full (logged, naming the session).
+    fn send(&self, tx: &mpsc::Sender<Bytes>, msg: &Message, which: &str) -> bool {
+        match tx.try_send(event(msg)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                tracing::warn!(
+                    "gateway: closing {which} event stream of session {} on `{}` ({}): its \
+                     host stopped reading and {} events are waiting",
+                    self.short_id(),
+                    self.server,
+                    self.client.as_deref().unwrap_or("no token"),
+                    self.queue
+                );
+                false
+            }
+        }
+    }
+
+    /// The session id's first 8 digits: enough to tell sessions apart in a log, not
+    /// enough to use one.
+    pub fn short_id(&self) -> &str {
+        self.id.get(..8).unwrap_or(&self.id)
     }
 
     /// Passes a notification or a response of the host's on.
@@ -145,7 +186,7 @@ impl HttpSession {
     /// Passes a request of the host's on, with where its answer goes.
     pub fn request(&self, msg: Message, id: RequestId, stream: bool) -> Result<Answer, Refused> {
         let (slot, answer) = if stream {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(self.queue);
             (Slot::Stream(tx), Answer::Stream(rx))
         } else {
             let (tx, rx) = oneshot::channel();
@@ -171,13 +212,13 @@ impl HttpSession {
     }
 
     /// Opens the GET stream; `None` when one is already open.
-    pub fn open_stream(&self) -> Option<mpsc::UnboundedReceiver<Bytes>> {
+    pub fn open_stream(&self) -> Option<mpsc::Receiver<Bytes>> {
         let mut routes = self.routes.lock().expect("routes lock");
         routes.used = Some(Instant::now());
         if routes.stream.as_ref().is_some_and(|tx| !tx.is_closed()) {
             return None;
         }
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(self.queue);
         routes.stream = Some(tx);
         Some(rx)
     }

@@ -1,8 +1,9 @@
 //! The local endpoint over real loopback HTTP, in front of the in-process upstream of
 //! `gateway/tests.rs`: who is let in (Host, Origin, token), sessions (issued, unknown,
-//! missing, ended), the protocol version header, and answers as JSON and as event streams.
+//! missing, ended), the protocol version header, and answers as JSON and as event streams;
+//! under load (`load_tests.rs`).
 
-use super::{Auth, Endpoint, Resolve, Tokens, tokens};
+use super::{Auth, Endpoint, Limits, Resolve, Tokens, tokens};
 use crate::gateway::GatewayOptions;
 use crate::gateway::attach::Refusal;
 use crate::gateway::tests::upstream;
@@ -47,9 +48,21 @@ fn events(body: &str) -> Vec<Value> {
 }
 
 async fn endpoint() -> (Endpoint, Host, tempfile::TempDir) {
+    let (ep, mut hosts, dir) = endpoint_with(Limits::default(), &["tester"]).await;
+    (ep, hosts.remove(0), dir)
+}
+
+/// An endpoint with `limits`, and a host for each of `clients` with its own token.
+async fn endpoint_with(
+    limits: Limits,
+    clients: &[&str],
+) -> (Endpoint, Vec<Host>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = tokens::path_in(dir.path());
-    let token = tokens::add(&path, "tester").unwrap();
+    let tokens: Vec<_> = clients
+        .iter()
+        .map(|c| tokens::add(&path, c).unwrap())
+        .collect();
     let sup = Arc::new(upstream(Default::default()));
     let resolve: Resolve = Arc::new(move |name: String| {
         let sup = sup.clone();
@@ -61,16 +74,19 @@ async fn endpoint() -> (Endpoint, Host, tempfile::TempDir) {
             }
         })
     });
-    let ep = Endpoint::bind(0, resolve, Auth::Tokens(Tokens::new(path)))
+    let ep = Endpoint::bind_with(0, resolve, Auth::Tokens(Tokens::new(path)), limits)
         .await
         .unwrap();
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let host = Host {
-        http: reqwest::Client::new(),
-        url: ep.url("mem"),
-        token,
-    };
-    (ep, host, dir)
+    let hosts = tokens
+        .into_iter()
+        .map(|token| Host {
+            http: reqwest::Client::new(),
+            url: ep.url("mem"),
+            token,
+        })
+        .collect();
+    (ep, hosts, dir)
 }
 
 #[tokio::test]
@@ -289,3 +305,6 @@ async fn what_belongs_to_no_request_goes_on_the_get_stream() {
     assert!(got.iter().all(|m| m.get("id").is_none()), "{got:?}");
     ep.stop().await;
 }
+
+#[path = "load_tests.rs"]
+mod load_tests;

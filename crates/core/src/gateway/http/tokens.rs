@@ -57,7 +57,13 @@ pub struct Client {
     pub created: String,
 }
 
+/// How to put the tokens elsewhere, for an error refusing where they are.
+const ELSEWHERE: &str = "set LIFELINE_HISTORY to a file in a directory of your own";
+
+/// The file, refused (`private::check_trusted`) when another user owns it or its
+/// directory, or may write either: a token planted there would open the endpoint to them.
 fn read(path: &Path) -> io::Result<File> {
+    crate::private::check_trusted(path, ELSEWHERE)?;
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
             io::Error::new(
@@ -71,11 +77,18 @@ fn read(path: &Path) -> io::Result<File> {
 }
 
 fn write(path: &Path, file: &File) -> io::Result<()> {
-    if let Some(dir) = path.parent() {
+    let text = serde_json::to_string_pretty(file).map_err(io::Error::other)?;
+    crate::private::write_atomic(path, text.as_bytes(), crate::private::Mode::Private)
+        .map_err(io::Error::from)
+}
+
+/// Takes the file's lock (creating its directory 0700), held across a read-modify-write so
+/// that two `lifeline serve token add` at once both land.
+fn lock(path: &Path) -> io::Result<crate::private::StoreLock> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         crate::private::create_dir(dir)?;
     }
-    let text = serde_json::to_string_pretty(file).map_err(io::Error::other)?;
-    crate::private::write_atomic(path, text.as_bytes())
+    crate::private::lock_beside(path)
 }
 
 /// Why a client name is not one (the config's rule for server names), if it is not.
@@ -105,6 +118,7 @@ fn new_token() -> io::Result<String> {
 /// Makes a token for `client` (a new one in place of any it had) and returns it.
 pub fn add(path: &Path, client: &str) -> io::Result<String> {
     check_client(client).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
+    let _lock = lock(path)?;
     let mut file = read(path)?;
     let token = new_token()?;
     file.clients.insert(
@@ -145,6 +159,7 @@ pub fn get(path: &Path, client: &str) -> io::Result<Option<String>> {
 
 /// Removes `client`'s token; whether it had one.
 pub fn remove(path: &Path, client: &str) -> io::Result<bool> {
+    let _lock = lock(path)?;
     let mut file = read(path)?;
     let had = file.clients.remove(client).is_some();
     if had {
@@ -185,14 +200,23 @@ type Pairs = Vec<(String, String)>;
 /// changed.
 pub struct Tokens {
     path: PathBuf,
-    cache: Mutex<Option<(Stamp, Pairs)>>,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    /// The file's stamp and its pairs when it was last read; `None` before the first read.
+    read: Option<(Stamp, Pairs)>,
+    /// The clients whose token went away (removed, or replaced by a new one) since
+    /// `take_revoked` last asked: their sessions must end.
+    revoked: Vec<String>,
 }
 
 impl Tokens {
     pub fn new(path: PathBuf) -> Tokens {
         Tokens {
             path,
-            cache: Mutex::new(None),
+            cache: Mutex::new(Cache::default()),
         }
     }
 
@@ -200,27 +224,48 @@ impl Tokens {
         &self.path
     }
 
+    /// Reads the file again when it changed, noting the clients whose token went away.
+    fn refresh(&self, cache: &mut Cache) {
+        let stamp = stamp(&self.path);
+        if cache.read.as_ref().is_some_and(|(s, _)| *s == stamp) {
+            return;
+        }
+        let pairs: Pairs = match read(&self.path) {
+            Ok(file) => file
+                .clients
+                .into_iter()
+                .map(|(name, e)| (name, e.token))
+                .collect(),
+            Err(e) => {
+                tracing::warn!("gateway: cannot read the tokens ({e}); refusing every request");
+                Vec::new()
+            }
+        };
+        if let Some((_, old)) = &cache.read {
+            for (name, token) in old {
+                let kept = pairs.iter().any(|(n, t)| n == name && t == token);
+                if !kept && !cache.revoked.contains(name) {
+                    cache.revoked.push(name.clone());
+                }
+            }
+        }
+        cache.read = Some((stamp, pairs));
+    }
+
+    /// The clients whose token was removed or replaced since the last call (the file is
+    /// read again if it changed): the endpoint ends their sessions.
+    pub fn take_revoked(&self) -> Vec<String> {
+        let mut cache = self.cache.lock().expect("tokens lock");
+        self.refresh(&mut cache);
+        std::mem::take(&mut cache.revoked)
+    }
+
     /// The client whose token `token` is, if any. A file that cannot be read holds no
     /// tokens (every request is refused) and is logged.
     pub fn client_of(&self, token: &str) -> Option<String> {
-        let stamp = stamp(&self.path);
         let mut cache = self.cache.lock().expect("tokens lock");
-        let stale = cache.as_ref().is_none_or(|(s, _)| *s != stamp);
-        if stale {
-            let pairs = match read(&self.path) {
-                Ok(file) => file
-                    .clients
-                    .into_iter()
-                    .map(|(name, e)| (name, e.token))
-                    .collect(),
-                Err(e) => {
-                    tracing::warn!("gateway: cannot read the tokens ({e}); refusing every request");
-                    Vec::new()
-                }
-            };
-            *cache = Some((stamp, pairs));
-        }
-        let (_, pairs) = cache.as_ref().expect("just filled");
+        self.refresh(&mut cache);
+        let (_, pairs) = cache.read.as_ref().expect("just read");
         // Every entry is compared, so the time taken does not say which one matched.
         let mut found = None;
         for (name, t) in pairs {
@@ -267,6 +312,26 @@ mod tests {
         assert!(add(&path, "no spaces").is_err());
     }
 
+    #[test]
+    fn a_removed_or_replaced_token_is_revoked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = path_in(dir.path());
+        add(&path, "a").unwrap();
+        add(&path, "b").unwrap();
+        add(&path, "c").unwrap();
+        let tokens = Tokens::new(path.clone());
+        assert!(
+            tokens.take_revoked().is_empty(),
+            "the first read revokes nothing"
+        );
+        remove(&path, "a").unwrap();
+        add(&path, "b").unwrap();
+        // A request reading the file first does not hide the change.
+        assert_eq!(tokens.client_of("lifeline_nope"), None);
+        assert_eq!(tokens.take_revoked(), ["a", "b"]);
+        assert!(tokens.take_revoked().is_empty());
+    }
+
     #[cfg(unix)]
     #[test]
     fn the_file_is_private() {
@@ -277,6 +342,63 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(path.parent().unwrap()), 0o700);
+    }
+
+    /// `LIFELINE_HISTORY` in a shared directory: a tokens file someone else could have put
+    /// there admits nobody, and `add` refuses it, naming the path and the fix.
+    #[cfg(unix)]
+    #[test]
+    fn a_tokens_file_another_user_could_have_planted_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let chmod = |p: &Path, mode: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("shared");
+        let path = path_in(&dir);
+        let planted = add(&path, "intruder").unwrap();
+        let root = rustix::process::geteuid().is_root();
+        let mut cases: Vec<(u32, u32, Option<u32>, String)> = vec![
+            (
+                0o777,
+                0o600,
+                None,
+                format!("the directory {}", dir.display()),
+            ),
+            (0o700, 0o666, None, format!("the file {}", path.display())),
+        ];
+        if root {
+            // What another user's own file looks like to root, who must refuse it too.
+            cases.push((
+                0o700,
+                0o600,
+                Some(65534),
+                format!("the file {}", path.display()),
+            ));
+        }
+        for (dir_mode, file_mode, owner, named) in cases {
+            chmod(&dir, dir_mode);
+            chmod(&path, file_mode);
+            std::os::unix::fs::chown(&path, owner.or(Some(0)).filter(|_| root), None).unwrap();
+            let tokens = Tokens::new(path.clone());
+            assert_eq!(tokens.client_of(&planted), None, "{named}");
+            let e = add(&path, "me").unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+            let text = e.to_string();
+            assert!(text.starts_with(&named), "{text}");
+            assert!(
+                text.ends_with("or set LIFELINE_HISTORY to a file in a directory of your own"),
+                "{text}"
+            );
+        }
+        chmod(&dir, 0o700);
+        chmod(&path, 0o600);
+        std::os::unix::fs::chown(&path, Some(0).filter(|_| root), None).unwrap();
+        assert_eq!(
+            Tokens::new(path.clone()).client_of(&planted).as_deref(),
+            Some("intruder"),
+            "a file and directory of ours are trusted again"
+        );
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub(crate) fn prepare(url: &str, configured: &[(String, String)]) -> Result<Prep
     let client = reqwest::Client::builder()
         .redirect(redirects(follow_redirects.clone()))
         .tls_backend_preconfigured(tls_config()?)
+        // reqwest's default (0.11 on), said here so that no upgrade brings back the delayed-ACK
+        // wait a request written in two pieces gets on a kept-alive connection.
+        .tcp_nodelay(true)
         .build()
         .map_err(|_| Error::config("could not set up the HTTP client (TLS roots unavailable)"))?;
     let authority = authority_of(&url);

@@ -26,7 +26,7 @@ fn main() {
 mod linux {
     use crate::sni::{self, Action};
     use lifeline_desktop::launch::{self, Launch};
-    use lifeline_desktop::{demo, login_entry, window};
+    use lifeline_desktop::{demo, display, login_entry, window};
     use std::path::PathBuf;
     use std::sync::Arc;
     use tokio::sync::mpsc;
@@ -50,11 +50,26 @@ mod linux {
                 std::process::exit(1);
             }
         };
-        let launch = Launch::prepare(program.clone());
-        runtime.block_on(run(launch, program));
+        // Without a display no window can open: the app is its tray or nothing. Decided
+        // before anything is logged, so that a terminal with no display reads one line.
+        let launch = match display::check() {
+            Ok(()) => Launch::prepare(program.clone()),
+            Err(missing) if runtime.block_on(sni::tray_on_bus()) => {
+                Launch::prepare_in_tray(program.clone(), &missing)
+            }
+            Err(missing) => {
+                eprintln!("{missing}");
+                std::process::exit(display::EXIT);
+            }
+        };
+        let status = runtime.block_on(run(launch, program));
+        if status != 0 {
+            std::process::exit(status);
+        }
     }
 
-    async fn run(launch: Launch, program: PathBuf) {
+    /// Runs the app until it quits; returns the status to exit with.
+    async fn run(launch: Launch, program: PathBuf) -> i32 {
         let (actions, mut asked) = mpsc::unbounded_channel();
         let login = login_entry::path();
         let shell =
@@ -104,6 +119,7 @@ mod linux {
         // last, with the app.
         running.finish().await;
         shell.remove().await;
+        core.exit_status()
     }
 
     /// Where a package puts the app's resources (the demo's fixture): `/usr/lib/Lifeline`

@@ -118,6 +118,34 @@ impl ksni::Tray for Item {
     }
 }
 
+/// The well-known name of a panel's tray (the StatusNotifierWatcher) on the session bus.
+const WATCHER: &str = "org.kde.StatusNotifierWatcher";
+
+/// How long the session bus gets to say whether a panel's tray is on it.
+const BUS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether a panel's tray is on the session bus now (false without a session bus, or one
+/// that does not answer within `BUS_PATIENCE`). Asked before the app starts when there is
+/// no display, so nothing is logged.
+pub async fn tray_on_bus() -> bool {
+    tokio::time::timeout(BUS_PATIENCE, watcher_on_bus())
+        .await
+        .unwrap_or(false)
+}
+
+async fn watcher_on_bus() -> bool {
+    let Ok(bus) = zbus::Connection::session().await else {
+        return false;
+    };
+    let Ok(dbus) = zbus::fdo::DBusProxy::new(&bus).await else {
+        return false;
+    };
+    let Ok(name) = zbus::names::BusName::try_from(WATCHER) else {
+        return false;
+    };
+    dbus.name_has_owner(name).await.unwrap_or(false)
+}
+
 /// The icon as a StatusNotifierItem wants it: ARGB32, in network byte order.
 fn icon(health: Health) -> ksni::Icon {
     let mut data = icon_rgba(health);
