@@ -58,6 +58,7 @@ pub fn spawn(config: &StdioConfig) -> Result<Connection, Error> {
         exit: exit_rx.clone(),
         closed: closed.clone(),
         stderr: stderr.clone(),
+        stderr_grown: grown.clone(),
         grace: config.shutdown_grace,
         redactor: redactor.clone(),
         tree: tree.clone(),
@@ -186,6 +187,9 @@ struct StdoutReader {
     exit: watch::Receiver<Option<ExitStatus>>,
     closed: Arc<Mutex<Option<Error>>>,
     stderr: Arc<Mutex<Tail>>,
+    /// Closes when the stderr reader has read the pipe to its end: what a process wrote
+    /// just before it exited is in the tail only then.
+    stderr_grown: watch::Receiver<u64>,
     grace: Duration,
     redactor: Redactor,
     tree: Tree,
@@ -265,6 +269,12 @@ async fn ended(r: &mut StdoutReader) -> Error {
         );
     }
     let status = r.exit.borrow().expect("exited");
+    // The stderr pipe may still hold the process's last words; read them before quoting
+    // the tail. A descendant can keep the pipe open, so the wait is one grace period.
+    let _ = tokio::time::timeout(r.grace, async {
+        while r.stderr_grown.changed().await.is_ok() {}
+    })
+    .await;
     let gloss = exit_gloss_here(status)
         .map(|g| format!(" — {g}"))
         .unwrap_or_default();
