@@ -159,6 +159,6 @@ export async function connectHost(w: Window = window): Promise<Host> {
     const { MockHost, mockOptionsFromUrl } = await import("./mock");
     return new MockHost(mockOptionsFromUrl(new URL(w.location.href)));
   }
-  const { TauriHost } = await import("./tauri");
-  return new TauriHost();
+  const { tauriHost } = await import("./tauri");
+  return tauriHost();
 }

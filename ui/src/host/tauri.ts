@@ -1,44 +1,12 @@
 // The Tauri shell's host: commands over `invoke`, events over one `Channel`. The only module
 // (with the @tauri-apps/api it imports) that knows the UI runs in a webview. Command names and
-// argument keys are the shell's contract; see ui/README.md.
+// argument keys are the shell's contract (ui/README.md); COMMANDS is that table, once.
 
 import { Channel, invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import { toCommandError } from "./errors";
 import type { Host } from "./index";
-import type {
-  AppInfo,
-  AuthStatus,
-  BundleExported,
-  BundlePreview,
-  CallOptions,
-  CallProgress,
-  ConfigView,
-  DetectedClient,
-  Event,
-  GenerationStderr,
-  HistoryQuery,
-  ImportChoice,
-  ImportOutcome,
-  MaskedServerConfig,
-  PastCall,
-  PastEvent,
-  PastFailure,
-  ResolvedCommand,
-  SecretStoreView,
-  ServerForm,
-  ServerPolicy,
-  ServerView,
-  ToolDef,
-  HostsView,
-  ClientView,
-  ConnectPreview,
-  Connected,
-  Restored,
-  EndpointView,
-  NewToken,
-  TokenClient,
-} from "./types";
+import type { AppInfo, CallOptions, CallProgress, Event, HistoryQuery } from "./types";
 
 /** Rejections become `CommandError` (`{kind, message}`) whatever the shell or IPC threw. */
 async function call<T>(command: string, args?: Record<string, unknown>): Promise<T> {
@@ -49,191 +17,101 @@ async function call<T>(command: string, args?: Record<string, unknown>): Promise
   }
 }
 
-export class TauriHost implements Host {
-  readonly kind = "tauri" as const;
+/** The methods that are one command, each argument sent under a name; the rest are below. */
+type Plain = Exclude<
+  keyof Host,
+  "kind" | "subscribe" | "callTool" | "historyEvents" | "historyFailures" | "historyCalls" | "onConfigChanged"
+>;
 
-  snapshot(): Promise<ServerView[]> {
-    return call<ServerView[]>("snapshot");
-  }
+/** One name per parameter of the method `F`, in order. */
+type ArgNames<F> = F extends (...args: infer A) => unknown ? { [I in keyof A]: string } : never;
 
-  async subscribe(onEvent: (e: Event) => void): Promise<() => void> {
-    let open = true;
-    // Channel delivers in the order the shell sent, even if IPC messages arrive out of order.
-    const channel = new Channel<Event>((e) => {
-      if (open) onEvent(e);
-    });
-    await call<unknown>("subscribe", { channel });
-    // The shell stops forwarding when a send fails (the page went away); here we only go quiet.
-    return () => {
-      open = false;
-      channel.onmessage = () => {};
-    };
-  }
+/** Each plain method: the shell's command, then the key each argument goes under. */
+const COMMANDS: { readonly [K in Plain]: readonly [command: string, ...keys: ArgNames<Host[K]>] } = {
+  snapshot: ["snapshot"],
+  reconnect: ["reconnect", "server"],
+  reset: ["reset", "server"],
+  disable: ["disable", "server"],
+  enable: ["enable", "server"],
+  signIn: ["auth_sign_in", "server"],
+  signOut: ["auth_sign_out", "server"],
+  reconnectAllFailed: ["reconnect_all_failed"],
+  appInfo: ["app_info"],
+  painted: ["ui_painted"],
+  toolList: ["tool_list", "server"],
+  cancelCall: ["cancel_call", "callId"],
+  serverStderr: ["server_stderr", "server"],
+  serverCommand: ["server_command", "server"],
+  serverConfig: ["server_config", "server"],
+  serverPolicy: ["server_policy", "server"],
+  serverHosts: ["server_hosts", "server"],
+  clientsList: ["clients_list"],
+  clientsPreview: ["clients_preview", "client", "servers"],
+  clientsConnect: ["clients_connect", "client", "servers"],
+  clientsRestore: ["clients_restore", "client", "force"],
+  gatewayEndpoint: ["gateway_endpoint"],
+  gatewaySet: ["gateway_set", "enabled", "port"],
+  gatewayTokens: ["gateway_tokens"],
+  gatewayTokenAdd: ["gateway_token_add", "client"],
+  gatewayTokenRemove: ["gateway_token_remove", "client"],
+  bundlePreview: ["bundle_preview"],
+  bundleExport: ["bundle_export", "path"],
+  chooseSavePath: ["choose_save_path", "suggested"],
+  configGet: ["config_get"],
+  serverAdd: ["server_add", "server"],
+  serverEdit: ["server_edit", "name", "server"],
+  serverRemove: ["server_remove", "name"],
+  importDetect: ["import_detect"],
+  importApply: ["import_apply", "sources"],
+  secretStore: ["secret_store"],
+  secretSet: ["secret_set", "name", "value"],
+};
 
-  reconnect(server: string): Promise<void> {
-    return call<void>("reconnect", { server });
-  }
+/** `reconnect("a")` is `invoke("reconnect", {server: "a"})`. What it resolves with is the
+ * shell's to keep (the contract), as with any `invoke`: hence the one cast. */
+function plainMethods(): Pick<Host, Plain> {
+  const entries = Object.entries(COMMANDS).map(([method, [command, ...keys]]) => {
+    const send = (...args: unknown[]) => call(command, Object.fromEntries(keys.map((key, i) => [key, args[i]])));
+    return [method, send];
+  });
+  return Object.fromEntries(entries) as Pick<Host, Plain>;
+}
 
-  reset(server: string): Promise<void> {
-    return call<void>("reset", { server });
-  }
+async function subscribe(onEvent: (e: Event) => void): Promise<() => void> {
+  let open = true;
+  // Channel delivers in the order the shell sent, even if IPC messages arrive out of order.
+  const channel = new Channel<Event>((e) => {
+    if (open) onEvent(e);
+  });
+  await call<unknown>("subscribe", { channel });
+  // The shell stops forwarding when a send fails (the page went away); here we only go quiet.
+  return () => {
+    open = false;
+    channel.onmessage = () => {};
+  };
+}
 
-  signIn(server: string): Promise<AuthStatus> {
-    return call<AuthStatus>("auth_sign_in", { server });
-  }
+function callTool(server: string, tool: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
+  const onProgress = opts.onProgress;
+  const progress = onProgress ? new Channel<CallProgress>((p) => onProgress(p)) : undefined;
+  return call<unknown>("call_tool", { server, tool, args, callId: opts.callId, progress });
+}
 
-  signOut(server: string): Promise<boolean> {
-    return call<boolean>("auth_sign_out", { server });
-  }
+/** A history query goes as it is: `{server?, before?, limit}`. */
+function history<T>(command: string): (query: HistoryQuery) => Promise<T[]> {
+  return (query) => call<T[]>(command, { ...query });
+}
 
-  disable(server: string): Promise<void> {
-    return call<void>("disable", { server });
-  }
-
-  enable(server: string): Promise<void> {
-    return call<void>("enable", { server });
-  }
-
-  reconnectAllFailed(): Promise<string[]> {
-    return call<string[]>("reconnect_all_failed");
-  }
-
-  callTool(server: string, tool: string, args: unknown, opts: CallOptions = {}): Promise<unknown> {
-    const onProgress = opts.onProgress;
-    const progress = onProgress ? new Channel<CallProgress>((p) => onProgress(p)) : undefined;
-    return call<unknown>("call_tool", { server, tool, args, callId: opts.callId, progress });
-  }
-
-  appInfo(): Promise<AppInfo> {
-    return call<AppInfo>("app_info");
-  }
-
-  painted(): Promise<void> {
-    return call<void>("ui_painted");
-  }
-
-  toolList(server: string): Promise<ToolDef[]> {
-    return call<ToolDef[]>("tool_list", { server });
-  }
-
-  cancelCall(callId: string): Promise<boolean> {
-    return call<boolean>("cancel_call", { callId });
-  }
-
-  serverStderr(server: string): Promise<GenerationStderr[]> {
-    return call<GenerationStderr[]>("server_stderr", { server });
-  }
-
-  serverCommand(server: string): Promise<ResolvedCommand | null> {
-    return call<ResolvedCommand | null>("server_command", { server });
-  }
-
-  serverPolicy(server: string): Promise<ServerPolicy> {
-    return call<ServerPolicy>("server_policy", { server });
-  }
-
-  serverHosts(server: string): Promise<HostsView> {
-    return call<HostsView>("server_hosts", { server });
-  }
-
-  clientsList(): Promise<ClientView[]> {
-    return call<ClientView[]>("clients_list", {});
-  }
-
-  clientsPreview(client: string, servers: string[]): Promise<ConnectPreview> {
-    return call<ConnectPreview>("clients_preview", { client, servers });
-  }
-
-  clientsConnect(client: string, servers: string[]): Promise<Connected> {
-    return call<Connected>("clients_connect", { client, servers });
-  }
-
-  clientsRestore(client: string, force: boolean): Promise<Restored> {
-    return call<Restored>("clients_restore", { client, force });
-  }
-
-  gatewayEndpoint(): Promise<EndpointView> {
-    return call<EndpointView>("gateway_endpoint", {});
-  }
-
-  gatewaySet(enabled: boolean, port: number): Promise<EndpointView> {
-    return call<EndpointView>("gateway_set", { enabled, port });
-  }
-
-  gatewayTokens(): Promise<TokenClient[]> {
-    return call<TokenClient[]>("gateway_tokens", {});
-  }
-
-  gatewayTokenAdd(client: string): Promise<NewToken> {
-    return call<NewToken>("gateway_token_add", { client });
-  }
-
-  gatewayTokenRemove(client: string): Promise<boolean> {
-    return call<boolean>("gateway_token_remove", { client });
-  }
-
-  serverConfig(server: string): Promise<MaskedServerConfig> {
-    return call<MaskedServerConfig>("server_config", { server });
-  }
-
-  historyEvents(query: HistoryQuery): Promise<PastEvent[]> {
-    return call<PastEvent[]>("history_events", { ...query });
-  }
-
-  historyFailures(query: HistoryQuery): Promise<PastFailure[]> {
-    return call<PastFailure[]>("history_failures", { ...query });
-  }
-
-  historyCalls(query: HistoryQuery): Promise<PastCall[]> {
-    return call<PastCall[]>("history_calls", { ...query });
-  }
-
-  bundlePreview(): Promise<BundlePreview> {
-    return call<BundlePreview>("bundle_preview");
-  }
-
-  chooseSavePath(suggested: string): Promise<string | null> {
-    return call<string | null>("choose_save_path", { suggested });
-  }
-
-  bundleExport(path: string): Promise<BundleExported> {
-    return call<BundleExported>("bundle_export", { path });
-  }
-
-  configGet(): Promise<ConfigView> {
-    return call<ConfigView>("config_get");
-  }
-
-  serverAdd(server: ServerForm): Promise<void> {
-    return call<void>("server_add", { server });
-  }
-
-  serverEdit(name: string, server: ServerForm): Promise<void> {
-    return call<void>("server_edit", { name, server });
-  }
-
-  serverRemove(name: string): Promise<void> {
-    return call<void>("server_remove", { name });
-  }
-
-  importDetect(): Promise<DetectedClient[]> {
-    return call<DetectedClient[]>("import_detect");
-  }
-
-  importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
-    return call<ImportOutcome>("import_apply", { sources });
-  }
-
-  secretStore(): Promise<SecretStoreView> {
-    return call<SecretStoreView>("secret_store");
-  }
-
-  secretSet(name: string, value: string): Promise<SecretStoreView> {
-    return call<SecretStoreView>("secret_set", { name, value });
-  }
-
-  /** The shell emits `config_changed` (payload: the new AppInfo) after every applied change. */
-  async onConfigChanged(listener: (info: AppInfo) => void): Promise<() => void> {
-    return listen<AppInfo>("config_changed", (e) => listener(e.payload));
-  }
+export function tauriHost(): Host {
+  return {
+    ...plainMethods(),
+    kind: "tauri",
+    subscribe,
+    callTool,
+    historyEvents: history("history_events"),
+    historyFailures: history("history_failures"),
+    historyCalls: history("history_calls"),
+    /** The shell emits `config_changed` (payload: the new AppInfo) after every applied change. */
+    onConfigChanged: (listener) => listen<AppInfo>("config_changed", (e) => listener(e.payload)),
+  };
 }
