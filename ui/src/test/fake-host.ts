@@ -7,38 +7,11 @@ import { mockBundle } from "../host/mock-bundle";
 import { MockClients } from "../host/mock-clients";
 import { MockServe } from "../host/mock-serve";
 import { mockPolicy } from "../host/mock-detail";
-import type {
-  AppInfo,
-  AuthStatus,
-  BundleExported,
-  BundlePreview,
-  CallOptions,
-  CommandError,
-  ConfigView,
-  DetectedClient,
-  Event,
-  GenerationStderr,
-  ImportChoice,
-  ImportOutcome,
-  MaskedServerConfig,
-  PastCall,
-  PastEvent,
-  PastFailure,
-  ResolvedCommand,
-  SecretStoreView,
-  ServerForm,
-  ServerPolicy,
-  ServerView,
-  ToolDef,
-  HostsView,
-  ClientView,
-  ConnectPreview,
-  Connected,
-  Restored,
-  EndpointView,
-  NewToken,
-  TokenClient,
-} from "../host/types";
+import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
+import { authStatus } from "./fixtures";
+
+/** What the host's method `K` resolves with: the type of the fake's canned answer to it. */
+type Answer<K extends keyof Host> = Host[K] extends (...args: never[]) => Promise<infer R> ? R : never;
 
 export class FakeHost implements Host {
   readonly kind = "mock" as const;
@@ -48,101 +21,92 @@ export class FakeHost implements Host {
   failWith: CommandError | null = null;
   private listener: ((e: Event) => void) | null = null;
 
-  snapshot = vi.fn(async (): Promise<ServerView[]> => structuredClone(this.views));
-  reconnect = vi.fn(async (_server: string) => this.maybeFail());
-  reset = vi.fn(async (_server: string) => this.maybeFail());
-  disable = vi.fn(async (_server: string) => this.maybeFail());
-  enable = vi.fn(async (_server: string) => this.maybeFail());
+  snapshot = vi.fn<Host["snapshot"]>(async () => structuredClone(this.views));
+  reconnect = vi.fn<Host["reconnect"]>(async () => this.maybeFail());
+  reset = vi.fn<Host["reset"]>(async () => this.maybeFail());
+  disable = vi.fn<Host["disable"]>(async () => this.maybeFail());
+  enable = vi.fn<Host["enable"]>(async () => this.maybeFail());
   /** What `signIn` resolves to; a test may hold it (`signInGate`) to see the pending state. */
-  signedIn: AuthStatus = {
-    signed_in: true,
-    needs_sign_in: false,
-    issuer: "https://auth.example.com",
-    scopes: ["read"],
-    expires_at: null,
-    signed_in_at: null,
-    last_refresh_at: null,
-    last_refresh_ok: null,
-  };
+  signedIn: Answer<"signIn"> = authStatus({ signed_in: true, scopes: ["read"] });
   signInGate: Promise<void> | null = null;
-  signIn = vi.fn(async (_server: string): Promise<AuthStatus> => {
+  signIn = vi.fn<Host["signIn"]>(async () => {
     if (this.signInGate) await this.signInGate;
     this.maybeFail();
     return structuredClone(this.signedIn);
   });
-  signOut = vi.fn(async (_server: string): Promise<boolean> => {
+  signOut = vi.fn<Host["signOut"]>(async () => {
     this.maybeFail();
     return true;
   });
-  reconnectAllFailed = vi.fn(async (): Promise<string[]> => {
+  reconnectAllFailed = vi.fn<Host["reconnectAllFailed"]>(async () => {
     this.maybeFail();
     return this.views.filter((v) => v.state !== "ready").map((v) => v.server);
   });
-  callTool = vi.fn(async (_server: string, _tool: string, _args: unknown, _opts?: CallOptions): Promise<unknown> => ({}));
-  info: AppInfo = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
-  appInfo = vi.fn(async (): Promise<AppInfo> => structuredClone(this.info));
-  painted = vi.fn(async (): Promise<void> => {});
-  tools: ToolDef[] = [];
-  toolList = vi.fn(async (_server: string): Promise<ToolDef[]> => structuredClone(this.tools));
-  cancelCall = vi.fn(async (_callId: string): Promise<boolean> => false);
-  stderr: GenerationStderr[] = [];
-  serverStderr = vi.fn(async (_server: string): Promise<GenerationStderr[]> => structuredClone(this.stderr));
-  command: ResolvedCommand | null = null;
-  serverCommand = vi.fn(async (_server: string): Promise<ResolvedCommand | null> => structuredClone(this.command));
-  maskedConfig: MaskedServerConfig = {};
-  policy: ServerPolicy = mockPolicy();
-  serverPolicy = vi.fn(async (_server: string): Promise<ServerPolicy> => structuredClone(this.policy));
-  serverConfig = vi.fn(async (_server: string): Promise<MaskedServerConfig> => structuredClone(this.maskedConfig));
-  hostsView: HostsView = { hosts: [], live_calls: 0, tools: [] };
+  callTool = vi.fn<Host["callTool"]>(async () => ({}));
+  info: Answer<"appInfo"> = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
+  appInfo = vi.fn<Host["appInfo"]>(async () => structuredClone(this.info));
+  painted = vi.fn<Host["painted"]>(async () => {});
+  tools: Answer<"toolList"> = [];
+  toolList = vi.fn<Host["toolList"]>(async () => structuredClone(this.tools));
+  cancelCall = vi.fn<Host["cancelCall"]>(async () => false);
+  stderr: Answer<"serverStderr"> = [];
+  serverStderr = vi.fn<Host["serverStderr"]>(async () => structuredClone(this.stderr));
+  command: Answer<"serverCommand"> = null;
+  serverCommand = vi.fn<Host["serverCommand"]>(async () => structuredClone(this.command));
+  maskedConfig: Answer<"serverConfig"> = {};
+  policy: Answer<"serverPolicy"> = mockPolicy();
+  serverPolicy = vi.fn<Host["serverPolicy"]>(async () => structuredClone(this.policy));
+  serverConfig = vi.fn<Host["serverConfig"]>(async () => structuredClone(this.maskedConfig));
+  hostsView: Answer<"serverHosts"> = { hosts: [], live_calls: 0, tools: [] };
   /** "Connect a client": the mock host's simulated client files. */
   mockClients = new MockClients();
-  clientsList = vi.fn(async (): Promise<ClientView[]> => this.mockClients.list());
-  clientsPreview = vi.fn(async (c: string, s: string[]): Promise<ConnectPreview> => this.mockClients.preview(c, s));
-  clientsConnect = vi.fn(async (c: string, s: string[]): Promise<Connected> => this.mockClients.connect(c, s));
-  clientsRestore = vi.fn(async (c: string, force: boolean): Promise<Restored> => this.mockClients.restore(c, force));
+  clientsList = vi.fn<Host["clientsList"]>(async () => this.mockClients.list());
+  clientsPreview = vi.fn<Host["clientsPreview"]>(async (c, s) => this.mockClients.preview(c, s));
+  clientsConnect = vi.fn<Host["clientsConnect"]>(async (c, s) => this.mockClients.connect(c, s));
+  clientsRestore = vi.fn<Host["clientsRestore"]>(async (c, force) => this.mockClients.restore(c, force));
   readonly mockServe = new MockServe();
-  gatewayEndpoint = vi.fn(async (): Promise<EndpointView> => this.mockServe.endpoint());
-  gatewaySet = vi.fn(async (enabled: boolean, port: number): Promise<EndpointView> => this.mockServe.set(enabled, port));
-  gatewayTokens = vi.fn(async (): Promise<TokenClient[]> => this.mockServe.tokens());
-  gatewayTokenAdd = vi.fn(async (client: string): Promise<NewToken> => this.mockServe.add(client));
-  gatewayTokenRemove = vi.fn(async (client: string): Promise<boolean> => this.mockServe.remove(client));
-  serverHosts = vi.fn(async (_server: string): Promise<HostsView> => structuredClone(this.hostsView));
+  gatewayEndpoint = vi.fn<Host["gatewayEndpoint"]>(async () => this.mockServe.endpoint());
+  gatewaySet = vi.fn<Host["gatewaySet"]>(async (enabled, port) => this.mockServe.set(enabled, port));
+  gatewayTokens = vi.fn<Host["gatewayTokens"]>(async () => this.mockServe.tokens());
+  gatewayTokenAdd = vi.fn<Host["gatewayTokenAdd"]>(async (client) => this.mockServe.add(client));
+  gatewayTokenRemove = vi.fn<Host["gatewayTokenRemove"]>(async (client) => this.mockServe.remove(client));
+  serverHosts = vi.fn<Host["serverHosts"]>(async () => structuredClone(this.hostsView));
   /** Earlier runs' rows, newest first, returned whatever the query. */
-  pastEvents: PastEvent[] = [];
-  pastFailures: PastFailure[] = [];
-  pastCalls: PastCall[] = [];
-  historyEvents = vi.fn(async (): Promise<PastEvent[]> => structuredClone(this.pastEvents));
-  historyFailures = vi.fn(async (): Promise<PastFailure[]> => structuredClone(this.pastFailures));
-  historyCalls = vi.fn(async (): Promise<PastCall[]> => structuredClone(this.pastCalls));
-  bundlePreview = vi.fn(async (): Promise<BundlePreview> => mockBundle(this.views, this.backlog, 0));
-  chosenPath: string | null = "/home/ada/Downloads/chosen.zip";
-  chooseSavePath = vi.fn(async (_suggested: string): Promise<string | null> => this.chosenPath);
-  bundleExport = vi.fn(async (path: string): Promise<BundleExported> => {
+  pastEvents: Answer<"historyEvents"> = [];
+  pastFailures: Answer<"historyFailures"> = [];
+  pastCalls: Answer<"historyCalls"> = [];
+  historyEvents = vi.fn<Host["historyEvents"]>(async () => structuredClone(this.pastEvents));
+  historyFailures = vi.fn<Host["historyFailures"]>(async () => structuredClone(this.pastFailures));
+  historyCalls = vi.fn<Host["historyCalls"]>(async () => structuredClone(this.pastCalls));
+  bundlePreview = vi.fn<Host["bundlePreview"]>(async () => mockBundle(this.views, this.backlog, 0));
+  chosenPath: Answer<"chooseSavePath"> = "/home/ada/Downloads/chosen.zip";
+  chooseSavePath = vi.fn<Host["chooseSavePath"]>(async () => this.chosenPath);
+  bundleExport = vi.fn<Host["bundleExport"]>(async (path) => {
     this.maybeFail();
     return { path, bytes: 1234 };
   });
-  config: ConfigView = { path: null, mode: "config", servers: [], problem: null };
-  configGet = vi.fn(async (): Promise<ConfigView> => structuredClone(this.config));
-  serverAdd = vi.fn(async (_server: ServerForm) => this.maybeFail());
-  serverEdit = vi.fn(async (_name: string, _server: ServerForm) => this.maybeFail());
-  serverRemove = vi.fn(async (_name: string) => this.maybeFail());
-  detected: DetectedClient[] = [];
-  importDetect = vi.fn(async (): Promise<DetectedClient[]> => structuredClone(this.detected));
-  importApply = vi.fn(async (_sources: ImportChoice[]): Promise<ImportOutcome> => {
+  config: Answer<"configGet"> = { path: null, mode: "config", servers: [], problem: null };
+  configGet = vi.fn<Host["configGet"]>(async () => structuredClone(this.config));
+  serverAdd = vi.fn<Host["serverAdd"]>(async () => this.maybeFail());
+  serverEdit = vi.fn<Host["serverEdit"]>(async () => this.maybeFail());
+  serverRemove = vi.fn<Host["serverRemove"]>(async () => this.maybeFail());
+  detected: Answer<"importDetect"> = [];
+  importDetect = vi.fn<Host["importDetect"]>(async () => structuredClone(this.detected));
+  importApply = vi.fn<Host["importApply"]>(async () => {
     this.maybeFail();
     return { added: [], conflicts: [], skipped: [], disabled: [] };
   });
-  store: SecretStoreView = {
+  store: Answer<"secretStore"> = {
     backend: { kind: "keychain", name: "Secret Service", path: null, reason: "the OS keychain" },
     notice: null,
   };
-  secretStore = vi.fn(async (): Promise<SecretStoreView> => structuredClone(this.store));
-  secretSet = vi.fn(async (_name: string, _value: string): Promise<SecretStoreView> => {
+  secretStore = vi.fn<Host["secretStore"]>(async () => structuredClone(this.store));
+  secretSet = vi.fn<Host["secretSet"]>(async () => {
     this.maybeFail();
     return structuredClone(this.store);
   });
   private configListener: ((info: AppInfo) => void) | null = null;
-  onConfigChanged = vi.fn(async (listener: (info: AppInfo) => void) => {
+  onConfigChanged = vi.fn<Host["onConfigChanged"]>(async (listener) => {
     this.configListener = listener;
     return () => {
       this.configListener = null;
