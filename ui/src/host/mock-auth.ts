@@ -6,8 +6,8 @@
 // core would make: it fails with `sign_in` and retires the server with reason `sign_in`.
 // `?mock&signin=linear` starts a server in that state. No token exists anywhere here.
 
-import { NO_STATE } from "./mock-history";
 import { type RecordedEvent, type Row, snapshotOf } from "./mock-replay";
+import { NO_STATE, failureOf, iso, notSignedIn } from "./mock-wire";
 import type { AuthStatus, CommandError, Failure, ServerView } from "./types";
 
 /** How long the mock's person takes in the browser. */
@@ -30,27 +30,10 @@ export function replaced(server: string): CommandError {
   return { kind: "unknown_server", message: `\`${server}\` was removed or replaced during the sign-in` };
 }
 
-export function notSignedIn(): AuthStatus {
-  return {
-    signed_in: false,
-    needs_sign_in: false,
-    issuer: null,
-    scopes: [],
-    expires_at: null,
-    signed_in_at: null,
-    last_refresh_at: null,
-    last_refresh_ok: null,
-  };
-}
-
 /** The row's sign-in at the page load: the recorded one; none for stdio. */
 export function authOf(row: Row): AuthStatus | null {
   if (row.transport === "stdio") return null;
   return snapshotOf(row.source)?.auth ?? notSignedIn();
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Signed in `now` (ms since the epoch) with the server's authorization server. */
@@ -74,21 +57,13 @@ export function needingSignIn(server: string, prev: AuthStatus | null): AuthStat
 }
 
 function signInFailure(generation: number): Failure {
-  return {
-    kind: "sign_in",
-    phase: "connect",
+  return failureOf("sign_in", SIGN_IN_NEEDED, generation, {
     stage: "initialize",
     status: 401,
     reason: "Unauthorized",
-    retry_after_ms: null,
     method: "POST",
     url_path: "/mcp",
-    exit_code: null,
-    signal: null,
-    attempt: 1,
-    generation,
-    message: SIGN_IN_NEEDED,
-  };
+  });
 }
 
 const STATE = { type: "state", v: 1, ...NO_STATE } as const;

@@ -6,6 +6,7 @@
 //   run 7 (yesterday)     sqlite exits with code 1 once and comes back; github is rate limited
 //                         once; a few tool calls (ok, tool_error, a timeout); then the app quits
 
+import { NO_STATE, failureOf, iso } from "./mock-wire";
 import type {
   CommandError,
   Event,
@@ -27,39 +28,6 @@ export interface MockHistory {
   calls: PastCall[];
 }
 
-/** A state with nothing set: the base of the mock's state objects. */
-export const NO_STATE: StateInfo = {
-  state: null,
-  stage: null,
-  attempt: null,
-  max_attempts: null,
-  delay_ms: null,
-  next_attempt_at: null,
-  quarantine_level: 0,
-  reason: null,
-  cause: null,
-  protocol_version: null,
-};
-
-function failureOf(kind: string, message: string, generation: number, extra: Partial<Failure> = {}): Failure {
-  return {
-    kind,
-    phase: "connect",
-    stage: null,
-    status: null,
-    reason: null,
-    retry_after_ms: null,
-    method: null,
-    url_path: null,
-    exit_code: null,
-    signal: null,
-    attempt: 1,
-    generation,
-    message,
-    ...extra,
-  };
-}
-
 /** Builds one run's rows from a script of (ms after the run started, server, generation, body). */
 class RunWriter {
   private seq = 0;
@@ -71,12 +39,12 @@ class RunWriter {
   ) {}
 
   private head() {
-    return { id: this.ids.next++, run: this.run, run_started_at: new Date(this.startedAt).toISOString() };
+    return { id: this.ids.next++, run: this.run, run_started_at: iso(this.startedAt) };
   }
 
   private event(ms: number, server: string, generation: number, body: object): Event {
     this.seq += 1;
-    const e = { v: 1, seq: this.seq, at: new Date(this.startedAt + ms).toISOString(), server, generation, ...body };
+    const e = { v: 1, seq: this.seq, at: iso(this.startedAt + ms), server, generation, ...body };
     this.into.events.push({ ...this.head(), event: e as Event });
     return e as Event;
   }
@@ -91,7 +59,7 @@ class RunWriter {
   }
 
   call(ms: number, server: string, tool: string, duration_ms: number, outcome: PastCall["outcome"], error_kind: string | null = null): void {
-    const started_at = new Date(this.startedAt + ms).toISOString();
+    const started_at = iso(this.startedAt + ms);
     this.into.calls.push({ ...this.head(), server, tool, started_at, duration_ms, outcome, error_kind });
   }
 }

@@ -7,6 +7,7 @@
 // the mock's clock. Nothing here decides a state.
 
 import data from "./recorded/scenario.json";
+import { iso } from "./mock-wire";
 import type { Event, GenerationStderr, ServerView, Snapshot, ToolDef, Transport } from "./types";
 
 /** A wire event as recorded: no `seq` (the mock numbers what it plays), `at` and a state's
@@ -134,36 +135,6 @@ export function toWire(e: RecordedEvent, seq: number, t0: number): Event {
     wire.next_attempt_at = typeof e.next_attempt_at === "number" ? iso(t0 + e.next_attempt_at) : null;
   }
   return wire as unknown as Event;
-}
-
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** A row before its first event: what the shell shows for a supervisor not yet started. */
-export function initialView(server: string, transport: Transport): ServerView {
-  return {
-    server,
-    generation: 0,
-    state: null,
-    stage: null,
-    attempt: null,
-    max_attempts: null,
-    delay_ms: null,
-    next_attempt_at: null,
-    quarantine_level: 0,
-    reason: null,
-    cause: null,
-    tools: [],
-    tools_stale: false,
-    last_round_trip_ms: null,
-    last_round_trip_at: null,
-    auth: null,
-    protocol_version: null,
-    transport,
-    restarts: 0,
-    last_restart_at: null,
-  };
 }
 
 /** What the shell keeps per server, updated by one event (crates/desktop/src/view.rs: the core's

@@ -60,7 +60,6 @@ import {
   addedRow,
   applyToView,
   branchOf,
-  initialView,
   rows,
   stderrOf,
   storyOf,
@@ -68,6 +67,7 @@ import {
   toolsOf,
 } from "./mock-replay";
 import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
+import { initialView, notSignedIn } from "./mock-wire";
 
 export { type MockClock, type MockOptions, mockAppInfo, mockOptionsFromUrl, systemClock } from "./mock-options";
 
@@ -180,7 +180,7 @@ export class MockHost implements Host {
   async signOut(server: string): Promise<boolean> {
     const r = this.authCommand("auth_sign_out", server);
     const had = r.view.auth!.signed_in;
-    const status = { ...auth.notSignedIn(), issuer: r.view.auth!.issuer };
+    const status = { ...notSignedIn(), issuer: r.view.auth!.issuer };
     this.emitNow(r, { type: "auth", change: "signed_out", auth: status, failure: null });
     r.pending = auth.signInNeededStory(r.view, this.clock.now() - this.t0);
     this.pump();

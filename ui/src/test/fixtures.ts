@@ -1,69 +1,40 @@
 // Builders for wire objects and a manual clock, shared by the tests.
 
 import type { MockClock } from "../host/mock";
+import { NO_STATE, failureOf, initialView, iso, notSignedIn } from "../host/mock-wire";
 import type { AuthChange, AuthStatus, Event, Failure, ServerView, StateInfo } from "../host/types";
 
-export const T0 = Date.parse("2026-11-29T17:00:00.000Z");
-export const iso = (ms: number) => new Date(ms).toISOString();
+export { iso };
 
+export const T0 = Date.parse("2026-11-29T17:00:00.000Z");
+
+/** A stdio server, ready in its first generation with two tools, unless `over` says else. */
 export function view(server: string, over: Partial<ServerView> = {}): ServerView {
   return {
-    server,
+    ...initialView(server, "stdio"),
     generation: 1,
     state: "ready",
-    stage: null,
-    attempt: null,
-    max_attempts: null,
-    delay_ms: null,
-    next_attempt_at: null,
-    quarantine_level: 0,
-    reason: null,
-    cause: null,
     tools: ["a", "b"],
-    tools_stale: false,
     last_round_trip_ms: 2,
     last_round_trip_at: iso(T0),
     protocol_version: "2025-06-18",
-    transport: "stdio",
-    restarts: 0,
-    last_restart_at: null,
-    auth: null,
     ...over,
   };
 }
 
 export function failure(over: Partial<Failure> = {}): Failure {
-  return {
-    kind: "transport",
-    phase: "connect",
-    stage: "connect",
-    status: null,
-    reason: null,
-    retry_after_ms: null,
-    method: "POST",
-    url_path: "/mcp",
-    exit_code: null,
-    signal: null,
-    attempt: 1,
-    generation: 1,
-    message: "POST /mcp: could not connect to 127.0.0.1:9: connection refused",
-    ...over,
-  };
+  const message = "POST /mcp: could not connect to 127.0.0.1:9: connection refused";
+  return failureOf("transport", message, 1, { stage: "connect", method: "POST", url_path: "/mcp", ...over });
 }
 
 /** A server's OAuth sign-in (no token: the wire has none). */
 export function authStatus(over: Partial<AuthStatus> = {}): AuthStatus {
-  return {
-    signed_in: false,
-    needs_sign_in: false,
-    issuer: "https://auth.example.com",
-    scopes: [],
-    expires_at: null,
-    signed_in_at: null,
-    last_refresh_at: null,
-    last_refresh_ok: null,
-    ...over,
-  };
+  return { ...notSignedIn(), issuer: "https://auth.example.com", ...over };
+}
+
+/** What every event starts with. */
+function head(seq: number, server: string, generation: number, at: number) {
+  return { v: 1, seq, at: iso(at), server, generation };
 }
 
 /** An `auth` event: what happened to the server's sign-in. */
@@ -75,31 +46,8 @@ export function authEvent(
   f: Partial<Failure> | null = null,
   at = T0 + seq * 1000,
 ): Event {
-  return {
-    v: 1,
-    seq,
-    at: iso(at),
-    server,
-    generation: 1,
-    type: "auth",
-    change,
-    auth: authStatus(auth),
-    failure: f === null ? null : failure(f),
-  };
+  return { ...head(seq, server, 1, at), type: "auth", change, auth: authStatus(auth), failure: f === null ? null : failure(f) };
 }
-
-const STATE_DEFAULTS: StateInfo = {
-  state: "ready",
-  stage: null,
-  attempt: null,
-  max_attempts: null,
-  delay_ms: null,
-  next_attempt_at: null,
-  quarantine_level: 0,
-  reason: null,
-  cause: null,
-  protocol_version: null,
-};
 
 export function stateEvent(
   seq: number,
@@ -108,12 +56,12 @@ export function stateEvent(
   info: Partial<StateInfo>,
   at = T0 + seq * 1000,
 ): Event {
-  return { v: 1, seq, at: iso(at), server, generation, type: "state", ...STATE_DEFAULTS, ...info };
+  return { ...head(seq, server, generation, at), type: "state", ...NO_STATE, state: "ready", ...info };
 }
 
 export function failureEvent(seq: number, server: string, f: Partial<Failure>, at = T0 + seq * 1000): Event {
   const fl = failure(f);
-  return { v: 1, seq, at: iso(at), server, generation: fl.generation, type: "failure", failure: fl };
+  return { ...head(seq, server, fl.generation, at), type: "failure", failure: fl };
 }
 
 /** A host's call through the gateway (`host_call`). */
@@ -127,11 +75,7 @@ export function hostCallEvent(
   hostId = 1,
 ): Event {
   return {
-    v: 1,
-    seq,
-    at: iso(at),
-    server,
-    generation: 1,
+    ...head(seq, server, 1, at),
     type: "host_call",
     host_id: hostId,
     host,
@@ -143,15 +87,8 @@ export function hostCallEvent(
 }
 
 export function hostAttachedEvent(seq: number, server: string, name: string, at = T0 + seq * 1000): Event {
-  return {
-    v: 1,
-    seq,
-    at: iso(at),
-    server,
-    generation: 1,
-    type: "host_attached",
-    host: { id: 1, name, version: "1.2.0", protocol_version: "2025-06-18", mode: "app" },
-  };
+  const host = { id: 1, name, version: "1.2.0", protocol_version: "2025-06-18", mode: "app" } as const;
+  return { ...head(seq, server, 1, at), type: "host_attached", host };
 }
 
 /** A clock whose time moves only when told; timers fire in order as it passes them. */
