@@ -6,7 +6,7 @@ import { MockHost } from "../host/mock";
 import { noticeBanners } from "../lib/notices";
 import { DashboardStore } from "../lib/store.svelte";
 import { FakeHost } from "../test/fake-host";
-import { failure, failureEvent, iso, ManualClock, stateEvent, T0, view } from "../test/fixtures";
+import { appInfo, failure, failureEvent, iso, ManualClock, stateEvent, T0, view } from "../test/fixtures";
 import Banners from "./Banners.svelte";
 import Countdown from "./Countdown.svelte";
 import DetailPanel from "./DetailPanel.svelte";
@@ -178,18 +178,13 @@ describe("notices from app_info", () => {
   const CONFIG = "/home/ada/.config/lifeline/config.json";
 
   test("demo is an informational banner naming the config path; the rest are warnings with the message", () => {
-    const banners = noticeBanners({
-      version: "0.1.0",
-      mode: "demo",
-      config_path: CONFIG,
-      log_dir: null,
-      notices: [
-        { kind: "demo", message: "There is no config file at …, so this is a demo" },
-        { kind: "fixture_missing", message: "looked for /opt/lifeline/lifeline-fixture" },
-        { kind: "fixture_failed", message: "the HTTP fixture did not start" },
-        { kind: "config", message: "expected `mcpServers` to be an object" },
-      ],
-    });
+    const notices = [
+      { kind: "demo", message: "There is no config file at …, so this is a demo" },
+      { kind: "fixture_missing", message: "looked for /opt/lifeline/lifeline-fixture" },
+      { kind: "fixture_failed", message: "the HTTP fixture did not start" },
+      { kind: "config", message: "expected `mcpServers` to be an object" },
+    ];
+    const banners = noticeBanners(appInfo({ mode: "demo", config_path: CONFIG, notices }));
     const ondismiss = vi.fn();
     render(Banners, { banners, ondismiss });
 
@@ -219,16 +214,14 @@ describe("notices from app_info", () => {
 
   test("App shows the host's notices once, each dismissible, beside the store's banners", async () => {
     const host = new FakeHost([view("a", { state: "ready" })]);
-    host.info = {
-      version: "0.1.0",
+    host.info = appInfo({
       mode: "demo",
       config_path: CONFIG,
-      log_dir: null,
       notices: [
         { kind: "demo", message: "demo" },
         { kind: "fixture_missing", message: "the fixture is missing" },
       ],
-    };
+    });
     const store = await storeWith(host);
     render(App, { store });
     const info = await screen.findByTestId("banner-info");

@@ -6,7 +6,7 @@ import type { AppInfo, ServerForm } from "../host/types";
 import { ConfigStore, importSummary, toConfigError } from "../lib/config.svelte";
 import { DashboardStore } from "../lib/store.svelte";
 import { FakeHost } from "../test/fake-host";
-import { view } from "../test/fixtures";
+import { appInfo, view } from "../test/fixtures";
 
 const CONFIG = "/home/ada/.config/lifeline/config.json";
 
@@ -15,7 +15,7 @@ function form(name: string, over: Partial<ServerForm> = {}): ServerForm {
 }
 
 function info(mode: "config" | "demo", notices: AppInfo["notices"] = []): AppInfo {
-  return { version: "0.1.0", mode, config_path: CONFIG, log_dir: null, notices };
+  return appInfo({ mode, config_path: CONFIG, notices });
 }
 
 async function app(host: FakeHost, initialSelection: string | null = null) {

@@ -8,7 +8,7 @@ import { MockClients } from "../host/mock-clients";
 import { MockServe } from "../host/mock-serve";
 import { mockPolicy } from "../host/mock-detail";
 import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
-import { authStatus } from "./fixtures";
+import { appInfo, authStatus } from "./fixtures";
 
 /** What the host's method `K` resolves with: the type of the fake's canned answer to it. */
 type Answer<K extends keyof Host> = Host[K] extends (...args: never[]) => Promise<infer R> ? R : never;
@@ -43,7 +43,7 @@ export class FakeHost implements Host {
     return this.views.filter((v) => v.state !== "ready").map((v) => v.server);
   });
   callTool = vi.fn<Host["callTool"]>(async () => ({}));
-  info: Answer<"appInfo"> = { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [] };
+  info: Answer<"appInfo"> = appInfo();
   appInfo = vi.fn<Host["appInfo"]>(async () => structuredClone(this.info));
   painted = vi.fn<Host["painted"]>(async () => {});
   tools: Answer<"toolList"> = [];

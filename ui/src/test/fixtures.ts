@@ -2,7 +2,7 @@
 
 import type { MockClock } from "../host/mock";
 import { NO_STATE, failureOf, initialView, iso, notSignedIn } from "../host/mock-wire";
-import type { AuthChange, AuthStatus, Event, Failure, ServerView, StateInfo } from "../host/types";
+import type { AppInfo, AuthChange, AuthStatus, Event, Failure, ServerView, StateInfo } from "../host/types";
 
 export { iso };
 
@@ -30,6 +30,11 @@ export function failure(over: Partial<Failure> = {}): Failure {
 /** A server's OAuth sign-in (no token: the wire has none). */
 export function authStatus(over: Partial<AuthStatus> = {}): AuthStatus {
   return { ...notSignedIn(), issuer: "https://auth.example.com", ...over };
+}
+
+/** What `app_info` answers: a config file's app with no notices, unless `over` says else. */
+export function appInfo(over: Partial<AppInfo> = {}): AppInfo {
+  return { version: "0.1.0", mode: "config", config_path: null, log_dir: null, notices: [], ...over };
 }
 
 /** What every event starts with. */
