@@ -5,17 +5,27 @@
 use super::*;
 use std::collections::BTreeSet;
 
-/// The names the UI's host passes to `call<T>("name", …)`.
+/// The names the UI's host sends: the first entry of each row of its `COMMANDS` table
+/// (`method: ["name", …keys]`), each `call<T>("name", …)` outside it, and each history
+/// query's `history("name")`.
 fn ui_commands() -> BTreeSet<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/host/tauri.ts");
     let text = std::fs::read_to_string(path).unwrap();
     let mut names = BTreeSet::new();
-    for line in text.lines().filter(|l| l.contains("call<")) {
-        let Some((_, rest)) = line.split_once(">(\"") else {
-            continue;
+    for line in text.lines() {
+        let quoted = if line.contains("call<") {
+            line.split_once(">(\"").map(|(_, rest)| rest)
+        } else if line.contains(": history(\"") {
+            line.split_once("history(\"").map(|(_, rest)| rest)
+        } else {
+            line.trim_start()
+                .split_once(": [\"")
+                .filter(|(method, _)| method.chars().all(|c| c.is_ascii_alphanumeric()))
+                .map(|(_, rest)| rest)
         };
-        let name = rest.split('"').next().unwrap();
-        names.insert(name.to_owned());
+        if let Some(rest) = quoted {
+            names.insert(rest.split('"').next().unwrap().to_owned());
+        }
     }
     assert!(names.len() > 30, "found only {names:?} in {path}");
     names
