@@ -1,4 +1,4 @@
-//! The fixture's command line: `lifeline-fixture stdio|http|sse|modern [--script JSON] [--log FILE]
+//! The fixture's command line: `lifeline-fixture stdio|http|sse|stateless [--script JSON] [--log FILE]
 //! [--port N]`, with the script also accepted from `LIFELINE_FIXTURE_SCRIPT`.
 
 use std::path::PathBuf;
@@ -8,10 +8,10 @@ use crate::script::Script;
 pub const SCRIPT_ENV: &str = "LIFELINE_FIXTURE_SCRIPT";
 
 pub const USAGE: &str =
-    "usage: lifeline-fixture stdio|http|sse|modern [--script JSON|@FILE] [--log FILE] [--port N] [-- ARG…]
+    "usage: lifeline-fixture stdio|http|sse|stateless [--script JSON|@FILE] [--log FILE] [--port N] [-- ARG…]
   --script  the fault script (see tests/FIXTURE.md); default $LIFELINE_FIXTURE_SCRIPT, else {}
   --log     append one JSON object per line for every request, message and event
-  --port    http, sse and modern only: port on 127.0.0.1 (default 0, ephemeral)
+  --port    http, sse and stateless only: port on 127.0.0.1 (default 0, ephemeral)
   -- ARG…   positional arguments, accepted and ignored";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub enum Transport {
     /// The legacy HTTP+SSE transport (2024-11-05): GET /sse, POST /messages.
     Sse,
     /// Streamable HTTP in the stateless 2026-07-28 revision: POST /mcp only.
-    Modern,
+    Stateless,
 }
 
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub struct Args {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CliError {
-    #[error("expected transport `stdio`, `http`, `sse` or `modern`, got {0:?}")]
+    #[error("expected transport `stdio`, `http`, `sse` or `stateless`, got {0:?}")]
     Transport(Option<String>),
     #[error("unknown argument {0:?}")]
     UnknownArgument(String),
@@ -43,7 +43,7 @@ pub enum CliError {
     MissingValue(&'static str),
     #[error("--port: {0:?} is not a port number")]
     Port(String),
-    #[error("--port applies only to the http, sse and modern transports")]
+    #[error("--port applies only to the http, sse and stateless transports")]
     PortOnStdio,
     #[error("reading script file {path}: {source}")]
     ScriptFile {
@@ -65,7 +65,7 @@ impl Args {
             Some("stdio") => Transport::Stdio,
             Some("http") => Transport::Http,
             Some("sse") => Transport::Sse,
-            Some("modern") => Transport::Modern,
+            Some("stateless") => Transport::Stateless,
             other => return Err(CliError::Transport(other.map(str::to_owned))),
         };
         let (mut script, mut log, mut port) = (None, None, None);
@@ -133,7 +133,11 @@ mod tests {
         let script5 = r#"--script {"delay_ms":5}"#;
         let env7 = Some(r#"{"delay_ms":7}"#);
         check("stdio", None, "Stdio port=0 delay=0 log=None");
-        check("modern --port 9", None, "Modern port=9 delay=0 log=None");
+        check(
+            "stateless --port 9",
+            None,
+            "Stateless port=9 delay=0 log=None",
+        );
         check(
             "http --port 8080 --log /x",
             None,
@@ -158,17 +162,17 @@ mod tests {
         check(
             "",
             None,
-            "error: expected transport `stdio`, `http`, `sse` or `modern`, got None",
+            "error: expected transport `stdio`, `http`, `sse` or `stateless`, got None",
         );
         check(
             "tcp",
             None,
-            r#"error: expected transport `stdio`, `http`, `sse` or `modern`, got Some("tcp")"#,
+            r#"error: expected transport `stdio`, `http`, `sse` or `stateless`, got Some("tcp")"#,
         );
         check(
             "stdio --port 1",
             None,
-            "error: --port applies only to the http, sse and modern transports",
+            "error: --port applies only to the http, sse and stateless transports",
         );
         check(
             "http --port x",

@@ -170,7 +170,7 @@ async fn route(http: Arc<Http>, parts: Parts, bytes: Bytes) -> Response<Body> {
     handle(&http, &parts, &bytes).await
 }
 
-/// One HTTP request whose body has been read; the `modern` mode's dual-era option hands its
+/// One HTTP request whose body has been read; the `stateless` mode's dual-revision option hands its
 /// legacy requests here.
 pub async fn handle(http: &Arc<Http>, parts: &Parts, bytes: &Bytes) -> Response<Body> {
     let message: Option<Value> = serde_json::from_slice(bytes).ok();

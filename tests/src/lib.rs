@@ -3,7 +3,7 @@
 //!
 //! `script` says what goes wrong, `faults` decides which request it hits, `mcp` and `tools`
 //! answer like a healthy server, and `stdio`/`http` (with `session`, `sse` and `resume`),
-//! `legacy` (HTTP+SSE, 2024-11-05) and `modern` (stateless 2026-07-28) put the answer — or the
+//! `legacy` (HTTP+SSE, 2024-11-05) and `stateless` (stateless 2026-07-28) put the answer — or the
 //! fault — on the wire. `log` records what the client sent, for tests to
 //! assert on.
 
@@ -13,12 +13,12 @@ pub mod http;
 pub mod legacy;
 pub mod log;
 pub mod mcp;
-pub mod modern;
 pub mod process;
 pub mod resume;
 pub mod script;
 pub mod session;
 pub mod sse;
+pub mod stateless;
 pub mod stdio;
 pub mod tools;
 
@@ -39,6 +39,6 @@ pub async fn run(args: Args) -> std::io::Result<()> {
         Transport::Stdio => stdio::serve(server).await,
         Transport::Http => http::serve(server, args.port).await,
         Transport::Sse => legacy::serve(server, args.port).await,
-        Transport::Modern => modern::serve(server, args.port).await,
+        Transport::Stateless => stateless::serve(server, args.port).await,
     }
 }

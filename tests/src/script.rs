@@ -30,8 +30,8 @@ pub struct Script {
     /// Faults matched against each request, in order.
     pub rules: Vec<Rule>,
     pub http: HttpScript,
-    /// `modern` mode only: the 2026-07-28 stateless revision.
-    pub modern: ModernScript,
+    /// `stateless` mode only: the 2026-07-28 stateless revision.
+    pub stateless: StatelessScript,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -103,7 +103,7 @@ pub enum Action {
     },
     /// HTTP only: answer as SSE, send the priming event, close gracefully without the result.
     SseClose(SseClose),
-    /// `modern` mode only: answer as SSE, forward the first `after` messages of the answer
+    /// `stateless` mode only: answer as SSE, forward the first `after` messages of the answer
     /// (progress), then end the stream without the result: gracefully, or with `abort` by
     /// failing the connection mid-body.
     StreamBreak {
@@ -263,10 +263,10 @@ impl Default for SseScript {
     }
 }
 
-/// What `lifeline-fixture modern` does differently from a healthy 2026-07-28 server.
+/// What `lifeline-fixture stateless` does differently from a healthy 2026-07-28 server.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ModernScript {
+pub struct StatelessScript {
     /// Versions accepted in `MCP-Protocol-Version` and listed by `server/discover` (a lying
     /// server lists only versions the client does not speak: `["2027-01-01"]`).
     pub supported_versions: Vec<String>,
@@ -309,9 +309,9 @@ pub enum ListenEnd {
     Abort,
 }
 
-impl Default for ModernScript {
+impl Default for StatelessScript {
     fn default() -> Self {
-        ModernScript {
+        StatelessScript {
             supported_versions: vec!["2026-07-28".to_owned()],
             discover_result: None,
             initialize: InitializeMode::Refuse,
@@ -329,12 +329,12 @@ impl Default for ModernScript {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InitializeMode {
-    /// A modern-only server: 404 with -32601, naming the supported versions.
+    /// A stateless-only server: 404 with -32601, naming the supported versions.
     #[default]
     Refuse,
-    /// Dual-era: `initialize`, and every request carrying `Mcp-Session-Id`, is served as the
-    /// `http` mode serves it (2025-11-25 with sessions).
-    Legacy,
+    /// A dual-revision server: `initialize`, and every request carrying `Mcp-Session-Id`, is
+    /// served as the `http` mode serves it (2025-11-25 with sessions).
+    Serve,
 }
 
 impl Script {
@@ -425,10 +425,10 @@ mod tests {
             r#"{"rules":[{"action":{"kind":"stream_break","after":0,"abort":true}}]}"#,
             Ok("StreamBreak { after: 0, abort: true }"),
         );
-        check(r#"{"modern": {"initialize": "maybe"}}"#, Err(()));
-        check(r#"{"modern": {"listen_end": "abort"}}"#, Ok(""));
+        check(r#"{"stateless": {"initialize": "maybe"}}"#, Err(()));
+        check(r#"{"stateless": {"listen_end": "abort"}}"#, Ok(""));
         check(
-            r#"{"modern": {"supported_versions": ["2027-01-01"]}}"#,
+            r#"{"stateless": {"supported_versions": ["2027-01-01"]}}"#,
             Ok(""),
         );
         check(

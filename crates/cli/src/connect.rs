@@ -292,7 +292,7 @@ where
         supervisor,
         options,
     } = local;
-    gateway::serve(supervisor.clone(), read, write, options).await;
+    gateway::serve_lines(supervisor.clone(), read, write, options).await;
     tracing::info!("the host closed stdin; stopping `{name}`");
     match Arc::try_unwrap(supervisor) {
         Ok(s) => {

@@ -19,6 +19,27 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// each event megabytes; a thousand is more than any person scrolls.
 pub const MAX_TOOL_NAMES: usize = 1000;
 
+/// Which connection of a server something belongs to: the supervisor counts from 1, one up
+/// for each connection it opens (0 before the first). A reconnect count, never a protocol
+/// version: that is a revision (`protocol::Revision`). On the wire a plain number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(transparent)]
+pub struct Generation(pub u64);
+
+impl Generation {
+    /// The generation after this one.
+    pub fn next(self) -> Generation {
+        Generation(self.0.saturating_add(1))
+    }
+}
+
+impl std::fmt::Display for Generation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// One event. `at` is RFC 3339 with milliseconds, UTC.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -27,7 +48,7 @@ pub struct Event {
     pub seq: u64,
     pub at: String,
     pub server: String,
-    pub generation: u64,
+    pub generation: Generation,
     #[serde(flatten)]
     pub body: EventBody,
 }
@@ -296,13 +317,13 @@ pub struct FailureInfo {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub attempt: Option<u32>,
-    pub generation: u64,
+    pub generation: Generation,
     pub message: String,
 }
 
 impl FailureInfo {
     /// `message` is capped; the error's message is already scrubbed by the layer that made it.
-    pub fn from_error(e: &Error, generation: u64, attempt: Option<u32>) -> Self {
+    pub fn from_error(e: &Error, generation: Generation, attempt: Option<u32>) -> Self {
         let c = e.context();
         FailureInfo {
             kind: e.kind().as_str().to_owned(),
@@ -402,7 +423,7 @@ impl EventBus {
     /// Publishes `body`, its free text scrubbed once more of every secret learned so far
     /// (`redact::scrub_learned`): a message scrubbed before a server printed its password
     /// on stderr must not carry that password out after.
-    pub fn emit(&self, server: &str, generation: u64, mut body: EventBody) -> Event {
+    pub fn emit(&self, server: &str, generation: Generation, mut body: EventBody) -> Event {
         body.scrub_learned();
         let mut open = self.lock();
         let event = Event {
@@ -443,8 +464,12 @@ mod tests {
             state: Some(StateName::Ready),
             ..Default::default()
         };
-        bus.emit("a", 1, EventBody::State(info));
-        bus.emit("b", 2, EventBody::RoundTrip { round_trip_ms: 3 });
+        bus.emit("a", Generation(1), EventBody::State(info));
+        bus.emit(
+            "b",
+            Generation(2),
+            EventBody::RoundTrip { round_trip_ms: 3 },
+        );
         let e1 = rx.try_recv().unwrap();
         let e2 = rx.try_recv().unwrap();
         assert_eq!((e1.seq, e2.seq), (1, 2));
@@ -472,14 +497,14 @@ mod tests {
         };
         bus.emit(
             "a",
-            1,
+            Generation(1),
             EventBody::Failure {
                 failure: failure.clone(),
             },
         );
         bus.emit(
             "a",
-            1,
+            Generation(1),
             EventBody::State(StateInfo {
                 cause: Some(failure),
                 ..Default::default()
@@ -496,11 +521,23 @@ mod tests {
     fn a_closed_bus_hands_over_what_it_had_then_ends_every_subscriber() {
         let bus = EventBus::new(16);
         let mut rx = bus.subscribe();
-        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 1 });
-        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 2 });
+        bus.emit(
+            "a",
+            Generation(1),
+            EventBody::RoundTrip { round_trip_ms: 1 },
+        );
+        bus.emit(
+            "a",
+            Generation(1),
+            EventBody::RoundTrip { round_trip_ms: 2 },
+        );
         assert_eq!(bus.close(), 2);
         // Emitted after the close: reaches no one, and takes no seq.
-        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 3 });
+        bus.emit(
+            "a",
+            Generation(1),
+            EventBody::RoundTrip { round_trip_ms: 3 },
+        );
         assert_eq!((bus.last_seq(), bus.close()), (2, 2));
         let seqs = [rx.try_recv().unwrap().seq, rx.try_recv().unwrap().seq];
         assert_eq!(seqs, [1, 2]);

@@ -5,6 +5,7 @@ use super::*;
 use crate::source::Source;
 use crate::state::AppState;
 use lifeline_core::config;
+use lifeline_core::events::Generation;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;
 use rusqlite::Connection;
@@ -162,7 +163,7 @@ async fn the_hosts_last_hour_survives_a_restart() {
     let bus = EventBus::new(4);
     let call = bus.emit(
         "gone",
-        1,
+        Generation(1),
         EventBody::HostCall {
             host_id: 1,
             host: "cursor".into(),

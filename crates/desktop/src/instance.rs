@@ -284,7 +284,7 @@ async fn attach(
     }
     tracing::info!("a host attached to `{name}` (lifeline connect)");
     let (read, write) = tokio::io::split(reader);
-    gateway::serve(supervisor, read, write, options).await;
+    gateway::serve_lines(supervisor, read, write, options).await;
     tracing::info!("a host detached from `{name}`");
 }
 

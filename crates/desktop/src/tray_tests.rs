@@ -1,5 +1,6 @@
 use super::*;
 use StateName::*;
+use lifeline_core::events::Generation;
 use lifeline_core::events::{FailureInfo, StateInfo};
 
 fn summary(states: &[Option<StateName>]) -> Summary {
@@ -51,7 +52,7 @@ fn state_event(state: StateName, reason: Option<&str>, message: &str) -> Event {
         seq: 7,
         at: "2026-11-29T20:00:00.000Z".into(),
         server: "github".into(),
-        generation: 3,
+        generation: Generation(3),
         body: EventBody::State(StateInfo {
             state: Some(state),
             reason: reason.map(str::to_owned),

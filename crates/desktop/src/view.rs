@@ -2,6 +2,7 @@
 //! the transport from the config and the restarts counted from the event stream.
 
 use crate::bus::forward;
+use lifeline_core::events::Generation;
 use lifeline_core::events::{Event, EventBody};
 use lifeline_core::supervisor::Snapshot;
 use serde::Serialize;
@@ -32,7 +33,7 @@ pub struct Restarts {
 
 #[derive(Debug, Default, Clone, PartialEq)]
 struct Seen {
-    generation: u64,
+    generation: Generation,
     since: Option<String>,
     /// Events up to this `seq` came from a supervisor since replaced or removed.
     fence: u64,
@@ -58,11 +59,11 @@ impl Restarts {
     /// The count and time for a server whose snapshot is at `generation`. The snapshot may
     /// be ahead of the events seen (they are read by another task, and a lagging reader
     /// skips some), so the count takes the higher of the two.
-    pub fn of(&self, server: &str, generation: u64) -> (u32, Option<String>) {
+    pub fn of(&self, server: &str, generation: Generation) -> (u32, Option<String>) {
         let seen = self.servers.get(server).cloned().unwrap_or_default();
         let highest = seen.generation.max(generation);
-        let restarts = u32::try_from(highest.saturating_sub(1)).unwrap_or(u32::MAX);
-        let since = seen.since.filter(|_| seen.generation > 1);
+        let restarts = u32::try_from(highest.0.saturating_sub(1)).unwrap_or(u32::MAX);
+        let since = seen.since.filter(|_| seen.generation > Generation(1));
         (restarts, since)
     }
 
@@ -140,7 +141,7 @@ mod tests {
             seq: 0,
             at: at.to_owned(),
             server: server.to_owned(),
-            generation,
+            generation: Generation(generation),
             body: EventBody::RoundTrip { round_trip_ms: 1 },
         }
     }
@@ -156,7 +157,7 @@ mod tests {
         for (s, g, at) in events {
             r.observe(&event(s, *g, at));
         }
-        let (n, at) = r.of(server, snapshot_gen);
+        let (n, at) = r.of(server, Generation(snapshot_gen));
         assert_eq!((n, at.as_deref()), expect, "events {events:?}");
     }
 
@@ -217,14 +218,14 @@ mod tests {
         r.observe(&event("gh", 2, "2026-11-29T17:00:05.000Z"));
         let snapshot = Snapshot {
             server: "gh".into(),
-            generation: 2,
+            generation: Generation(2),
             state: StateInfo {
                 state: Some(StateName::Reconnecting),
                 attempt: Some(1),
                 max_attempts: Some(10),
                 cause: Some(FailureInfo {
                     kind: "process_exit".into(),
-                    generation: 1,
+                    generation: Generation(1),
                     message: "exited".into(),
                     ..Default::default()
                 }),
@@ -266,11 +267,11 @@ mod tests {
             seq: 5,
             ..event("a", 1, "new")
         });
-        assert_eq!(r.of("a", 1), (0, None));
+        assert_eq!(r.of("a", Generation(1)), (0, None));
         r.observe(&Event {
             seq: 6,
             ..event("a", 2, "t2")
         });
-        assert_eq!(r.of("a", 2), (1, Some("t2".to_owned())));
+        assert_eq!(r.of("a", Generation(2)), (1, Some("t2".to_owned())));
     }
 }

@@ -55,8 +55,8 @@ fn decls() -> Vec<Decl> {
     use lifeline_core::diagnostics::bundle::BundleFile;
     use lifeline_core::error::{ErrorKind, Phase, Stage};
     use lifeline_core::events::{
-        AuthChange, AuthStatus, CallOutcome, Event, EventBody, FailureInfo, HostInfo, HostMode,
-        StateInfo, StateName,
+        AuthChange, AuthStatus, CallOutcome, Event, EventBody, FailureInfo, Generation, HostInfo,
+        HostMode, StateInfo, StateName,
     };
     use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
     use lifeline_core::gateway::stats::ToolStats;
@@ -89,6 +89,7 @@ fn decls() -> Vec<Decl> {
         decl::<Stage>(&cfg),
         decl::<Phase>(&cfg),
         decl::<ErrorKind>(&cfg),
+        decl::<Generation>(&cfg),
         decl::<FailureInfo>(&cfg),
         decl::<StateInfo>(&cfg),
         decl::<CallOutcome>(&cfg),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 
-use super::Modern;
+use super::Stateless;
 use crate::http::Body;
 use crate::mcp::Request;
 use crate::script::ListenEnd;
@@ -41,13 +41,13 @@ fn list_changed(id: &Value) -> Value {
 
 /// Sends `notifications/tools/list_changed` on every listen stream that asked for it; returns
 /// how many streams got it.
-pub fn broadcast_list_changed(modern: &Modern) -> usize {
-    let mut listeners = super::lock(&modern.listeners);
+pub fn broadcast_list_changed(stateless: &Stateless) -> usize {
+    let mut listeners = super::lock(&stateless.listeners);
     listeners.retain(|l| l.tx.send(list_changed(&l.id)).is_ok());
     listeners.len()
 }
 
-pub fn open(modern: &Arc<Modern>, req: &Request) -> Response<Body> {
+pub fn open(stateless: &Arc<Stateless>, req: &Request) -> Response<Body> {
     let asked = req
         .params
         .pointer("/notifications/toolsListChanged")
@@ -59,23 +59,23 @@ pub fn open(modern: &Arc<Modern>, req: &Request) -> Response<Body> {
     } else {
         json!({})
     };
-    let (writer, response) = modern.sse_response();
+    let (writer, response) = stateless.sse_response();
     let (tx, rx) = mpsc::unbounded_channel();
     if asked {
-        super::lock(&modern.listeners).push(Listener {
+        super::lock(&stateless.listeners).push(Listener {
             id: req.id.clone(),
             tx: tx.clone(),
         });
     }
     let fields = json!({"rpc_id": req.id, "notifications": honoured});
-    modern.server.log.event("listen_opened", fields);
+    stateless.server.log.event("listen_opened", fields);
     let ack = notification(
         "notifications/subscriptions/acknowledged",
         &req.id,
         json!({"notifications": honoured}),
     );
     let stream = Stream {
-        modern: Arc::clone(modern),
+        stateless: Arc::clone(stateless),
         writer,
         id: req.id.clone(),
         asked,
@@ -86,7 +86,7 @@ pub fn open(modern: &Arc<Modern>, req: &Request) -> Response<Body> {
 }
 
 struct Stream {
-    modern: Arc<Modern>,
+    stateless: Arc<Stateless>,
     writer: SseWriter,
     id: Value,
     asked: bool,
@@ -97,19 +97,19 @@ struct Stream {
 
 impl Stream {
     async fn run(self, ack: Value, mut rx: mpsc::UnboundedReceiver<Value>) {
-        let script = &self.modern.server.script;
+        let script = &self.stateless.server.script;
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut scheduled: Vec<Instant> = script
-            .modern
+            .stateless
             .list_changed_after_ms
             .iter()
             .map(|&ms| at(ms))
             .collect();
         scheduled.sort();
         let mut scheduled = scheduled.into_iter().peekable();
-        let end_at = script.modern.listen_end_after_ms.map(at);
-        let period = Duration::from_millis(script.modern.listen_keepalive_ms.max(1));
+        let end_at = script.stateless.listen_end_after_ms.map(at);
+        let period = Duration::from_millis(script.stateless.listen_keepalive_ms.max(1));
         let mut keepalive = tokio::time::interval_at(start + period, period);
         let comment = &script.http.sse.keepalive_comment;
         let reason = 'stream: {
@@ -130,7 +130,7 @@ impl Stream {
                             break 'stream "client_gone";
                         }
                     }
-                    () = wait(end_at) => break 'stream self.end(script.modern.listen_end),
+                    () = wait(end_at) => break 'stream self.end(script.stateless.listen_end),
                     () = self.writer.closed() => break 'stream "client_gone",
                     _ = keepalive.tick() => {
                         if !self.writer.comment(comment) {
@@ -140,9 +140,9 @@ impl Stream {
                 }
             }
         };
-        super::lock(&self.modern.listeners).retain(|l| !l.tx.same_channel(&self.tx));
+        super::lock(&self.stateless.listeners).retain(|l| !l.tx.same_channel(&self.tx));
         let fields = json!({"stream": "listen", "rpc_id": self.id, "reason": reason});
-        self.modern.server.log.event("sse_closed", fields);
+        self.stateless.server.log.event("sse_closed", fields);
         if reason == "abort" {
             self.writer.abort();
         }
@@ -170,10 +170,10 @@ impl Stream {
 
     fn send(&self, message: &Value) -> bool {
         let method = message.get("method").cloned().unwrap_or(Value::Null);
-        let sent = self.writer.message(self.modern.next_event_id(), message);
+        let sent = self.writer.message(self.stateless.next_event_id(), message);
         if sent && method != Value::Null {
             let fields = json!({"rpc_id": self.id, "method": method});
-            self.modern.server.log.event("listen_sent", fields);
+            self.stateless.server.log.event("listen_sent", fields);
         }
         sent
     }

@@ -1,4 +1,4 @@
-//! The 2026-07-28 request metadata a modern POST must carry, checked against its body:
+//! The 2026-07-28 request metadata a stateless POST must carry, checked against its body:
 //! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` (with the `=?base64?…?=` encoding),
 //! `Mcp-Param-{Name}` for `x-mcp-header` arguments, and the `io.modelcontextprotocol/*` keys
 //! of `params._meta`.
@@ -63,7 +63,7 @@ fn name_field(method: &str) -> Option<&'static str> {
     }
 }
 
-/// Checks the headers and `_meta` of a modern request. `supported` lists the versions the
+/// Checks the headers and `_meta` of a stateless request. `supported` lists the versions the
 /// fixture accepts.
 pub fn check(
     headers: &HeaderMap,

@@ -1,10 +1,10 @@
-//! The 2026-07-28 ("modern", stateless) revision of Streamable HTTP on 127.0.0.1, endpoint
+//! The 2026-07-28 ("stateless", stateless) revision of Streamable HTTP on 127.0.0.1, endpoint
 //! `/mcp`: POST only, no sessions, no resumption; every request carries its protocol version,
 //! method and name in headers and its version, client info and capabilities in `_meta`.
 //!
 //! `metadata` checks what a request must carry, `tools` adds the tools the client's re-issue
 //! and header rules need, `listen` serves `subscriptions/listen`. Faults are the script's rules,
-//! as in the `http` mode, plus `stream_break`; a dual-era option hands `initialize` (and
+//! as in the `http` mode, plus `stream_break`; a dual-revision option hands `initialize` (and
 //! anything with a session) to the `http` mode's code.
 
 pub mod listen;
@@ -28,7 +28,7 @@ use crate::script::{Action, InitializeMode, ResponseMode};
 use crate::{process, sse};
 use metadata::Rejection;
 
-/// The methods a modern request may name; anything else is 404 with -32601.
+/// The methods a stateless request may name; anything else is 404 with -32601.
 /// (`ping` and `logging/setLevel` are gone in this revision.)
 const METHODS: &[&str] = &[
     "server/discover",
@@ -41,10 +41,10 @@ const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// State shared by every connection of one fixture run.
 #[derive(Debug)]
-pub struct Modern {
+pub struct Stateless {
     pub server: Arc<Server>,
-    /// The `http` mode's state, serving dual-era legacy requests.
-    legacy: Arc<Http>,
+    /// The `http` mode's state, serving the `initialize` requests of a dual-revision server.
+    sessions: Arc<Http>,
     next_event_id: AtomicU64,
     listeners: Mutex<Vec<listen::Listener>>,
 }
@@ -53,7 +53,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Modern {
+impl Stateless {
     fn next_event_id(&self) -> u64 {
         self.next_event_id.fetch_add(1, Ordering::Relaxed)
     }
@@ -67,9 +67,9 @@ impl Modern {
         sse::response(self.server.script.http.sse.crlf, &[no_buffering])
     }
 
-    /// Dual-era: `initialize`, and anything quoting a session, is the legacy protocol's.
-    fn is_legacy(&self, parts: &Parts, message: Option<&Value>) -> bool {
-        self.server.script.modern.initialize == InitializeMode::Legacy
+    /// Dual-revision: `initialize`, and anything quoting a session, is served by the `http` mode.
+    fn is_session_request(&self, parts: &Parts, message: Option<&Value>) -> bool {
+        self.server.script.stateless.initialize == InitializeMode::Serve
             && (parts.headers.contains_key("mcp-session-id")
                 || message.and_then(|m| m.get("method")) == Some(&json!("initialize")))
     }
@@ -80,25 +80,27 @@ impl Modern {
 }
 
 pub async fn serve(server: Arc<Server>, port: u16) -> std::io::Result<()> {
-    let listener = http::listen(&server, "modern", "/mcp", port).await?;
-    let modern = Arc::new(Modern {
-        legacy: Http::new(Arc::clone(&server)),
+    let listener = http::listen(&server, "stateless", "/mcp", port).await?;
+    let stateless = Arc::new(Stateless {
+        sessions: Http::new(Arc::clone(&server)),
         server,
         next_event_id: AtomicU64::new(1),
         listeners: Mutex::default(),
     });
-    http::accept_loop(listener, modern, route).await
+    http::accept_loop(listener, stateless, route).await
 }
 
-async fn route(modern: Arc<Modern>, parts: Parts, bytes: Bytes) -> Response<Body> {
+async fn route(stateless: Arc<Stateless>, parts: Parts, bytes: Bytes) -> Response<Body> {
     let message: Option<Value> = serde_json::from_slice(&bytes).ok();
-    if modern.is_legacy(&parts, message.as_ref()) {
-        return http::handle(&modern.legacy, &parts, &bytes).await;
+    if stateless.is_session_request(&parts, message.as_ref()) {
+        return http::handle(&stateless.sessions, &parts, &bytes).await;
     }
-    modern
-        .server
-        .log
-        .received(&Received::http("modern", &parts, &bytes, message.as_ref()));
+    stateless.server.log.received(&Received::http(
+        "stateless",
+        &parts,
+        &bytes,
+        message.as_ref(),
+    ));
     if parts.uri.path() != "/mcp" {
         return full(404, Some("text/plain"), "not found");
     }
@@ -110,7 +112,7 @@ async fn route(modern: Arc<Modern>, parts: Parts, bytes: Bytes) -> Response<Body
             .insert(ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    post(&modern, &parts, message).await
+    post(&stateless, &parts, message).await
 }
 
 fn error(status: u16, id: &Value, e: &RpcError) -> Response<Body> {
@@ -118,7 +120,7 @@ fn error(status: u16, id: &Value, e: &RpcError) -> Response<Body> {
     full(status, Some("application/json"), body.to_string())
 }
 
-async fn post(modern: &Arc<Modern>, parts: &Parts, message: Option<Value>) -> Response<Body> {
+async fn post(stateless: &Arc<Stateless>, parts: &Parts, message: Option<Value>) -> Response<Body> {
     let Some(message) = message else {
         return http::rpc_error(400, mcp::PARSE_ERROR, "Parse error");
     };
@@ -129,9 +131,9 @@ async fn post(modern: &Arc<Modern>, parts: &Parts, message: Option<Value>) -> Re
             return full(202, None, Bytes::new());
         }
     };
-    let script = &modern.server.script.modern;
+    let script = &stateless.server.script.stateless;
     if req.method == "initialize" {
-        // A legacy client has no way forward; the error is its only diagnostic, so it names
+        // A client of the `initialize` revisions has no way forward; the error is its only diagnostic, so it names
         // what this server does speak.
         let versions = script.supported_versions.join(", ");
         let mut e = RpcError::new(
@@ -154,9 +156,9 @@ async fn post(modern: &Arc<Modern>, parts: &Parts, message: Option<Value>) -> Re
         &script.supported_versions,
         script.require_client_info,
     )
-    .and_then(|()| check_params(modern, parts, &req));
+    .and_then(|()| check_params(stateless, parts, &req));
     if let Err(Rejection(e)) = checked {
-        modern.server.log.event(
+        stateless.server.log.event(
             "rejected",
             json!({"rpc_id": req.id, "code": e.code, "message": e.message}),
         );
@@ -169,15 +171,15 @@ async fn post(modern: &Arc<Modern>, parts: &Parts, message: Option<Value>) -> Re
         );
         return error(404, &req.id, &e);
     }
-    let action = modern.server.decide(&req);
+    let action = stateless.server.decide(&req);
     if req.method == "subscriptions/listen" && matches!(action, None | Some(Action::Delay { .. })) {
-        return listen::open(modern, &req);
+        return listen::open(stateless, &req);
     }
-    answer(modern, req, action).await
+    answer(stateless, req, action).await
 }
 
 /// The `Mcp-Param-*` headers of a `tools/call` of a listed tool.
-fn check_params(modern: &Modern, parts: &Parts, req: &Request) -> Result<(), Rejection> {
+fn check_params(stateless: &Stateless, parts: &Parts, req: &Request) -> Result<(), Rejection> {
     if req.method != "tools/call" {
         return Ok(());
     }
@@ -186,7 +188,7 @@ fn check_params(modern: &Modern, parts: &Parts, req: &Request) -> Result<(), Rej
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let Some(schema) = tools::schema(&modern.server.script.modern, name) else {
+    let Some(schema) = tools::schema(&stateless.server.script.stateless, name) else {
         return Ok(());
     };
     let arguments = req.params.get("arguments").cloned().unwrap_or(Value::Null);
@@ -194,15 +196,19 @@ fn check_params(modern: &Modern, parts: &Parts, req: &Request) -> Result<(), Rej
 }
 
 /// The HTTP side of each fault, or a normal answer.
-async fn answer(modern: &Arc<Modern>, req: Request, action: Option<Action>) -> Response<Body> {
-    let mode = modern.server.script.http.response;
+async fn answer(
+    stateless: &Arc<Stateless>,
+    req: Request,
+    action: Option<Action>,
+) -> Response<Body> {
+    let mode = stateless.server.script.http.response;
     let id = req.id.clone();
     match action {
-        Some(Action::Crash { code }) => process::crash(&modern.server.log, code),
+        Some(Action::Crash { code }) => process::crash(&stateless.server.log, code),
         Some(Action::NeverAnswer) if mode == ResponseMode::Json => {
-            http::hang(&modern.legacy, "post").await
+            http::hang(&stateless.sessions, "post").await
         }
-        Some(Action::NeverAnswer) => stream(modern, None, None, id, None),
+        Some(Action::NeverAnswer) => stream(stateless, None, None, id, None),
         Some(Action::HttpStatus(status)) => http::http_status(&status),
         Some(Action::Garbage { text, .. }) => full(200, Some("application/json"), text),
         Some(Action::Oversized { bytes, .. }) => full(
@@ -211,7 +217,7 @@ async fn answer(modern: &Arc<Modern>, req: Request, action: Option<Action>) -> R
             mcp::padded_notification(bytes),
         ),
         Some(Action::WrongContentType { content_type }) => {
-            let mut rx = respond(modern, req, None);
+            let mut rx = respond(stateless, req, None);
             while let Some(out) = rx.recv().await {
                 if let Outbound::Final(response) = out {
                     return full(200, Some(&content_type), response.to_string());
@@ -221,28 +227,28 @@ async fn answer(modern: &Arc<Modern>, req: Request, action: Option<Action>) -> R
         }
         // Streams are not resumable in this revision: a closed stream is a broken one.
         Some(Action::SseClose(_)) => {
-            let rx = respond(modern, req, None);
+            let rx = respond(stateless, req, None);
             let cut = Cut {
                 after: 0,
                 abort: false,
             };
-            stream(modern, None, Some(rx), id, Some(cut))
+            stream(stateless, None, Some(rx), id, Some(cut))
         }
         Some(Action::StreamBreak { after, abort }) => {
-            let rx = respond(modern, req, None);
-            stream(modern, None, Some(rx), id, Some(Cut { after, abort }))
+            let rx = respond(stateless, req, None);
+            stream(stateless, None, Some(rx), id, Some(Cut { after, abort }))
         }
         other => {
-            let mut rx = respond(modern, req, other);
+            let mut rx = respond(stateless, req, other);
             if mode == ResponseMode::Sse {
-                return stream(modern, None, Some(rx), id, None);
+                return stream(stateless, None, Some(rx), id, None);
             }
             match rx.recv().await {
                 Some(Outbound::Final(response)) => {
                     full(200, Some("application/json"), response.to_string())
                 }
                 // The answer sends messages before its result, which only SSE can carry.
-                first @ Some(Outbound::Related(_)) => stream(modern, first, Some(rx), id, None),
+                first @ Some(Outbound::Related(_)) => stream(stateless, first, Some(rx), id, None),
                 None => full(500, Some("text/plain"), "answer dropped"),
             }
         }
@@ -251,31 +257,31 @@ async fn answer(modern: &Arc<Modern>, req: Request, action: Option<Action>) -> R
 
 /// Answers `req` on a task: the scripted delay or error, else the method.
 fn respond(
-    modern: &Arc<Modern>,
+    stateless: &Arc<Stateless>,
     req: Request,
     action: Option<Action>,
 ) -> mpsc::UnboundedReceiver<Outbound> {
     let (tx, rx) = mpsc::unbounded_channel();
-    let modern = Arc::clone(modern);
+    let stateless = Arc::clone(stateless);
     tokio::spawn(async move {
-        let response = match modern.server.prelude(&req, action.as_ref()).await {
+        let response = match stateless.server.prelude(&req, action.as_ref()).await {
             Some(error) => error,
-            None => dispatch(&modern, &req, &tx).await,
+            None => dispatch(&stateless, &req, &tx).await,
         };
         let _ = tx.send(Outbound::Final(response));
     });
     rx
 }
 
-async fn dispatch(modern: &Modern, req: &Request, sink: &Sink) -> Value {
-    let script = &modern.server.script;
+async fn dispatch(stateless: &Stateless, req: &Request, sink: &Sink) -> Value {
+    let script = &stateless.server.script;
     let name = req.params.get("name").and_then(Value::as_str);
     let result = match req.method.as_str() {
-        "server/discover" => match &script.modern.discover_result {
+        "server/discover" => match &script.stateless.discover_result {
             // A lying server's result goes out exactly as scripted.
             Some(verbatim) => return json!({"jsonrpc": "2.0", "id": req.id, "result": verbatim}),
             None => Ok(json!({
-                "supportedVersions": script.modern.supported_versions,
+                "supportedVersions": script.stateless.supported_versions,
                 "capabilities": {"tools": {"listChanged": true}},
                 "instructions": "lifeline-fixture: a scriptable MCP server for Lifeline's tests.",
                 "ttlMs": 0,
@@ -283,7 +289,7 @@ async fn dispatch(modern: &Modern, req: &Request, sink: &Sink) -> Value {
             })),
         },
         "tools/list" => {
-            let all = tools::definitions(&script.modern);
+            let all = tools::definitions(&script.stateless);
             crate::tools::page(&all, script.page_size, &req.params).map(|mut page| {
                 page["ttlMs"] = json!(0);
                 page["cacheScope"] = json!("private");
@@ -291,17 +297,17 @@ async fn dispatch(modern: &Modern, req: &Request, sink: &Sink) -> Value {
             })
         }
         "tools/call" if name == Some("list_changed") => {
-            let n = listen::broadcast_list_changed(modern);
+            let n = listen::broadcast_list_changed(stateless);
             Ok(crate::tools::text(format!("sent to {n} listen stream(s)")))
         }
-        "tools/call" => tools::call(&modern.server, &script.modern, &req.params, sink).await,
+        "tools/call" => tools::call(&stateless.server, &script.stateless, &req.params, sink).await,
         // A listen request that a fault kept from becoming a stream.
         _ => Ok(json!({})),
     };
     match result {
         Ok(mut result) => {
             result["resultType"] = json!("complete");
-            result["_meta"] = json!({SERVER_INFO: Modern::server_info()});
+            result["_meta"] = json!({SERVER_INFO: Stateless::server_info()});
             json!({"jsonrpc": "2.0", "id": req.id, "result": result})
         }
         Err(e) => mcp::error_response(&req.id, &e),
@@ -318,26 +324,26 @@ struct Cut {
 
 /// Starts an SSE response and pumps `first` and `rx` into it on a task.
 fn stream(
-    modern: &Arc<Modern>,
+    stateless: &Arc<Stateless>,
     first: Option<Outbound>,
     rx: Option<mpsc::UnboundedReceiver<Outbound>>,
     rpc_id: Value,
     cut: Option<Cut>,
 ) -> Response<Body> {
-    let (writer, response) = modern.sse_response();
-    tokio::spawn(pump(Arc::clone(modern), writer, first, rx, rpc_id, cut));
+    let (writer, response) = stateless.sse_response();
+    tokio::spawn(pump(Arc::clone(stateless), writer, first, rx, rpc_id, cut));
     response
 }
 
 async fn pump(
-    modern: Arc<Modern>,
+    stateless: Arc<Stateless>,
     writer: sse::SseWriter,
     mut first: Option<Outbound>,
     mut rx: Option<mpsc::UnboundedReceiver<Outbound>>,
     rpc_id: Value,
     cut: Option<Cut>,
 ) {
-    let script = &modern.server.script.http.sse;
+    let script = &stateless.server.script.http.sse;
     let mut keepalive = sse::keepalive(script);
     let mut sent = 0;
     let reason = loop {
@@ -365,7 +371,7 @@ async fn pump(
         if last && cut.is_some() {
             break "fault";
         }
-        if !writer.message(modern.next_event_id(), out.message()) {
+        if !writer.message(stateless.next_event_id(), out.message()) {
             break "client_gone";
         }
         sent += 1;
@@ -376,11 +382,11 @@ async fn pump(
     let abort = reason == "fault" && cut.is_some_and(|c| c.abort);
     if reason == "fault" {
         let fields = json!({"rpc_id": rpc_id, "sent": sent, "abort": abort});
-        modern.server.log.event("stream_broken", fields);
+        stateless.server.log.event("stream_broken", fields);
     }
     // Logged before the close, so a client that saw the end of the stream finds it logged.
     let fields = json!({"stream": "post", "rpc_id": rpc_id, "reason": reason});
-    modern.server.log.event("sse_closed", fields);
+    stateless.server.log.event("sse_closed", fields);
     if abort {
         writer.abort();
     }

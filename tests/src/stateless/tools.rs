@@ -1,4 +1,4 @@
-//! The tools of the `modern` mode: the shared ones (without `ask`, since a 2026-07-28 server
+//! The tools of the `stateless` mode: the shared ones (without `ask`, since a 2026-07-28 server
 //! sends no requests of its own), plus tools for the client's re-issue and header rules:
 //! `read_only` (readOnlyHint), `idempotent` (idempotentHint), `side_effect` (neither),
 //! `header_echo` (`x-mcp-header` arguments) and, when scripted, `bad_header` (an invalid
@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::mcp::{RpcError, Server, Sink};
-use crate::script::ModernScript;
+use crate::script::StatelessScript;
 use crate::tools;
 
 /// Arguments of the three re-issue tools: progress first (as the `progress` tool), then text.
@@ -31,8 +31,8 @@ fn reissue_tool(name: &str, description: &str, annotations: Option<Value>) -> Va
     tool
 }
 
-/// The modern-only tools, in listing order (after the shared ones).
-fn own(script: &ModernScript) -> Vec<Value> {
+/// The stateless-only tools, in listing order (after the shared ones).
+fn own(script: &StatelessScript) -> Vec<Value> {
     let mut own = vec![
         reissue_tool(
             "read_only",
@@ -77,8 +77,8 @@ fn own(script: &ModernScript) -> Vec<Value> {
     own
 }
 
-/// Every tool `tools/list` shows in `modern` mode, in order.
-pub fn definitions(script: &ModernScript) -> Vec<Value> {
+/// Every tool `tools/list` shows in `stateless` mode, in order.
+pub fn definitions(script: &StatelessScript) -> Vec<Value> {
     let mut all: Vec<Value> = tools::definitions()
         .into_iter()
         .filter(|t| t["name"] != "ask")
@@ -88,7 +88,7 @@ pub fn definitions(script: &ModernScript) -> Vec<Value> {
 }
 
 /// The input schema of a listed tool, for the `Mcp-Param-*` checks.
-pub fn schema(script: &ModernScript, name: &str) -> Option<Value> {
+pub fn schema(script: &StatelessScript, name: &str) -> Option<Value> {
     definitions(script)
         .into_iter()
         .find(|t| t["name"] == name)
@@ -110,11 +110,11 @@ fn severity(level: &str) -> usize {
     LEVELS.iter().position(|l| *l == level).unwrap_or(0)
 }
 
-/// Runs a modern tool, or a shared one; `list_changed` is the caller's (it goes to the listen
+/// Runs a stateless tool, or a shared one; `list_changed` is the caller's (it goes to the listen
 /// streams, not to the response stream).
 pub async fn call(
     server: &Server,
-    script: &ModernScript,
+    script: &StatelessScript,
     params: &Value,
     sink: &Sink,
 ) -> Result<Value, RpcError> {

@@ -38,7 +38,7 @@ fn supervise_with(fixture: &StdioFixture, extra: Value) -> Supervisor {
 }
 
 fn ready(generation: u64) -> impl FnMut(&Snapshot) -> bool {
-    move |s| s.generation == generation && s.state.state == Some(StateName::Ready)
+    move |s| s.generation.0 == generation && s.state.state == Some(StateName::Ready)
 }
 
 async fn ready_supervisor(fixture: &StdioFixture) -> Supervisor {

@@ -7,7 +7,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 
 use crate::support::{self, PATIENCE, parse_sse};
 
-mod modern;
+mod stateless;
 
 fn initialize(id: u64, version: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {

@@ -14,7 +14,6 @@ mod http;
 mod import;
 mod learned;
 mod legacy;
-mod modern;
 mod oauth;
 mod peers;
 mod processes;
@@ -23,6 +22,7 @@ mod processes;
 #[cfg(unix)]
 mod recording;
 mod secrets;
+mod stateless;
 mod stdio;
 mod supervise;
 mod support;

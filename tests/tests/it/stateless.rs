@@ -1,11 +1,11 @@
 //! The stateless revision (2026-07-28) end to end: the real `lifeline` binary against
-//! `lifeline-fixture modern` on loopback, reached by URL alone; what goes on the wire
+//! `lifeline-fixture stateless` on loopback, reached by URL alone; what goes on the wire
 //! (headers, `_meta`, no session, no GET), the re-issue rules after a broken response
 //! stream, and `auto` against servers that lie about what they speak.
 
 use crate::cli::{CliRun, lifeline};
 use crate::support::{
-    HttpFixture, TempDirGuard, events, http_fixture, modern_fixture, read_log, received,
+    HttpFixture, TempDirGuard, events, http_fixture, read_log, received, stateless_fixture,
     write_config,
 };
 use serde_json::{Value, json};
@@ -24,7 +24,7 @@ fn requests(f: &HttpFixture) -> Vec<Value> {
 
 #[tokio::test]
 async fn call_by_url_speaks_the_stateless_revision_with_its_headers() {
-    let f = modern_fixture(json!({})).await;
+    let f = stateless_fixture(json!({})).await;
     let run = call(&f.url, "echo", json!({"text": "new and shiny"})).await;
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
@@ -82,7 +82,7 @@ async fn call_by_url_speaks_the_stateless_revision_with_its_headers() {
 
 #[tokio::test]
 async fn annotated_arguments_are_mirrored_into_headers_and_encoded() {
-    let f = modern_fixture(json!({})).await;
+    let f = stateless_fixture(json!({})).await;
     let args = json!({"region": "Hello, 世界", "priority": 42, "flag": true,
         "nested": {"zone": "eu-1"}, "text": "not mirrored"});
     let run = call(&f.url, "header_echo", args).await;
@@ -100,7 +100,7 @@ async fn annotated_arguments_are_mirrored_into_headers_and_encoded() {
 
 #[tokio::test]
 async fn a_tool_with_an_invalid_header_annotation_is_left_out() {
-    let f = modern_fixture(json!({"modern": {"invalid_header_tool": true}})).await;
+    let f = stateless_fixture(json!({"stateless": {"invalid_header_tool": true}})).await;
     let run = lifeline(&["tools", &f.url, "--json"]).await;
     assert_eq!(run.code, 0, "{run:?}");
     let names: Vec<String> = run.outcome()["result"]["tools"]
@@ -124,7 +124,7 @@ fn stream_break(tool: &str) -> Value {
 #[tokio::test]
 async fn a_broken_stream_of_a_read_only_tool_is_asked_again_with_a_new_id() {
     for tool in ["read_only", "idempotent"] {
-        let f = modern_fixture(stream_break(tool)).await;
+        let f = stateless_fixture(stream_break(tool)).await;
         let run = call(&f.url, tool, json!({"text": "again"})).await;
         assert_eq!(run.code, 0, "{tool}: {run:?}");
         let log = f.log_entries();
@@ -137,7 +137,7 @@ async fn a_broken_stream_of_a_read_only_tool_is_asked_again_with_a_new_id() {
 
 #[tokio::test]
 async fn a_broken_stream_of_a_tool_with_effects_fails_typed_and_is_not_repeated() {
-    let f = modern_fixture(stream_break("side_effect")).await;
+    let f = stateless_fixture(stream_break("side_effect")).await;
     let run = call(&f.url, "side_effect", json!({"text": "once"})).await;
     assert_ne!(run.code, 0, "{run:?}");
     let e = run.error();
@@ -154,11 +154,11 @@ async fn a_broken_stream_of_a_tool_with_effects_fails_typed_and_is_not_repeated(
 
 #[tokio::test]
 async fn auto_falls_back_to_initialize_when_discovery_is_answered_with_something_else() {
-    // A dual-era server that answers server/discover with `{}`, as some servers answer any
+    // A dual-revision server that answers server/discover with `{}`, as some servers answer any
     // method: not a discovery result, so `initialize` on a fresh connection.
-    let f =
-        modern_fixture(json!({"modern": {"discover_result": {}, "initialize": "legacy"}})).await;
-    let dir = TempDirGuard::new("modern-lying");
+    let f = stateless_fixture(json!({"stateless": {"discover_result": {}, "initialize": "serve"}}))
+        .await;
+    let dir = TempDirGuard::new("stateless-lying");
     let config = write_config(&dir, json!({"dual": {"url": f.url}}));
     let run = lifeline(&["check", "--json", "--config", config.to_str().unwrap()]).await;
     assert_eq!(run.code, 0, "{run:?}");
@@ -182,7 +182,7 @@ async fn auto_falls_back_to_initialize_when_discovery_is_answered_with_something
 
 #[tokio::test]
 async fn a_server_that_lists_only_revisions_lifeline_does_not_speak_fails_clearly() {
-    let f = modern_fixture(json!({"modern": {"supported_versions": ["2027-01-01"]}})).await;
+    let f = stateless_fixture(json!({"stateless": {"supported_versions": ["2027-01-01"]}})).await;
     let run = call(&f.url, "echo", json!({"text": "x"})).await;
     assert_ne!(run.code, 0, "{run:?}");
     let message = run.error()["message"].as_str().unwrap().to_owned();
@@ -192,14 +192,14 @@ async fn a_server_that_lists_only_revisions_lifeline_does_not_speak_fails_clearl
     );
     assert!(
         received(&f.log_entries(), "initialize").is_empty(),
-        "no fallback from a modern server"
+        "no fallback from a stateless server"
     );
 }
 
 #[tokio::test]
 async fn check_and_watch_name_the_stateless_revision() {
-    let f = modern_fixture(json!({})).await;
-    let dir = TempDirGuard::new("modern-watch");
+    let f = stateless_fixture(json!({})).await;
+    let dir = TempDirGuard::new("stateless-watch");
     let config = write_config(&dir, json!({"new": {"url": f.url}}));
     let config = config.to_str().unwrap();
     let run = lifeline(&["check", "--json", "--config", config]).await;
@@ -225,7 +225,7 @@ async fn check_and_watch_name_the_stateless_revision() {
 async fn a_pin_to_the_stateless_revision_is_never_changed() {
     // A server that speaks only initialize revisions, pinned to 2026-07-28: refused, with what to change.
     let f = http_fixture(json!({})).await;
-    let dir = TempDirGuard::new("modern-pin");
+    let dir = TempDirGuard::new("stateless-pin");
     let config = write_config(
         &dir,
         json!({"pinned": {"url": f.url, "protocol": "2026-07-28"}}),
@@ -254,7 +254,7 @@ async fn a_pin_to_the_stateless_revision_is_never_changed() {
 async fn watch_by_url_alone_finds_each_revision() {
     // One server of each kind of revision, given on the command line; the stateless one also
     // says its tools changed, on the subscriptions/listen stream.
-    let modern = modern_fixture(json!({"modern": {"list_changed_after_ms": [300]}})).await;
+    let stateless = stateless_fixture(json!({"stateless": {"list_changed_after_ms": [300]}})).await;
     let streamable = http_fixture(json!({})).await;
     let legacy = crate::support::legacy_fixture(json!({})).await;
     let run = lifeline(&[
@@ -262,7 +262,7 @@ async fn watch_by_url_alone_finds_each_revision() {
         "--json",
         "--for",
         "2s",
-        &modern.url,
+        &stateless.url,
         &streamable.url,
         &legacy.url,
     ])
@@ -289,11 +289,11 @@ async fn watch_by_url_alone_finds_each_revision() {
             .unwrap_or_else(|| panic!("{name} never ready: {}", run.stdout))["protocol_version"]
             .clone()
     };
-    assert_eq!(revision(&modern.url), "2026-07-28");
+    assert_eq!(revision(&stateless.url), "2026-07-28");
     assert_eq!(revision(&streamable.url), "2025-11-25");
     assert_eq!(revision(&legacy.url), "2024-11-05");
     // The change notification came on the listen stream and the tools were listed again.
-    let log = read_log(&modern.log);
+    let log = read_log(&stateless.log);
     assert_eq!(received(&log, "subscriptions/listen").len(), 1);
     assert_eq!(
         received(&log, "tools/list").len(),
@@ -305,7 +305,7 @@ async fn watch_by_url_alone_finds_each_revision() {
 #[tokio::test]
 async fn a_timed_out_call_is_cancelled_by_closing_its_stream_not_by_a_notification() {
     // The call's response stream opens at once and never brings an answer.
-    let f = modern_fixture(json!({"http": {"response": "sse"},
+    let f = stateless_fixture(json!({"http": {"response": "sse"},
         "rules": [{"method": "tools/call", "action": {"kind": "never_answer"}}]}))
     .await;
     let args = json!({}).to_string();
@@ -338,8 +338,8 @@ async fn a_timed_out_call_is_cancelled_by_closing_its_stream_not_by_a_notificati
 async fn a_server_whose_discovery_lies_is_reached_with_initialize_by_call_and_by_check() {
     // server/discover lists 2026-07-28, but every other stateless request is refused the
     // way an initialize-only server refuses it; initialize works.
-    let script = json!({"modern": {"stateless_only_discover": true, "initialize": "legacy"}});
-    let f = modern_fixture(script.clone()).await;
+    let script = json!({"stateless": {"stateless_only_discover": true, "initialize": "serve"}});
+    let f = stateless_fixture(script.clone()).await;
     let run = call(&f.url, "echo", json!({"text": "the old way"})).await;
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.outcome()["result"]["content"][0]["text"], "the old way");
@@ -350,8 +350,8 @@ async fn a_server_whose_discovery_lies_is_reached_with_initialize_by_call_and_by
         "one initialize attempt"
     );
 
-    let f = modern_fixture(script).await;
-    let dir = TempDirGuard::new("modern-liar");
+    let f = stateless_fixture(script).await;
+    let dir = TempDirGuard::new("stateless-liar");
     let config = write_config(&dir, json!({"liar": {"url": f.url}}));
     let run = lifeline(&["check", "--json", "--config", config.to_str().unwrap()]).await;
     assert_eq!(run.code, 0, "{run:?}");

@@ -91,10 +91,10 @@ pub async fn legacy_fixture(script: Value) -> HttpFixture {
     fixture_listening("sse", script).await
 }
 
-/// Spawns `lifeline-fixture modern` (stateless 2026-07-28 Streamable HTTP; `url` ends in
+/// Spawns `lifeline-fixture stateless` (stateless 2026-07-28 Streamable HTTP; `url` ends in
 /// `/mcp`).
-pub async fn modern_fixture(script: Value) -> HttpFixture {
-    fixture_listening("modern", script).await
+pub async fn stateless_fixture(script: Value) -> HttpFixture {
+    fixture_listening("stateless", script).await
 }
 
 async fn fixture_listening(transport: &str, script: Value) -> HttpFixture {

@@ -26,6 +26,13 @@ export type Phase = "connect" | "call";
 export type ErrorKind = "auth" | "sign_in" | "permission" | "rate_limited" | "server" | "protocol" | "timeout" | "transport" | "session_expired" | "stream_lost" | "process_exit" | "spawn" | "config" | "cancelled";
 
 /**
+ * Which connection of a server something belongs to: the supervisor counts from 1, one up
+ * for each connection it opens (0 before the first). A reconnect count, never a protocol
+ * version: that is a revision (`protocol::Revision`). On the wire a plain number.
+ */
+export type Generation = number;
+
+/**
  * A failure as it may leave the process: allow-listed fields and a scrubbed message.
  */
 export type FailureInfo = { 
@@ -33,7 +40,7 @@ export type FailureInfo = {
  * An `ErrorKind`; typed for TypeScript as one or any string, because history written by a
  * newer Lifeline may hold a kind this release does not know, and the UI still renders it.
  */
-kind: ErrorKind | (string & {}), phase: Phase | null, stage: Stage | null, status: number | null, reason: string | null, retry_after_ms: number | null, method: string | null, url_path: string | null, exit_code: number | null, signal: number | null, attempt: number | null, generation: number, message: string, };
+kind: ErrorKind | (string & {}), phase: Phase | null, stage: Stage | null, status: number | null, reason: string | null, retry_after_ms: number | null, method: string | null, url_path: string | null, exit_code: number | null, signal: number | null, attempt: number | null, generation: Generation, message: string, };
 
 export type StateInfo = { state: StateName | null, 
 /**
@@ -116,12 +123,12 @@ export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", f
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: number, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: Generation, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.
  */
-export type Snapshot = { server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+export type Snapshot = { server: string, generation: Generation, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
 /**
  * The OAuth sign-in of a server that may use one (an HTTP server without a static
  * Authorization header); null otherwise.
@@ -163,7 +170,7 @@ export type Tool = { name: string, title?: string, description?: string, inputSc
 /**
  * The stderr a generation's process wrote, as kept (bounded, scrubbed).
  */
-export type GenerationStderr = { generation: number, lines: Array<string>, truncated: boolean, };
+export type GenerationStderr = { generation: Generation, lines: Array<string>, truncated: boolean, };
 
 /**
  * One event of an earlier run, exactly as the bus published it (already scrubbed).
@@ -271,7 +278,7 @@ restarts: number,
 /**
  * When the latest of those began (the `at` of its first event).
  */
-last_restart_at: string | null, server: string, generation: number, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+last_restart_at: string | null, server: string, generation: Generation, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
 /**
  * The OAuth sign-in of a server that may use one (an HTTP server without a static
  * Authorization header); null otherwise.

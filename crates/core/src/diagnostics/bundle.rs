@@ -7,6 +7,7 @@
 //! the zip.
 
 use super::bundle_config::{redact_config, scrub_json};
+use crate::events::Generation;
 use crate::redact::{Redactor, cap, learn_from};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -53,7 +54,7 @@ pub struct ServerInput {
     pub events: Vec<Value>,
     pub failures: Vec<Value>,
     /// `(generation, text)` for the last generations of a stdio server.
-    pub stderr: Vec<(u64, String)>,
+    pub stderr: Vec<(Generation, String)>,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -4,6 +4,7 @@
 
 use super::bundle::{BundleFile, BundleInput, BundleOptions, ServerInput, build};
 use super::bundle_write::WriteErrorKind;
+use crate::events::Generation;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -51,13 +52,13 @@ fn input() -> BundleInput {
         failures: Vec::new(),
         stderr: vec![
             (
-                1,
+                Generation(1),
                 format!(
                     "starting\nusing {} and --token={}\n",
                     CANARIES[1], CANARIES[6]
                 ),
             ),
-            (2, "second generation\n".into()),
+            (Generation(2), "second generation\n".into()),
         ],
     };
     BundleInput {
@@ -338,7 +339,7 @@ fn secrets_learned_from_stderr_are_masked_in_every_file() {
         events: vec![json!({"type": "failure", "failure": {"message": format!("args {api_key}")}})],
         failures: vec![json!({"message": format!("args {password} {api_key}")})],
         stderr: vec![(
-            1,
+            Generation(1),
             format!(
                 "{{\"password\":\"{password}\"}}\nx-api-key: {api_key}\nargs: {password} {api_key}\n"
             ),

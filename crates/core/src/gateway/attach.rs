@@ -1,6 +1,6 @@
 //! The attach handshake on the app's local endpoint (`local_socket`): how `lifeline connect
 //! NAME` asks the running app to serve its host with the app's own supervisor for NAME.
-//! One line each way, then the stream is the host's MCP session (`gateway::serve` on the
+//! One line each way, then the stream is the host's MCP session (`gateway::serve_lines` on the
 //! app's side, a byte pump on the bridge's):
 //!
 //! ```text

@@ -5,7 +5,7 @@
 //! host or its user sees the same words as the dashboard and no secret.
 
 use crate::error::Error;
-use crate::events::{CallOutcome, FailureInfo, StateInfo, StateName};
+use crate::events::{CallOutcome, FailureInfo, Generation, StateInfo, StateName};
 use crate::protocol::RpcError;
 use crate::redact::Redactor;
 use serde_json::{Value, json};
@@ -151,7 +151,7 @@ pub fn lost(
     method: &str,
     info: &StateInfo,
     cause: &Error,
-    generation: u64,
+    generation: Generation,
     why: &str,
     redactor: &Redactor,
 ) -> RpcError {
@@ -176,7 +176,7 @@ pub fn answered(
     server: &str,
     info: &StateInfo,
     e: &Error,
-    generation: u64,
+    generation: Generation,
     redactor: &Redactor,
 ) -> RpcError {
     let message = redactor.scrub(e.message());
@@ -346,7 +346,7 @@ mod tests {
             "tools/call",
             &info(StateName::Reconnecting),
             &cause,
-            3,
+            Generation(3),
             "no hint",
             &r,
         );
@@ -364,7 +364,7 @@ mod tests {
         let r = Redactor::default();
         let e = Error::new(ErrorKind::Server, "boom").with(|c| c.rpc_code = Some(-32602));
         assert_eq!(
-            answered("fx", &StateInfo::default(), &e, 1, &r).code,
+            answered("fx", &StateInfo::default(), &e, Generation(1), &r).code,
             -32602
         );
         let r = Redactor::new(["hunter2"]);
@@ -373,12 +373,12 @@ mod tests {
                 json!({"field": "x", "why": ["hunter2"]}),
             ))
         });
-        let a = answered("fx", &StateInfo::default(), &e, 1, &r);
+        let a = answered("fx", &StateInfo::default(), &e, Generation(1), &r);
         assert_eq!(a.data.unwrap()["field"], "x", "the server's data is kept");
-        let a = answered("fx", &StateInfo::default(), &e, 1, &r);
+        let a = answered("fx", &StateInfo::default(), &e, Generation(1), &r);
         assert!(!a.data.unwrap().to_string().contains("hunter2"));
         let t = Error::timeout("no answer in 60 s");
-        let a = answered("fx", &StateInfo::default(), &t, 1, &r);
+        let a = answered("fx", &StateInfo::default(), &t, Generation(1), &r);
         assert_eq!(a.code, RpcError::INTERNAL_ERROR);
         assert_eq!(a.data.unwrap()["kind"], "timeout");
     }

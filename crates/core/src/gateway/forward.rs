@@ -8,6 +8,7 @@
 use super::errors;
 use super::{Shared, fingerprint};
 use crate::error::Error;
+use crate::events::Generation;
 use crate::events::StateName;
 use crate::policy::reissue::{self, Reissue};
 use crate::protocol::mcp::{CLIENT_VERSION, Progress};
@@ -72,14 +73,14 @@ async fn cancelled(mut cancel: watch::Receiver<bool>) {
     }
 }
 
-/// Waits until the server is ready on a generation after `after` (0: any), up to
+/// Waits until the server is ready on a generation after `after` (`Generation(0)`: any), up to
 /// `deadline`. A state a person must act on fails at once.
 async fn ready(
     shared: &Shared,
-    after: u64,
+    after: Generation,
     deadline: Instant,
     wait: Duration,
-) -> Result<u64, RpcError> {
+) -> Result<Generation, RpcError> {
     let sup = &shared.supervisor;
     let redactor = &shared.options.redactor;
     let mut rx = sup.watch();
@@ -109,7 +110,7 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
         .unwrap_or(Revision::LATEST_INITIALIZE);
     let sup = &shared.supervisor;
     let wait = shared.options.initialize_wait;
-    let _ = ready(shared, 0, Instant::now() + wait, wait).await;
+    let _ = ready(shared, Generation(0), Instant::now() + wait, wait).await;
     super::host_requests::reinitialize(shared).await;
     let mut result = match sup.server_info() {
         Some((_, info)) => {
@@ -160,7 +161,7 @@ async fn tools_list(shared: &Shared) -> Result<Value, RpcError> {
     let sup = &shared.supervisor;
     if sup.tools().is_empty() {
         let wait = shared.options.request_wait;
-        ready(shared, 0, Instant::now() + wait, wait).await?;
+        ready(shared, Generation(0), Instant::now() + wait, wait).await?;
     }
     let tools: Vec<Value> = sup.tools().iter().map(|t| t.raw_json()).collect();
     *shared.known.lock().expect("known lock") = Some((fingerprint(sup), false));
@@ -257,14 +258,14 @@ async fn forward(
     let wait = shared.options.request_wait;
     let deadline = Instant::now() + wait;
     let token = progress_token(params.as_ref());
-    let mut after = 0;
+    let mut after = Generation(0);
     let mut reissued = 0;
     loop {
         ready(shared, after, deadline, wait).await?;
         let (progress, relayed) = progress_channel(token.as_ref());
         let request = sup.send_request(method, params.clone(), progress);
         let sent = relay(shared, id, relayed, request).await;
-        if sent.generation == 0 {
+        if sent.generation == Generation(0) {
             // The state changed between the wait and the send: nothing was sent.
             tokio::task::yield_now().await;
             continue;
@@ -335,7 +336,7 @@ async fn call(
     let token = progress_token(params.as_ref());
     let wait = shared.options.request_wait;
     let deadline = Instant::now() + wait;
-    let mut after = 0;
+    let mut after = Generation(0);
     let mut reissued = 0;
     loop {
         let generation = tokio::select! {

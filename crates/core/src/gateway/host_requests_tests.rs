@@ -6,8 +6,9 @@
 //! `roots/list_changed` upstream, and the `id: null` answer to a line that is not JSON-RPC.
 
 use crate::error::Stage;
+use crate::events::Generation;
 use crate::events::{EventBus, StateName};
-use crate::gateway::{GatewayOptions, serve};
+use crate::gateway::{GatewayOptions, serve_lines};
 use crate::protocol::{Message, RequestId, Response};
 use crate::supervisor::{Supervisor, SupervisorConfig};
 use crate::transport::{Incoming, memory};
@@ -147,7 +148,12 @@ impl TestHost {
             request_wait: Duration::from_secs(5),
             ..GatewayOptions::default()
         };
-        tokio::spawn(serve(Arc::new(sup.share()), gw_read, gw_write, options));
+        tokio::spawn(serve_lines(
+            Arc::new(sup.share()),
+            gw_read,
+            gw_write,
+            options,
+        ));
         let (r, w) = tokio::io::split(host);
         TestHost {
             w,
@@ -228,7 +234,7 @@ async fn the_hosts_capabilities_reinitialize_once_and_its_answers_reach_the_serv
         [json!({}), caps.clone()],
         "the first generation began before the host said what it can do; reconnected once"
     );
-    assert_eq!(sup.snapshot().generation, 2);
+    assert_eq!(sup.snapshot().generation, Generation(2));
     for (i, method) in ["sampling/createMessage", "elicitation/create", "roots/list"]
         .into_iter()
         .enumerate()
@@ -255,7 +261,11 @@ async fn the_hosts_capabilities_reinitialize_once_and_its_answers_reach_the_serv
             .notes
             .contains(&"notifications/roots/list_changed".to_owned())
     );
-    assert_eq!(sup.snapshot().generation, 2, "no further reconnect");
+    assert_eq!(
+        sup.snapshot().generation,
+        Generation(2),
+        "no further reconnect"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -269,7 +279,7 @@ async fn a_first_attempt_held_for_the_host_offers_its_capabilities_without_a_rec
     let caps: Value = serde_json::from_str(ALL).unwrap();
     host.initialize(caps.clone()).await;
     assert_eq!(log.lock().unwrap().capabilities, [caps]);
-    assert_eq!(sup.snapshot().generation, 1);
+    assert_eq!(sup.snapshot().generation, Generation(1));
 }
 
 #[tokio::test(start_paused = true)]
@@ -297,7 +307,7 @@ async fn a_host_without_the_capability_leaves_the_refusal_and_no_reconnect() {
             .all(|m| m.get("method").is_none() || m["id"].is_null())
     );
     assert_eq!(text(&call)["error"]["code"], -32601, "method not found");
-    assert_eq!(sup.snapshot().generation, 1);
+    assert_eq!(sup.snapshot().generation, Generation(1));
     assert_eq!(log.lock().unwrap().capabilities, [json!({})]);
 }
 
@@ -363,7 +373,11 @@ async fn the_request_goes_to_the_host_whose_call_caused_it() {
     a.initialize(serde_json::from_str(ALL).unwrap()).await;
     b.initialize(serde_json::from_str(ALL).unwrap()).await;
     // A attached before the first attempt, which offered its capabilities.
-    assert_eq!(sup.snapshot().generation, 1, "nobody reconnected");
+    assert_eq!(
+        sup.snapshot().generation,
+        Generation(1),
+        "nobody reconnected"
+    );
     assert_eq!(log.lock().unwrap().capabilities.len(), 1);
     // A is busy with its call; B is the most recent host.
     a.ask(1, "roots/list").await;

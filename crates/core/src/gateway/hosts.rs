@@ -10,7 +10,7 @@
 //! a tool's name too, and a call is kept as tool, duration and outcome only.
 
 use super::stats::{ServerStats, ToolStats};
-use crate::events::{CallOutcome, EventBody, EventBus, HostInfo, HostMode, rfc3339};
+use crate::events::{CallOutcome, EventBody, EventBus, Generation, HostInfo, HostMode, rfc3339};
 use crate::redact::{Redactor, cap};
 use serde::Serialize;
 use serde_json::Value;
@@ -96,9 +96,10 @@ impl Hosts {
         }
     }
 
-    /// A gateway session for `server` began; it is a host once it initializes.
-    pub fn session(&self, server: &str, redactor: Redactor) -> HostSession {
-        HostSession {
+    /// A host session for `server` began: its recorder, which makes it a host once it
+    /// initializes.
+    pub fn recorder(&self, server: &str, redactor: Redactor) -> HostRecorder {
+        HostRecorder {
             hosts: self.clone(),
             server: server.to_owned(),
             id: self.inner.next_id.fetch_add(1, Ordering::Relaxed),
@@ -149,13 +150,13 @@ impl Hosts {
         }
     }
 
-    fn emit(&self, server: &str, generation: u64, body: EventBody) {
+    fn emit(&self, server: &str, generation: Generation, body: EventBody) {
         self.inner.bus.emit(server, generation, body);
     }
 }
 
-/// One gateway session's host: what its `initialize` said, and its calls.
-pub struct HostSession {
+/// Records one host session's host: what its `initialize` said, and its calls.
+pub struct HostRecorder {
     hosts: Hosts,
     server: String,
     id: u64,
@@ -165,9 +166,14 @@ pub struct HostSession {
     generation: AtomicU64,
 }
 
-impl HostSession {
+impl HostRecorder {
     /// The host's `initialize` was answered with `protocol_version`: it is attached.
-    pub fn initialized(&self, params: Option<&Value>, protocol_version: &str, generation: u64) {
+    pub fn initialized(
+        &self,
+        params: Option<&Value>,
+        protocol_version: &str,
+        generation: Generation,
+    ) {
         let client = params.and_then(|p| p.get("clientInfo"));
         let field = |k: &str| client.and_then(|c| c.get(k)).and_then(Value::as_str);
         let info = HostInfo {
@@ -178,7 +184,7 @@ impl HostSession {
             mode: self.hosts.inner.mode,
         };
         *self.info.lock().unwrap_or_else(PoisonError::into_inner) = Some(info.clone());
-        self.generation.store(generation, Ordering::Relaxed);
+        self.generation.store(generation.0, Ordering::Relaxed);
         {
             let mut state = lock(&self.hosts.inner.state);
             let live = state
@@ -228,14 +234,14 @@ impl HostSession {
     fn detach(&self) {
         let removed = lock(&self.hosts.inner.state).attached.remove(&self.id);
         if let (Some(host), Some(_)) = (self.info(), removed) {
-            let generation = self.generation.load(Ordering::Relaxed);
+            let generation = Generation(self.generation.load(Ordering::Relaxed));
             self.hosts
                 .emit(&self.server, generation, EventBody::HostDetached { host });
         }
     }
 }
 
-impl Drop for HostSession {
+impl Drop for HostRecorder {
     fn drop(&mut self) {
         self.detach();
     }
@@ -243,18 +249,18 @@ impl Drop for HostSession {
 
 /// A host's call in flight.
 pub struct CallGuard<'a> {
-    session: &'a HostSession,
+    session: &'a HostRecorder,
     tool: String,
     started: tokio::time::Instant,
 }
 
 impl CallGuard<'_> {
     /// The call was answered: counted in the statistics and published as `host_call`.
-    pub fn finish(self, outcome: CallOutcome, error_kind: Option<String>, generation: u64) {
+    pub fn finish(self, outcome: CallOutcome, error_kind: Option<String>, generation: Generation) {
         let s = self.session;
         let duration_ms = crate::events::millis(self.started.elapsed());
         let host = s.info();
-        s.generation.store(generation, Ordering::Relaxed);
+        s.generation.store(generation.0, Ordering::Relaxed);
         lock(&s.hosts.inner.state)
             .stats
             .entry(s.server.clone())

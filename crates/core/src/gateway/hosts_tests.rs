@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::events::Event;
+use crate::events::Generation;
 use std::time::Duration;
 
 fn hosts() -> (Hosts, tokio::sync::broadcast::Receiver<Event>) {
@@ -21,12 +22,16 @@ fn init(name: &str, version: &str) -> Value {
 #[tokio::test(start_paused = true)]
 async fn a_host_attaches_calls_and_detaches() {
     let (hosts, mut rx) = hosts();
-    let session = hosts.session("fs", Redactor::default());
+    let session = hosts.recorder("fs", Redactor::default());
     // Not a host until it initialized.
     assert_eq!(hosts.view("fs", SystemTime::now()).hosts, vec![]);
-    session.initialized(Some(&init("claude-code", "2.0.1")), "2025-06-18", 3);
+    session.initialized(
+        Some(&init("claude-code", "2.0.1")),
+        "2025-06-18",
+        Generation(3),
+    );
     let e = rx.try_recv().unwrap();
-    assert_eq!((e.server.as_str(), e.generation), ("fs", 3));
+    assert_eq!((e.server.as_str(), e.generation), ("fs", Generation(3)));
     let EventBody::HostAttached { host } = e.body else {
         panic!("{e:?}")
     };
@@ -41,9 +46,9 @@ async fn a_host_attaches_calls_and_detaches() {
     let view = hosts.view("fs", SystemTime::now());
     assert_eq!((view.live_calls, view.hosts[0].live_calls), (2, 2));
     tokio::time::advance(Duration::from_millis(40)).await;
-    fast.finish(CallOutcome::Ok, None, 3);
+    fast.finish(CallOutcome::Ok, None, Generation(3));
     tokio::time::advance(Duration::from_millis(60)).await;
-    slow.finish(CallOutcome::Error, Some("not_ready".into()), 4);
+    slow.finish(CallOutcome::Error, Some("not_ready".into()), Generation(4));
     let e = rx.try_recv().unwrap();
     assert_eq!(
         e.body,
@@ -81,7 +86,7 @@ async fn a_host_attaches_calls_and_detaches() {
 
     drop(session);
     let e = rx.try_recv().unwrap();
-    assert_eq!(e.generation, 4);
+    assert_eq!(e.generation, Generation(4));
     assert!(matches!(e.body, EventBody::HostDetached { host } if host.id == 1));
     assert_eq!(hosts.view("fs", SystemTime::now()).hosts, vec![]);
     assert!(rx.try_recv().is_err());
@@ -90,16 +95,20 @@ async fn a_host_attaches_calls_and_detaches() {
 #[tokio::test(start_paused = true)]
 async fn a_session_that_never_initialized_says_nothing() {
     let (hosts, mut rx) = hosts();
-    drop(hosts.session("fs", Redactor::default()));
+    drop(hosts.recorder("fs", Redactor::default()));
     assert!(rx.try_recv().is_err());
 }
 
 #[tokio::test(start_paused = true)]
 async fn what_a_host_sent_is_scrubbed_and_capped() {
     let (hosts, mut rx) = hosts();
-    let session = hosts.session("fs", Redactor::new(["hunter2"]));
+    let session = hosts.recorder("fs", Redactor::new(["hunter2"]));
     let long = "x".repeat(1000);
-    session.initialized(Some(&init("hunter2-client", &long)), "2025-11-25", 1);
+    session.initialized(
+        Some(&init("hunter2-client", &long)),
+        "2025-11-25",
+        Generation(1),
+    );
     let EventBody::HostAttached { host } = rx.try_recv().unwrap().body else {
         panic!()
     };
@@ -109,14 +118,16 @@ async fn what_a_host_sent_is_scrubbed_and_capped() {
         "{}",
         host.version.len()
     );
-    session.call("hunter2").finish(CallOutcome::Ok, None, 1);
+    session
+        .call("hunter2")
+        .finish(CallOutcome::Ok, None, Generation(1));
     let EventBody::HostCall { tool, .. } = rx.try_recv().unwrap().body else {
         panic!()
     };
     assert!(!tool.contains("hunter2"), "{tool}");
     // No clientInfo at all still makes a host.
-    let bare = hosts.session("fs", Redactor::default());
-    bare.initialized(None, "2025-11-25", 1);
+    let bare = hosts.recorder("fs", Redactor::default());
+    bare.initialized(None, "2025-11-25", Generation(1));
     let EventBody::HostAttached { host } = rx.try_recv().unwrap().body else {
         panic!()
     };
@@ -136,7 +147,7 @@ fn the_history_s_last_hour_is_replayed() {
     let call = |ago_min: u64, ms: u64, outcome| {
         let mut e = bus.emit(
             "fs",
-            1,
+            Generation(1),
             EventBody::HostCall {
                 host_id: 1,
                 host: "cursor".into(),
@@ -152,7 +163,11 @@ fn the_history_s_last_hour_is_replayed() {
     call(90, 999, CallOutcome::Ok); // older than the hour
     call(30, 20, CallOutcome::ToolError);
     call(1, 10, CallOutcome::Ok);
-    history.record(&bus.emit("fs", 1, EventBody::RoundTrip { round_trip_ms: 5 }));
+    history.record(&bus.emit(
+        "fs",
+        Generation(1),
+        EventBody::RoundTrip { round_trip_ms: 5 },
+    ));
     history.flush();
     let past = history
         .host_calls_since(now - Duration::from_secs(3600))

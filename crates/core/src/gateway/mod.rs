@@ -7,7 +7,7 @@
 //! host hears `notifications/tools/list_changed` when the tool set changes.
 //!
 //! This file is the session loop (`start`: dispatch, cancellation, the tools watcher,
-//! transport-free) and its stdio framing (`serve`); `http/` serves sessions over
+//! transport-free) and its stdio framing (`serve_lines`); `http/` serves sessions over
 //! Streamable HTTP;
 //! `forward.rs` answers one request; `notes.rs` passes the upstream's notifications on;
 //! `subs.rs` keeps the host's resource subscriptions across generations;
@@ -111,7 +111,7 @@ pub(crate) struct Shared {
     /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
     pub(crate) host: Arc<host_requests::HostLink>,
     /// This session's host as the dashboard sees it, when the options record hosts.
-    pub(crate) recorder: Option<hosts::HostSession>,
+    pub(crate) recorder: Option<hosts::HostRecorder>,
 }
 
 impl Shared {
@@ -149,7 +149,7 @@ pub(crate) fn fingerprint(supervisor: &Supervisor) -> ToolSet {
 /// `input`, the messages for the host come out of `output`. Dropping `input` ends the
 /// session: its requests in flight are cancelled, and `done` resolves once every task of
 /// the session is gone (then the caller holds the only `Arc<Supervisor>` it gave).
-pub struct Session {
+pub struct HostSession {
     pub input: Input,
     pub output: mpsc::UnboundedReceiver<Outgoing>,
     pub done: tokio::task::JoinHandle<()>,
@@ -179,9 +179,9 @@ impl Input {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ended;
 
-/// Starts a gateway session for one host on `supervisor` (a stdio host: `serve`; a
+/// Starts a gateway session for one host on `supervisor` (a stdio host: `serve_lines`; a
 /// Streamable HTTP host: `http`).
-pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
+pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> HostSession {
     let (out, output) = mpsc::unbounded_channel();
     let (tx, input_rx) = mpsc::unbounded_channel();
     let host = Arc::new(host_requests::HostLink::new(
@@ -192,7 +192,7 @@ pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
     let recorder = options
         .hosts
         .as_ref()
-        .map(|h| h.session(supervisor.name(), options.redactor.clone()));
+        .map(|h| h.recorder(supervisor.name(), options.redactor.clone()));
     let shared = Arc::new(Shared {
         host,
         supervisor,
@@ -207,7 +207,7 @@ pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> Session {
         shared: shared.clone(),
     };
     let done = tokio::spawn(run(shared, input_rx));
-    Session {
+    HostSession {
         input,
         output,
         done,
@@ -290,12 +290,16 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
 /// Serves one host on `read`/`write` (newline-delimited JSON-RPC, the stdio framing) until
 /// the host closes its side (EOF) or stops reading. In-flight requests are cancelled on
 /// the way out; the supervisor is left running (its owner stops it).
-pub async fn serve<R, W>(supervisor: Arc<Supervisor>, read: R, write: W, options: GatewayOptions)
-where
+pub async fn serve_lines<R, W>(
+    supervisor: Arc<Supervisor>,
+    read: R,
+    write: W,
+    options: GatewayOptions,
+) where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let Session {
+    let HostSession {
         input,
         output,
         done,

@@ -5,6 +5,7 @@
 //! reconnect. A re-subscription that fails is logged on stderr, not told to the host.
 
 use super::Shared;
+use crate::events::Generation;
 use crate::events::StateName;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -48,14 +49,14 @@ pub(super) fn failed(shared: &Shared, method: &str, params: Option<&Value>) {
 pub(super) async fn resubscribe(shared: Arc<Shared>) {
     let sup = shared.supervisor.clone();
     let mut rx = sup.watch();
-    let mut seen = 0;
+    let mut seen = Generation(0);
     loop {
         let (ready, generation) = {
             let snap = rx.borrow_and_update();
             (snap.state.state == Some(StateName::Ready), snap.generation)
         };
         if ready && generation > seen {
-            let again = seen != 0;
+            let again = seen != Generation(0);
             seen = generation;
             let uris: Vec<String> = shared
                 .subscriptions

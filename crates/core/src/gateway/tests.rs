@@ -2,7 +2,7 @@
 //! generation) and a host on an in-memory pipe, under paused time: answers, the
 //! upstream's loss mid-call, and what is and is not sent again.
 
-use super::{GatewayOptions, NOT_READY, UPSTREAM_LOST, serve};
+use super::{GatewayOptions, NOT_READY, UPSTREAM_LOST, serve_lines};
 use crate::error::{Error, Stage};
 use crate::events::EventBus;
 use crate::protocol::{Message, Response};
@@ -192,7 +192,7 @@ fn gateway(
         request_wait: Duration::from_secs(5),
         ..GatewayOptions::default()
     };
-    tokio::spawn(serve(sup, gw_read, gw_write, options));
+    tokio::spawn(serve_lines(sup, gw_read, gw_write, options));
     let (host_read, host_write) = tokio::io::split(host);
     (host_write, BufReader::new(host_read).lines())
 }
@@ -244,7 +244,7 @@ async fn the_servers_notifications_reach_the_host_scrubbed() {
     let sup = Arc::new(upstream(Calls::default()));
     let (host, gw) = tokio::io::duplex(1 << 16);
     let (gw_read, gw_write) = tokio::io::split(gw);
-    tokio::spawn(serve(sup.clone(), gw_read, gw_write, options));
+    tokio::spawn(serve_lines(sup.clone(), gw_read, gw_write, options));
     let (host_read, mut w) = tokio::io::split(host);
     let mut r = BufReader::new(host_read).lines();
     ask(&mut w, &mut r, 1, "initialize", json!({})).await;
@@ -506,7 +506,7 @@ async fn the_session_ends_with_the_hosts_input_and_lets_go_of_the_supervisor() {
     let sup = Arc::new(upstream(calls.clone()));
     let (host, gw) = tokio::io::duplex(1 << 16);
     let (gw_read, gw_write) = tokio::io::split(gw);
-    let serving = tokio::spawn(serve(
+    let serving = tokio::spawn(serve_lines(
         sup.clone(),
         gw_read,
         gw_write,
@@ -547,7 +547,7 @@ async fn the_host_and_its_calls_are_recorded() {
     let sup = Arc::new(upstream(Calls::default()));
     let (host, gw) = tokio::io::duplex(1 << 16);
     let (gw_read, gw_write) = tokio::io::split(gw);
-    let served = tokio::spawn(serve(sup.clone(), gw_read, gw_write, options));
+    let served = tokio::spawn(serve_lines(sup.clone(), gw_read, gw_write, options));
     let (host_read, mut w) = tokio::io::split(host);
     let mut r = BufReader::new(host_read).lines();
     let init = json!({"protocolVersion": "2025-03-26",

@@ -3,6 +3,7 @@
 //! a failed integrity check, a foreign schema version, a file another connection is writing).
 
 use super::*;
+use crate::events::Generation;
 use crate::events::{EventBody, EventBus, FailureInfo, StateInfo, StateName};
 use rusqlite::Connection;
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ fn failure(kind: &str, message: &str) -> EventBody {
         failure: FailureInfo {
             kind: kind.into(),
             message: message.into(),
-            generation: 1,
+            generation: Generation(1),
             ..Default::default()
         },
     }
@@ -60,7 +61,7 @@ fn run_once(path: &Path, options: Options, events: &[(&str, EventBody)]) -> Run 
     assert_eq!(notice, None);
     let bus = EventBus::new(16);
     for (server, body) in events {
-        history.record(&bus.emit(server, 1, body.clone()));
+        history.record(&bus.emit(server, Generation(1), body.clone()));
     }
     history.close();
     history.run().clone()
@@ -73,9 +74,9 @@ fn events_failures_and_calls_of_a_run_are_read_by_the_next() {
     let (history, notice) = History::open(&path, options());
     assert_eq!(notice, None);
     let bus = EventBus::new(16);
-    history.record(&bus.emit("a", 1, ready()));
-    history.record(&bus.emit("a", 1, failure("timeout", "no answer in 60 s")));
-    history.record(&bus.emit("b", 2, ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
+    history.record(&bus.emit("a", Generation(1), failure("timeout", "no answer in 60 s")));
+    history.record(&bus.emit("b", Generation(2), ready()));
     history.record_call(call("a", CallOutcome::Ok, None));
     history.record_call(call("a", CallOutcome::Error, Some("timeout")));
     history.flush();
@@ -197,7 +198,7 @@ fn rows_older_than_the_age_limit_are_deleted() {
             seq,
             at: rfc3339(at),
             server: "a".into(),
-            generation: 1,
+            generation: Generation(1),
             body: failure("timeout", "late"),
         });
         history.record_call(CallRecord {
@@ -246,7 +247,7 @@ fn a_file_that_is_not_sqlite_is_moved_aside_and_replaced() {
     let (history, notice) = History::open(&path, options());
     assert_moved_aside(&dir, &notice.unwrap(), "not a database");
     // The new file works and the old bytes are kept for the curious.
-    history.record(&EventBus::new(1).emit("a", 1, ready()));
+    history.record(&EventBus::new(1).emit("a", Generation(1), ready()));
     history.close();
     let (history, notice) = History::open(&path, options());
     assert_eq!(notice, None);
@@ -321,7 +322,7 @@ fn a_file_another_connection_is_writing_leaves_this_run_in_memory() {
     assert!(notice.message.contains(&path.display().to_string()));
     // It works, in memory: nothing of the file's earlier run, this run's rows are kept.
     assert!(history.events(&query(10)).unwrap().is_empty());
-    history.record(&EventBus::new(1).emit("b", 1, ready()));
+    history.record(&EventBus::new(1).emit("b", Generation(1), ready()));
     history.flush();
     history.close();
 
@@ -362,18 +363,18 @@ fn written_seq_counts_only_what_the_file_took() {
     assert_eq!(notice, None);
     assert_eq!(history.written_seq(), 0);
     let bus = EventBus::new(16);
-    history.record(&bus.emit("a", 1, ready()));
-    history.record(&bus.emit("a", 1, ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
     history.flush();
     assert_eq!(history.written_seq(), 2);
 
     let other = Connection::open(&path).unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
-    history.record(&bus.emit("a", 1, ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
     history.flush();
     assert_eq!(history.written_seq(), 2, "the refused batch is not counted");
     other.execute_batch("ROLLBACK").unwrap();
-    history.record(&bus.emit("a", 1, ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
     history.flush();
     assert_eq!(history.written_seq(), 4);
     history.close();
@@ -392,7 +393,7 @@ fn a_directory_that_cannot_be_created_leaves_this_run_in_memory() {
         "{}",
         notice.message
     );
-    history.record(&EventBus::new(1).emit("a", 1, ready()));
+    history.record(&EventBus::new(1).emit("a", Generation(1), ready()));
     history.flush();
 }
 
@@ -442,7 +443,7 @@ fn secrets_added_later_are_scrubbed_from_then_on_and_the_old_ones_still_are() {
     // A config edit brings a new secret.
     history.add_secrets(&Redactor::new([new]));
     let message = format!("stderr: a={old} b={new}");
-    history.record(&bus.emit("a", 1, failure("process_exit", &message)));
+    history.record(&bus.emit("a", Generation(1), failure("process_exit", &message)));
     history.close();
     // The next run reads it back (a run's own rows are not "past").
     let (next, _) = History::open(&path, options());
@@ -474,7 +475,7 @@ fn the_writer_prunes_as_it_goes_not_only_at_open() {
     let (history, _) = History::open(&path, small);
     let bus = EventBus::new(1);
     for _ in 0..1000 {
-        history.record(&bus.emit("a", 1, ready()));
+        history.record(&bus.emit("a", Generation(1), ready()));
     }
     // The flush is answered after the batch that reached 1000 rows, and its prune.
     history.flush();
@@ -511,7 +512,7 @@ fn a_reader_sees_every_run_while_the_app_writes_and_changes_nothing() {
     let path = db(&dir);
     let first = run_once(&path, options(), &[("a", ready())]);
     let (app, _) = History::open(&path, options());
-    app.record(&EventBus::new(1).emit("b", 1, failure("timeout", "slow")));
+    app.record(&EventBus::new(1).emit("b", Generation(1), failure("timeout", "slow")));
     app.record_call(call("b", CallOutcome::Ok, None));
     app.flush();
 
@@ -524,7 +525,7 @@ fn a_reader_sees_every_run_while_the_app_writes_and_changes_nothing() {
         .collect();
     assert_eq!(runs, [(app.run().id, "b".into()), (first.id, "a".into())]);
     assert_eq!(reader.calls(&query(10)).unwrap().len(), 1);
-    reader.record(&EventBus::new(1).emit("c", 1, ready()));
+    reader.record(&EventBus::new(1).emit("c", Generation(1), ready()));
     reader.flush();
     app.close();
     assert_eq!(
@@ -574,7 +575,7 @@ fn the_file_and_a_new_directory_are_private_and_an_old_file_is_tightened() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     let (history, _) = History::open(&path, options());
     assert_eq!(mode(&path), 0o600);
-    history.record(&EventBus::new(4).emit("a", 1, ready()));
+    history.record(&EventBus::new(4).emit("a", Generation(1), ready()));
     history.flush();
     for side in ["history.db-wal", "history.db-shm"] {
         let side = dir.path().join("new").join(side);
@@ -608,7 +609,7 @@ fn a_secret_learned_after_a_row_was_stored_is_masked_on_read_and_in_the_file() {
     assert_eq!(events[0].event["failure"]["message"], "started with ***");
     // Written after learning: masked on the way in.
     let bus = EventBus::new(16);
-    history.record(&bus.emit("a", 1, ready()));
+    history.record(&bus.emit("a", Generation(1), ready()));
     history.record_call(CallRecord {
         tool: format!("tool-{canary}"),
         ..call("a", CallOutcome::Ok, None)

@@ -163,7 +163,7 @@ fn insert_event(
     let at_ms = at_ms(&event.at);
     let server = redactor.scrub(&event.server);
     let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
-    let generation = i64::try_from(event.generation).unwrap_or(i64::MAX);
+    let generation = i64::try_from(event.generation.0).unwrap_or(i64::MAX);
     let kind = json["type"].as_str().unwrap_or("unknown").to_owned();
     tx.execute(
         "INSERT INTO events (run, seq, at, at_ms, server, generation, type, json)

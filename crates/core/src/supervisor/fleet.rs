@@ -179,6 +179,7 @@ fn configs<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Generation;
 
     #[tokio::test]
     async fn reconnect_all_failed_reaches_exactly_the_failed_servers() {
@@ -197,8 +198,10 @@ mod tests {
             Some(StateName::Disabled)
         );
         assert_eq!(fleet.reconnect_all_failed(), ["gone"]);
-        gone.wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Retired))
-            .await;
+        gone.wait_for(|s| {
+            s.generation == Generation(2) && s.state.state == Some(StateName::Retired)
+        })
+        .await;
         fleet.stop().await;
     }
 
@@ -224,8 +227,10 @@ mod tests {
         keep.wait_for(|s| s.state.state == Some(StateName::Retired))
             .await;
         keep.reconnect();
-        keep.wait_for(|s| s.generation == 2 && s.state.state == Some(StateName::Retired))
-            .await;
+        keep.wait_for(|s| {
+            s.generation == Generation(2) && s.state.state == Some(StateName::Retired)
+        })
+        .await;
 
         let new = parse(
             r#"{"mcpServers": {
@@ -238,7 +243,10 @@ mod tests {
         fleet.apply(&new, &diff).await.unwrap();
         assert_eq!(names(&fleet), ["added", "keep", "edit"]);
         // The unchanged supervisor is the same one: its generation survived.
-        assert_eq!(fleet.get("keep").unwrap().snapshot().generation, 2);
+        assert_eq!(
+            fleet.get("keep").unwrap().snapshot().generation,
+            Generation(2)
+        );
         for name in ["added", "edit"] {
             fleet
                 .get(name)

@@ -1,4 +1,4 @@
-//! The hosts attached to one supervisor through the gateway (`gateway::serve`, one per
+//! The hosts attached to one supervisor through the gateway (`gateway::serve_lines`, one per
 //! host: the in-process bridge has one, the app may have several), shared by the
 //! supervisor's attempts and the gateway sessions. Each attempt reads the hosts' client
 //! capabilities (`offer`) and initializes the upstream with them; the upstream's

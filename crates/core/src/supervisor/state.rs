@@ -10,7 +10,7 @@
 //! second retry.
 
 use crate::error::Stage;
-use crate::events::{FailureInfo, StateInfo, StateName, millis};
+use crate::events::{FailureInfo, Generation, StateInfo, StateName, millis};
 use crate::policy::backoff::Backoff;
 use crate::policy::classify::{Action, RetireReason, Verdict};
 use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
@@ -74,7 +74,7 @@ pub enum Status {
 #[derive(Debug, Clone)]
 pub struct State {
     pub status: Status,
-    pub generation: u64,
+    pub generation: Generation,
     /// Failed attempts in this outage: the budget a round spends.
     pub failures: u32,
     /// 0 = not quarantined; 1..=3 the ladder.
@@ -97,19 +97,19 @@ pub enum Input {
         disabled: bool,
     },
     Stage {
-        generation: u64,
+        generation: Generation,
         stage: Stage,
     },
     Established {
-        generation: u64,
+        generation: Generation,
     },
     AttemptFailed {
-        generation: u64,
+        generation: Generation,
         verdict: Verdict,
         failure: FailureInfo,
     },
     Lost {
-        generation: u64,
+        generation: Generation,
         verdict: Verdict,
         failure: FailureInfo,
     },
@@ -127,11 +127,11 @@ pub enum Input {
 pub enum Effect {
     /// Start generation `generation` (after the previous one is fully closed).
     Attempt {
-        generation: u64,
+        generation: Generation,
     },
     /// Dispose of a generation: its session, its process.
     Close {
-        generation: u64,
+        generation: Generation,
     },
     /// Arm the one timer (replacing any other) to fire `Input::Timer { token }` at `at`.
     Arm {
@@ -151,7 +151,7 @@ impl State {
     pub fn new() -> Self {
         State {
             status: Status::Idle,
-            generation: 0,
+            generation: Generation(0),
             failures: 0,
             level: QuarantineLevel::NONE,
             established: false,
@@ -243,7 +243,7 @@ impl State {
 
     fn attempt(&mut self, probe: bool, fx: &mut Vec<Effect>) {
         self.disarm(fx);
-        self.generation = self.generation.saturating_add(1);
+        self.generation = self.generation.next();
         // An HTTP attempt begins with `connect`, not `spawn`.
         self.status = Status::Connecting {
             stage: self.first_stage,
@@ -256,14 +256,14 @@ impl State {
     }
 
     fn close_current(&self, fx: &mut Vec<Effect>) {
-        if self.generation > 0 {
+        if self.generation > Generation(0) {
             fx.push(Effect::Close {
                 generation: self.generation,
             });
         }
     }
 
-    fn is_current(&self, generation: u64) -> bool {
+    fn is_current(&self, generation: Generation) -> bool {
         generation == self.generation
     }
 }

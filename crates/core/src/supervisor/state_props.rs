@@ -7,6 +7,7 @@
 use super::state::{Effect, Input, Policy, State, step};
 use crate::error::{ErrorKind, Stage};
 use crate::events::FailureInfo;
+use crate::events::Generation;
 use crate::policy::{Action, Backoff, Quarantine, RetireReason, SeededRng, Verdict};
 use proptest::prelude::*;
 use std::time::Duration;
@@ -118,12 +119,12 @@ fn policy() -> impl Strategy<Value = Policy> {
         })
 }
 
-fn resolve(g: &Gen, state: &State) -> u64 {
+fn resolve(g: &Gen, state: &State) -> Generation {
     match g {
         Gen::Current => state.generation,
-        Gen::Previous => state.generation.saturating_sub(1),
-        Gen::Next => state.generation.saturating_add(1),
-        Gen::Any(n) => *n,
+        Gen::Previous => Generation(state.generation.0.saturating_sub(1)),
+        Gen::Next => state.generation.next(),
+        Gen::Any(n) => Generation(*n),
     }
 }
 

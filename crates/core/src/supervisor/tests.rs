@@ -6,6 +6,7 @@ use super::state::{
     AfterWalk, Effect, Input, Outage, Policy, State, Status, Walk, after_walk, step,
 };
 use crate::error::{ErrorKind, Stage};
+use crate::events::Generation;
 use crate::events::millis;
 use crate::events::{FailureInfo, StateName};
 use crate::policy::{Action, NoJitter, QuarantineLevel, RetireReason, SeededRng, Verdict};
@@ -64,7 +65,7 @@ impl Run {
         &self.fx
     }
 
-    fn generation(&self) -> u64 {
+    fn generation(&self) -> Generation {
         self.state.generation
     }
 
@@ -118,7 +119,12 @@ impl Run {
 #[test]
 fn retries_follow_the_backoff_curve_then_quarantine() {
     let mut run = Run::new();
-    assert!(matches!(run.fx[0], Effect::Attempt { generation: 1 }));
+    assert!(matches!(
+        run.fx[0],
+        Effect::Attempt {
+            generation: Generation(1)
+        }
+    ));
     let mut waits = Vec::new();
     for _ in 0..9 {
         run.fail(Action::Retry);
@@ -139,7 +145,11 @@ fn retries_follow_the_backoff_curve_then_quarantine() {
     );
     assert_eq!(run.state.level, QuarantineLevel::new(1).unwrap());
     assert_eq!(run.wait(), 30 * S);
-    assert_eq!(run.generation(), 10, "one generation per attempt");
+    assert_eq!(
+        run.generation(),
+        Generation(10),
+        "one generation per attempt"
+    );
 }
 
 #[test]
@@ -172,7 +182,7 @@ fn the_quarantine_ladder_probes_once_per_level_then_gives_up() {
     assert_eq!(run.armed(), None, "nothing more is scheduled");
     assert_eq!(
         run.generation(),
-        13,
+        Generation(13),
         "10 attempts + 3 probes: exactly 13 processes"
     );
 }
@@ -206,7 +216,7 @@ fn auth_permission_and_config_retire_after_one_attempt() {
             Some(reason.as_str())
         );
         assert_eq!(run.armed(), None);
-        assert_eq!(run.generation(), 1);
+        assert_eq!(run.generation(), Generation(1));
     }
 }
 
@@ -238,7 +248,9 @@ fn the_stability_window_resets_the_budget_only_when_fully_served() {
     assert_eq!(run.wait(), ms(2000));
     run.fire();
     assert_eq!(run.name(), StateName::Connecting);
-    assert!(run.fx.contains(&Effect::Attempt { generation: 3 }));
+    assert!(run.fx.contains(&Effect::Attempt {
+        generation: Generation(3)
+    }));
 }
 
 /// A supervisor seeded with `seed` that was up for the stability window and then lost its
@@ -251,7 +263,9 @@ fn lose_stable(seed: u64, lost_at: Duration) -> (State, Duration) {
     feed(&mut state, Input::Start { disabled: false }, Duration::ZERO);
     let fx = feed(
         &mut state,
-        Input::Established { generation: 1 },
+        Input::Established {
+            generation: Generation(1),
+        },
         Duration::ZERO,
     );
     let Some(Effect::Arm { token, at }) = fx.first().cloned() else {
@@ -259,7 +273,7 @@ fn lose_stable(seed: u64, lost_at: Duration) -> (State, Duration) {
     };
     feed(&mut state, Input::Timer { token }, at);
     let lost = Input::Lost {
-        generation: 1,
+        generation: Generation(1),
         verdict: verdict(Action::ReturnAndReconnect),
         failure: failure(),
     };
@@ -293,11 +307,13 @@ fn a_lost_stable_connection_reconnects_after_a_full_jitter_wait() {
         &policy,
         &mut NoJitter,
     );
-    assert!(fx.contains(&Effect::Attempt { generation: 2 }));
+    assert!(fx.contains(&Effect::Attempt {
+        generation: Generation(2)
+    }));
     let fx = step(
         &mut state,
         Input::AttemptFailed {
-            generation: 2,
+            generation: Generation(2),
             verdict: verdict(Action::Retry),
             failure: failure(),
         },
@@ -362,7 +378,10 @@ fn a_probe_that_briefly_succeeds_is_a_failed_probe_not_a_fresh_round() {
         if run.name() != StateName::GaveUp {
             run.fire();
         }
-        assert!(run.generation() <= 13, "a fresh round: {outline:?}");
+        assert!(
+            run.generation() <= Generation(13),
+            "a fresh round: {outline:?}"
+        );
     }
     let reconnecting = (false, StateName::Reconnecting, 0);
     let mut expect = vec![reconnecting; 9];
@@ -373,7 +392,7 @@ fn a_probe_that_briefly_succeeds_is_a_failed_probe_not_a_fresh_round() {
         (true, StateName::GaveUp, 3),
     ]);
     assert_eq!(outline, expect);
-    assert_eq!(run.generation(), 13, "10 attempts + 3 probes");
+    assert_eq!(run.generation(), Generation(13), "10 attempts + 3 probes");
     assert_eq!(run.armed(), None, "nothing more is scheduled");
 }
 
@@ -424,7 +443,7 @@ fn stale_generations_and_stale_timers_change_nothing() {
         run.state.failures,
         run.generation(),
     );
-    let old = run.generation() - 1;
+    let old = Generation(run.generation().0 - 1);
     let fx = run
         .feed(Input::AttemptFailed {
             generation: old,
@@ -472,7 +491,7 @@ fn two_failure_signals_for_one_attempt_schedule_one_retry() {
         at: first.1,
     }];
     run.fire();
-    assert_eq!(run.generation(), 2);
+    assert_eq!(run.generation(), Generation(2));
 }
 
 #[test]
@@ -480,9 +499,20 @@ fn a_late_successful_handshake_of_a_cancelled_attempt_is_disposed() {
     let mut run = Run::new();
     run.feed(Input::Disable);
     assert_eq!(run.name(), StateName::Disabled);
-    assert!(run.fx.contains(&Effect::Close { generation: 1 }));
-    let fx = run.feed(Input::Established { generation: 1 }).to_vec();
-    assert_eq!(fx, [Effect::Close { generation: 1 }]);
+    assert!(run.fx.contains(&Effect::Close {
+        generation: Generation(1)
+    }));
+    let fx = run
+        .feed(Input::Established {
+            generation: Generation(1),
+        })
+        .to_vec();
+    assert_eq!(
+        fx,
+        [Effect::Close {
+            generation: Generation(1)
+        }]
+    );
     assert_eq!(run.name(), StateName::Disabled);
 }
 
@@ -505,7 +535,10 @@ fn manual_actions() {
     run.fail(Action::Retry);
     run.feed(Input::ReconnectNow);
     assert!(
-        run.fx.contains(&Effect::Disarm) && run.fx.contains(&Effect::Attempt { generation: 2 })
+        run.fx.contains(&Effect::Disarm)
+            && run.fx.contains(&Effect::Attempt {
+                generation: Generation(2)
+            })
     );
     // From gave_up, reconnect starts a fresh round; reset also clears the ladder.
     let mut run = Run::new();
@@ -528,10 +561,14 @@ fn manual_actions() {
     run.establish();
     run.feed(Input::Disable);
     assert!(
-        run.fx.contains(&Effect::Close { generation: 1 }) && run.fx.contains(&Effect::DropTools)
+        run.fx.contains(&Effect::Close {
+            generation: Generation(1)
+        }) && run.fx.contains(&Effect::DropTools)
     );
     run.feed(Input::Enable);
-    assert!(run.fx.contains(&Effect::Attempt { generation: 2 }));
+    assert!(run.fx.contains(&Effect::Attempt {
+        generation: Generation(2)
+    }));
 }
 
 #[test]
@@ -541,7 +578,12 @@ fn start_connects_unless_the_config_says_disabled() {
         (
             false,
             StateName::Connecting,
-            vec![Effect::Attempt { generation: 1 }, Effect::EmitState],
+            vec![
+                Effect::Attempt {
+                    generation: Generation(1),
+                },
+                Effect::EmitState,
+            ],
         ),
         (true, StateName::Disabled, vec![Effect::EmitState]),
     ];
@@ -556,7 +598,9 @@ fn start_connects_unless_the_config_says_disabled() {
         assert_eq!(state.name(), name);
         let fx = feed(&mut state, Input::Enable);
         assert_eq!(
-            fx.contains(&Effect::Attempt { generation: 1 }),
+            fx.contains(&Effect::Attempt {
+                generation: Generation(1)
+            }),
             disabled,
             "enable after disabled: {disabled}: {fx:?}"
         );

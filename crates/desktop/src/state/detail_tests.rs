@@ -8,6 +8,7 @@ use super::*;
 use crate::source::Source;
 use crate::test_support::fixture;
 use lifeline_core::config;
+use lifeline_core::events::Generation;
 use lifeline_core::events::StateName;
 use serde_json::json;
 use std::path::PathBuf;
@@ -226,7 +227,7 @@ async fn stderr_command_and_config_are_shown_without_secrets() {
         .await
         .unwrap();
     let stderr = stderr_with(&state, "fx", "rejected").await;
-    assert_eq!(stderr[0].generation, 1);
+    assert_eq!(stderr[0].generation, Generation(1));
     assert!(
         stderr[0]
             .lines

@@ -3,6 +3,7 @@
 
 use super::*;
 use lifeline_core::config;
+use lifeline_core::events::Generation;
 use lifeline_core::events::{EventBody, StateInfo, StateName};
 use serde_json::json;
 use std::time::Duration;
@@ -22,7 +23,7 @@ const GONE: &str = r#"{"mcpServers": {
     "web": {"url": "http://127.0.0.1:9/mcp", "disabled": true}
 }}"#;
 
-fn retired(generation: u64) -> impl FnMut(&lifeline_core::supervisor::Snapshot) -> bool {
+fn retired(generation: Generation) -> impl FnMut(&lifeline_core::supervisor::Snapshot) -> bool {
     move |s| s.generation == generation && s.state.state == Some(StateName::Retired)
 }
 
@@ -37,7 +38,7 @@ async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
         .expect("the subscription ended early")
 }
 
-fn is_state(event: &Event, generation: u64, state: StateName) -> bool {
+fn is_state(event: &Event, generation: Generation, state: StateName) -> bool {
     event.generation == generation
         && matches!(&event.body, EventBody::State(StateInfo { state: Some(s), .. }) if *s == state)
 }
@@ -56,15 +57,15 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
         .collect();
     assert_eq!(shown, [("gone", "stdio"), ("web", "http")]);
 
-    state.wait_for("gone", retired(1)).await;
+    state.wait_for("gone", retired(Generation(1))).await;
     state.act("gone", Supervisor::reconnect).await.unwrap();
-    state.wait_for("gone", retired(2)).await;
+    state.wait_for("gone", retired(Generation(2))).await;
 
     let mut seqs = Vec::new();
     let last = loop {
         let event = next(&mut events).await;
         seqs.push(event.seq);
-        if is_state(&event, 2, StateName::Retired) {
+        if is_state(&event, Generation(2), StateName::Retired) {
             break event;
         }
     };
@@ -76,7 +77,10 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
     state.tracked(last.seq).await;
     let views = state.views().await.unwrap();
     let gone = &views[0];
-    assert_eq!((gone.snapshot.generation, gone.restarts), (2, 1));
+    assert_eq!(
+        (gone.snapshot.generation, gone.restarts),
+        (Generation(2), 1)
+    );
     assert!(gone.last_restart_at.is_some());
     let web = &views[1];
     assert_eq!(web.snapshot.state.state, Some(StateName::Disabled));
@@ -87,8 +91,10 @@ async fn subscribers_get_every_event_in_order_and_restarts_are_counted() {
 #[tokio::test]
 async fn a_late_subscriber_first_gets_what_already_happened() {
     let state = start(GONE);
-    state.wait_for("gone", retired(1)).await;
-    state.recorded(|e| is_state(e, 1, StateName::Retired)).await;
+    state.wait_for("gone", retired(Generation(1))).await;
+    state
+        .recorded(|e| is_state(e, Generation(1), StateName::Retired))
+        .await;
     let (tx, mut events) = mpsc::unbounded_channel();
     state
         .subscribe("main", move |e| tx.send(e).is_ok())
@@ -98,7 +104,7 @@ async fn a_late_subscriber_first_gets_what_already_happened() {
     loop {
         let event = next(&mut events).await;
         seqs.push(event.seq);
-        if is_state(&event, 1, StateName::Retired) {
+        if is_state(&event, Generation(1), StateName::Retired) {
             break;
         }
     }
@@ -170,7 +176,11 @@ async fn a_lagging_reader_gets_the_next_events_in_order_with_the_gap_in_seq() {
     let bus = Arc::new(EventBus::new(2));
     let events = bus.subscribe();
     for _ in 0..5 {
-        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 1 });
+        bus.emit(
+            "a",
+            Generation(1),
+            EventBody::RoundTrip { round_trip_ms: 1 },
+        );
     }
     drop(bus);
     let mut seen = Vec::new();
@@ -187,7 +197,11 @@ async fn a_sink_that_refuses_ends_the_forwarding() {
     let bus = Arc::new(EventBus::new(8));
     let events = bus.subscribe();
     for _ in 0..3 {
-        bus.emit("a", 1, EventBody::RoundTrip { round_trip_ms: 1 });
+        bus.emit(
+            "a",
+            Generation(1),
+            EventBody::RoundTrip { round_trip_ms: 1 },
+        );
     }
     let mut seen = Vec::new();
     // The bus is still open: only the refusal can end this.

@@ -1,4 +1,4 @@
-//! Self-tests of `lifeline-fixture modern` (stateless 2026-07-28), driven with raw reqwest
+//! Self-tests of `lifeline-fixture stateless` (stateless 2026-07-28), driven with raw reqwest
 //! requests whose metadata headers are derived from the body unless a test overrides them.
 
 use serde_json::{Value, json};
@@ -72,7 +72,7 @@ async fn refusal(response: reqwest::Response) -> (u16, Value) {
 
 #[tokio::test]
 async fn modern_discover_answers_a_discover_result() {
-    let fixture = support::modern_fixture(json!({})).await;
+    let fixture = support::stateless_fixture(json!({})).await;
     let response = post(&fixture.url, &request(1, "server/discover", json!({})), &[]).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("mcp-session-id").is_none());
@@ -90,14 +90,15 @@ async fn modern_discover_answers_a_discover_result() {
     );
 
     let logged = support::received(&fixture.log_entries(), "server/discover");
-    assert_eq!(logged[0]["transport"], "modern");
+    assert_eq!(logged[0]["transport"], "stateless");
     assert_eq!(logged[0]["mcp_method"], "server/discover");
     assert_eq!(logged[0]["protocol_version_header"], VERSION);
 }
 
 #[tokio::test]
 async fn modern_tools_carry_the_hints_and_headers_the_client_needs() {
-    let fixture = support::modern_fixture(json!({"modern": {"invalid_header_tool": true}})).await;
+    let fixture =
+        support::stateless_fixture(json!({"stateless": {"invalid_header_tool": true}})).await;
     let response = post(&fixture.url, &request(1, "tools/list", json!({})), &[]).await;
     let result = json_body(response).await["result"].clone();
     assert_eq!(result["resultType"], "complete");
@@ -129,7 +130,7 @@ async fn modern_tools_carry_the_hints_and_headers_the_client_needs() {
 
 #[tokio::test]
 async fn modern_header_mismatches_are_400_with_32020() {
-    let fixture = support::modern_fixture(json!({})).await;
+    let fixture = support::stateless_fixture(json!({})).await;
     let url = &fixture.url;
     let list = request(1, "tools/list", json!({}));
     let echo = call(2, "echo", json!({"text": "hi"}));
@@ -190,7 +191,7 @@ async fn modern_header_mismatches_are_400_with_32020() {
 
 #[tokio::test]
 async fn modern_unsupported_version_is_32022_naming_both_sides() {
-    let fixture = support::modern_fixture(json!({})).await;
+    let fixture = support::stateless_fixture(json!({})).await;
     let body = request(1, "tools/list", json!({"_meta": meta("1900-01-01")}));
     let response = post(
         &fixture.url,
@@ -209,7 +210,7 @@ async fn modern_unsupported_version_is_32022_naming_both_sides() {
 
 #[tokio::test]
 async fn modern_refuses_get_delete_initialize_and_unknown_methods() {
-    let fixture = support::modern_fixture(json!({})).await;
+    let fixture = support::stateless_fixture(json!({})).await;
     let client = support::http_client();
     let get = client
         .get(&fixture.url)
@@ -257,7 +258,7 @@ async fn modern_refuses_get_delete_initialize_and_unknown_methods() {
 
 #[tokio::test]
 async fn modern_listen_stream_is_acknowledged_then_carries_list_changed() {
-    let fixture = support::modern_fixture(json!({"modern": {
+    let fixture = support::stateless_fixture(json!({"stateless": {
         "list_changed_after_ms": [50], "listen_keepalive_ms": 20, "listen_end_after_ms": 300,
     }}))
     .await;
@@ -305,7 +306,8 @@ async fn modern_listen_stream_is_acknowledged_then_carries_list_changed() {
 
 #[tokio::test]
 async fn modern_list_changed_tool_notifies_open_listen_streams() {
-    let fixture = support::modern_fixture(json!({"modern": {"listen_end_after_ms": 2000}})).await;
+    let fixture =
+        support::stateless_fixture(json!({"stateless": {"listen_end_after_ms": 2000}})).await;
     let listen = request(
         1,
         "subscriptions/listen",
@@ -329,7 +331,7 @@ async fn modern_list_changed_tool_notifies_open_listen_streams() {
 
 #[tokio::test]
 async fn modern_stream_break_on_nth_cuts_after_progress_and_the_reissue_is_answered() {
-    let fixture = support::modern_fixture(json!({"rules": [{
+    let fixture = support::stateless_fixture(json!({"rules": [{
         "method": "tools/call", "tool": "read_only", "nth": 1,
         "action": {"kind": "stream_break", "after": 1},
     }]}))
@@ -377,7 +379,7 @@ async fn modern_stream_break_on_nth_cuts_after_progress_and_the_reissue_is_answe
 
 #[tokio::test]
 async fn modern_stream_break_with_abort_fails_the_connection() {
-    let fixture = support::modern_fixture(json!({"rules": [{
+    let fixture = support::stateless_fixture(json!({"rules": [{
         "method": "tools/call", "action": {"kind": "stream_break", "after": 1, "abort": true},
     }]}))
     .await;
@@ -397,7 +399,7 @@ async fn modern_stream_break_with_abort_fails_the_connection() {
 
 #[tokio::test]
 async fn modern_client_closing_a_response_stream_is_logged_as_gone() {
-    let fixture = support::modern_fixture(json!({})).await;
+    let fixture = support::stateless_fixture(json!({})).await;
     let mut meta = meta(VERSION);
     meta["progressToken"] = json!("p");
     let arguments = json!({"steps": 1000, "interval_ms": 20});
@@ -425,8 +427,8 @@ async fn modern_listen_end_can_be_a_cancellation_or_a_drop() {
         ("cancelled", json!("notifications/cancelled")),
         ("close", json!("notifications/subscriptions/acknowledged")),
     ] {
-        let fixture = support::modern_fixture(
-            json!({"modern": {"listen_end_after_ms": 50, "listen_end": end}}),
+        let fixture = support::stateless_fixture(
+            json!({"stateless": {"listen_end_after_ms": 50, "listen_end": end}}),
         )
         .await;
         let listen = request(3, "subscriptions/listen", json!({"notifications": {}}));
@@ -447,7 +449,7 @@ async fn modern_listen_end_can_be_a_cancellation_or_a_drop() {
 
 #[tokio::test]
 async fn modern_applies_the_existing_rule_actions() {
-    let fixture = support::modern_fixture(json!({"rules": [
+    let fixture = support::stateless_fixture(json!({"rules": [
         {"method": "tools/list", "nth": 1,
          "action": {"kind": "http_status", "status": 429, "retry_after": "1"}},
         {"method": "tools/call", "tool": "echo",
@@ -476,20 +478,21 @@ async fn modern_applies_the_existing_rule_actions() {
 #[tokio::test]
 async fn modern_lying_servers() {
     // (a) discover answers 200 with something that is not a DiscoverResult.
-    let fixture = support::modern_fixture(json!({"modern": {"discover_result": {}}})).await;
+    let fixture = support::stateless_fixture(json!({"stateless": {"discover_result": {}}})).await;
     let response = post(&fixture.url, &request(1, "server/discover", json!({})), &[]).await;
     assert_eq!(response.status(), 200);
     assert_eq!(json_body(response).await["result"], json!({}));
 
     // (c) only versions the client does not speak.
     let fixture =
-        support::modern_fixture(json!({"modern": {"supported_versions": ["2027-01-01"]}})).await;
+        support::stateless_fixture(json!({"stateless": {"supported_versions": ["2027-01-01"]}}))
+            .await;
     let response = post(&fixture.url, &request(1, "server/discover", json!({})), &[]).await;
     let error = json_body(response).await["error"].clone();
     assert_eq!(error["data"]["supported"], json!(["2027-01-01"]));
 
-    // (b) the `http` mode refuses a sessionless modern request with 400 and a body that is
-    // not a modern error (-32000, from the legacy range).
+    // (b) the `http` mode refuses a sessionless stateless request with 400 and a body that is
+    // not a stateless error (-32000, from the legacy range).
     let fixture = support::http_fixture(json!({})).await;
     let response = post(&fixture.url, &request(1, "server/discover", json!({})), &[]).await;
     assert_eq!(refusal(response).await, (400, json!(-32000)));
@@ -497,7 +500,7 @@ async fn modern_lying_servers() {
 
 #[tokio::test]
 async fn modern_dual_era_serves_initialize_with_a_session_beside_modern_requests() {
-    let fixture = support::modern_fixture(json!({"modern": {"initialize": "legacy"}})).await;
+    let fixture = support::stateless_fixture(json!({"stateless": {"initialize": "serve"}})).await;
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "selftest", "version": "0"},
@@ -535,5 +538,8 @@ async fn modern_dual_era_serves_initialize_with_a_session_beside_modern_requests
         .iter()
         .map(|e| e["transport"].clone())
         .collect();
-    assert_eq!(transports, [json!("http"), json!("http"), json!("modern")]);
+    assert_eq!(
+        transports,
+        [json!("http"), json!("http"), json!("stateless")]
+    );
 }

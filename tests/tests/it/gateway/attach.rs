@@ -1,6 +1,6 @@
 //! `lifeline connect NAME` attaching to a running app: a real `lifeline connect` process
 //! (the bridge) against a stand-in for the app's local endpoint, made of the same core
-//! pieces the app uses (`local_socket::Listener`, `gateway::attach`, `gateway::serve` on a
+//! pieces the app uses (`local_socket::Listener`, `gateway::attach`, `gateway::serve_lines` on a
 //! supervisor of the real fixture). The app itself needs a display; its side of attach is
 //! tested in crates/desktop/src/instance_tests.rs with a real `AppState`. Two bridges on one
 //! supervisor are two hosts: the server's requests go to the host whose call caused them.
@@ -69,7 +69,12 @@ fn app(dir: &Path, config_path: &Path) -> App {
             // closes the connection at once, as the app's exit does.
             let (mut ours, theirs) = tokio::io::duplex(1 << 16);
             let (read, write) = tokio::io::split(theirs);
-            tokio::spawn(gateway::serve(shared.clone(), read, write, options.clone()));
+            tokio::spawn(gateway::serve_lines(
+                shared.clone(),
+                read,
+                write,
+                options.clone(),
+            ));
             sessions.spawn(async move {
                 let _ = tokio::io::copy_bidirectional(&mut reader, &mut ours).await;
             });

@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use lifeline_core::events::{EventBody, HostMode};
 use lifeline_core::gateway::hosts::Hosts;
-use lifeline_core::gateway::{self, GatewayOptions, Session};
+use lifeline_core::gateway::{self, GatewayOptions, HostSession};
 use lifeline_core::protocol::{Message, RequestId};
 use lifeline_core::supervisor::Supervisor;
 use serde_json::{Value, json};
@@ -29,7 +29,7 @@ pub const SERVER: &str = "filesystem";
 
 pub struct Host {
     hosts: Hosts,
-    session: Session,
+    session: HostSession,
     next_id: i64,
 }
 
@@ -115,7 +115,7 @@ impl Host {
 
     /// Ends the session (after the recording is taken: its `host_detached` is not kept).
     pub async fn close(self) {
-        let Session { input, done, .. } = self.session;
+        let HostSession { input, done, .. } = self.session;
         drop(input);
         done.await.expect("the gateway session ended cleanly");
     }

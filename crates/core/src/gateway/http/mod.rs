@@ -43,7 +43,7 @@ use reply::{
     empty, event_stream, json_response, refuse, request_stream, session_gone, unauthorized,
 };
 use serde_json::Value;
-use session::{Answer, HttpSession, Refused};
+use session::{Answer, HttpSession};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -526,8 +526,8 @@ async fn answer(
     stream: bool,
 ) -> Response<Body> {
     match session.request(msg, id.clone(), stream) {
-        Err(Refused::Ended) => session_gone(),
-        Err(Refused::DuplicateId) => refuse(
+        Err(session::Refusal::Ended) => session_gone(),
+        Err(session::Refusal::DuplicateId) => refuse(
             StatusCode::BAD_REQUEST,
             RpcError::INVALID_REQUEST,
             format!("request id {id} is already in use by an unanswered request of this session"),

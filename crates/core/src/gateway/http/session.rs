@@ -52,7 +52,7 @@ pub struct HttpSession {
 }
 
 /// Why a request could not be taken.
-pub enum Refused {
+pub enum Refusal {
     /// The session has ended (DELETE, or the endpoint is stopping).
     Ended,
     /// Another request with this id is still unanswered in this session.
@@ -80,7 +80,7 @@ impl HttpSession {
         options: GatewayOptions,
         queue: usize,
     ) -> Arc<HttpSession> {
-        let gateway::Session {
+        let gateway::HostSession {
             input,
             mut output,
             done,
@@ -174,17 +174,17 @@ impl HttpSession {
     }
 
     /// Passes a notification or a response of the host's on.
-    pub fn deliver(&self, msg: Message) -> Result<(), Refused> {
+    pub fn deliver(&self, msg: Message) -> Result<(), Refusal> {
         self.touch();
         let input = self.input.lock().expect("input lock");
         match input.as_ref() {
             Some(tx) if tx.send(msg).is_ok() => Ok(()),
-            _ => Err(Refused::Ended),
+            _ => Err(Refusal::Ended),
         }
     }
 
     /// Passes a request of the host's on, with where its answer goes.
-    pub fn request(&self, msg: Message, id: RequestId, stream: bool) -> Result<Answer, Refused> {
+    pub fn request(&self, msg: Message, id: RequestId, stream: bool) -> Result<Answer, Refusal> {
         let (slot, answer) = if stream {
             let (tx, rx) = mpsc::channel(self.queue);
             (Slot::Stream(tx), Answer::Stream(rx))
@@ -202,7 +202,7 @@ impl HttpSession {
                     Slot::Json(tx) => tx.is_closed(),
                 };
                 if !gone {
-                    return Err(Refused::DuplicateId);
+                    return Err(Refusal::DuplicateId);
                 }
             }
             routes.pending.insert(id, slot);

@@ -6,7 +6,7 @@
 
 use super::{Actor, Internal};
 use crate::error::{Error, ErrorKind, Phase};
-use crate::events::{CallOutcome, EventBody, FailureInfo, millis};
+use crate::events::{CallOutcome, EventBody, FailureInfo, Generation, millis};
 use crate::policy::{Action, classify};
 use crate::session::{RequestOptions, Session};
 use crate::supervisor::CallOptions;
@@ -38,7 +38,7 @@ pub(super) struct CallLane {
 #[derive(Clone)]
 pub(super) struct Gate {
     pub(super) session: Arc<Session>,
-    pub(super) generation: u64,
+    pub(super) generation: Generation,
 }
 
 impl CallLane {
@@ -268,7 +268,7 @@ impl Actor {
     /// is gone ends the generation.
     pub(super) fn call_done(
         &mut self,
-        generation: u64,
+        generation: Generation,
         tool: String,
         elapsed: Duration,
         result: Result<bool, Error>,

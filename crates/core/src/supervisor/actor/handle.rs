@@ -8,7 +8,7 @@ use super::stderr::GenerationStderr;
 use super::{Actor, Details};
 use crate::auth::{Authorizer, SignIn};
 use crate::error::Error;
-use crate::events::{AuthStatus, EventBus, StateInfo};
+use crate::events::{AuthStatus, EventBus, Generation, StateInfo};
 use crate::protocol::mcp::{Progress, Tool};
 use crate::session::ServerNotification;
 use crate::supervisor::state::Input;
@@ -27,7 +27,7 @@ const NOTES_CAPACITY: usize = 256;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Snapshot {
     pub server: String,
-    pub generation: u64,
+    pub generation: Generation,
     #[serde(flatten)]
     pub state: StateInfo,
     pub tools: Vec<String>,
@@ -89,7 +89,7 @@ impl Supervisor {
         let (tx, rx) = mpsc::unbounded_channel();
         let (snapshot_tx, snapshot) = watch::channel(Snapshot {
             server: cfg.name.clone(),
-            generation: 0,
+            generation: Generation(0),
             state: StateInfo::default(),
             tools: Vec::new(),
             tools_stale: false,
@@ -144,7 +144,7 @@ impl Supervisor {
     }
 
     /// `stderr()` as text per generation, oldest first (the diagnostic bundle's files).
-    pub fn stderr_tails(&self) -> Vec<(u64, String)> {
+    pub fn stderr_tails(&self) -> Vec<(Generation, String)> {
         self.stderr()
             .into_iter()
             .map(|g| (g.generation, g.lines.join("\n")))

@@ -4,7 +4,7 @@
 
 use super::{Actor, Internal};
 use crate::error::{Error, ErrorKind};
-use crate::events::{EventBody, millis};
+use crate::events::{EventBody, Generation, millis};
 use crate::session::{RequestOptions, Session};
 use crate::supervisor::state::Status;
 use std::sync::Arc;
@@ -56,7 +56,7 @@ impl Actor {
     }
 
     /// A ping of `generation` ended: a round trip, or a miss (two in a row: lost).
-    pub(super) fn pinged(&mut self, generation: u64, result: Result<Duration, Error>) {
+    pub(super) fn pinged(&mut self, generation: Generation, result: Result<Duration, Error>) {
         self.pinging = false;
         if self.live.as_ref().map(|l| l.generation) != Some(generation) {
             return;

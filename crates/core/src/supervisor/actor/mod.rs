@@ -35,7 +35,9 @@ use super::establish::establish;
 use super::relist::Relist;
 use super::state::{Effect, Input, State, Status, step};
 use crate::error::{Error, Phase, Stage};
-use crate::events::{AuthChange, EventBody, EventBus, FailureInfo, later, millis, rfc3339};
+use crate::events::{
+    AuthChange, EventBody, EventBus, FailureInfo, Generation, later, millis, rfc3339,
+};
 use crate::policy::{SeededRng, classify};
 use crate::protocol::mcp::Tool;
 use crate::redact::Redactor;
@@ -59,43 +61,43 @@ struct Details {
     tools: Vec<Tool>,
     /// Oldest first; each tail is bounded by the transport and read through the
     /// connection's redactor.
-    stderr: VecDeque<(u64, StderrTail, Redactor)>,
+    stderr: VecDeque<(Generation, StderrTail, Redactor)>,
 }
 
 /// What the actor's own tasks (attempts, watchers, pings, re-lists, calls) report back;
 /// each names its generation, so a report of another one changes nothing.
 enum Internal {
     Stage {
-        generation: u64,
+        generation: Generation,
         stage: Stage,
     },
     Established {
-        generation: u64,
+        generation: Generation,
         session: Arc<Session>,
         tools: Vec<Tool>,
         slot: OwnedMutexGuard<()>,
     },
     AttemptFailed {
-        generation: u64,
+        generation: Generation,
         error: Error,
     },
     Ended {
-        generation: u64,
+        generation: Generation,
         error: Error,
     },
     Ping {
-        generation: u64,
+        generation: Generation,
         result: Result<Duration, Error>,
     },
     ListChanged {
-        generation: u64,
+        generation: Generation,
     },
     Synced {
-        generation: u64,
+        generation: Generation,
         result: Result<Vec<Tool>, Error>,
     },
     CallDone {
-        generation: u64,
+        generation: Generation,
         tool: String,
         elapsed: Duration,
         /// `Ok(is_error)`: what the call event needs of a result, not the result itself,
@@ -112,7 +114,7 @@ enum Internal {
 /// The established generation: its session, the process slot it holds until it is
 /// closed, and the tasks that watch it.
 struct Live {
-    generation: u64,
+    generation: Generation,
     session: Arc<Session>,
     slot: OwnedMutexGuard<()>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -137,7 +139,7 @@ struct Actor {
     epoch: Instant,
     timer: Option<(u64, Instant)>,
     live: Option<Live>,
-    attempt: Option<(u64, tokio::task::JoinHandle<()>)>,
+    attempt: Option<(Generation, tokio::task::JoinHandle<()>)>,
     /// Held by a generation from before its process starts until it is closed.
     slot: Arc<tokio::sync::Mutex<()>>,
     closing: JoinSet<()>,
@@ -147,7 +149,7 @@ struct Actor {
     step_now: Duration,
     tools: Vec<Tool>,
     /// The generation that listed `tools` (a stale list is still that generation's).
-    tools_generation: u64,
+    tools_generation: Generation,
     tools_stale: bool,
     /// The pacing of `list_changed` re-lists of the live generation.
     relist: Relist,
@@ -200,7 +202,7 @@ impl Actor {
             internal_rx,
             step_now: Duration::ZERO,
             tools: Vec::new(),
-            tools_generation: 0,
+            tools_generation: Generation(0),
             tools_stale: false,
             relist: Relist::default(),
             pinging: false,
@@ -294,7 +296,7 @@ impl Actor {
         }
     }
 
-    fn start_attempt(&mut self, generation: u64) {
+    fn start_attempt(&mut self, generation: Generation) {
         let mut cfg = self.cfg.clone();
         cfg.connector = keep_stderr(cfg.connector, generation, self.details.clone());
         let slot = self.slot.clone();
@@ -344,7 +346,7 @@ impl Actor {
     /// Disposes a generation: an attempt in flight is aborted (its transport's drop kills
     /// the process group); a live session is closed in the background, holding the slot
     /// until its process is gone.
-    fn close(&mut self, generation: u64) {
+    fn close(&mut self, generation: Generation) {
         if let Some((g, task)) = &self.attempt
             && *g == generation
         {
@@ -426,7 +428,7 @@ impl Actor {
     }
 
     /// The established connection of `generation` ended or is suspected dead.
-    fn lost(&mut self, generation: u64, error: &Error) {
+    fn lost(&mut self, generation: Generation, error: &Error) {
         let verdict = classify(error, Phase::Call, false);
         let failure = FailureInfo::from_error(error, generation, None);
         self.feed(Input::Lost {

@@ -9,6 +9,7 @@
 
 use super::handle::Supervisor;
 use crate::error::{Error, ErrorKind, Phase};
+use crate::events::Generation;
 use crate::protocol::mcp::{InitializeResult, Progress};
 use crate::session::RequestOptions;
 use serde_json::Value;
@@ -16,14 +17,14 @@ use tokio::sync::mpsc;
 
 /// A request on the live generation, and which generation that was.
 pub struct Sent {
-    pub generation: u64,
+    pub generation: Generation,
     pub result: Result<Value, Error>,
 }
 
 impl Supervisor {
     /// The live session's `initialize` result (capabilities, serverInfo, instructions) and
     /// its generation while the server is ready; `None` otherwise.
-    pub fn server_info(&self) -> Option<(u64, InitializeResult)> {
+    pub fn server_info(&self) -> Option<(Generation, InitializeResult)> {
         let gate = self.lane.live()?;
         gate.session
             .server()
@@ -48,7 +49,7 @@ impl Supervisor {
         async move {
             let Some(gate) = gate else {
                 return Sent {
-                    generation: 0,
+                    generation: Generation(0),
                     result: Err(Error::new(
                         ErrorKind::Transport,
                         format!("`{name}` is not ready; {method} was not sent"),

@@ -4,6 +4,7 @@
 //! diagnostic bundle.
 
 use super::Details;
+use crate::events::Generation;
 use crate::supervisor::Connector;
 use serde::Serialize;
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,7 @@ use tokio::sync::watch;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GenerationStderr {
-    pub generation: u64,
+    pub generation: Generation,
     pub lines: Vec<String>,
     pub truncated: bool,
 }
@@ -49,7 +50,7 @@ impl Details {
 /// kept.
 pub(super) fn keep_stderr(
     open: Connector,
-    generation: u64,
+    generation: Generation,
     details: Arc<Mutex<Details>>,
 ) -> Connector {
     Arc::new(move || {

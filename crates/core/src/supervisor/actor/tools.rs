@@ -7,7 +7,7 @@
 
 use super::{Actor, Internal, Live};
 use crate::error::Error;
-use crate::events::{EventBody, MAX_TOOL_NAMES};
+use crate::events::{EventBody, Generation, MAX_TOOL_NAMES};
 use crate::protocol::mcp::Tool;
 use crate::session::{RequestOptions, ServerNotification};
 use crate::supervisor::relist::Relist;
@@ -16,7 +16,7 @@ use tokio::time::Instant;
 impl Actor {
     /// Takes the list a fresh generation was established with; its re-list pacing starts
     /// afresh.
-    pub(super) fn take_tools(&mut self, generation: u64, tools: Vec<Tool>) {
+    pub(super) fn take_tools(&mut self, generation: Generation, tools: Vec<Tool>) {
         self.tools = tools;
         self.tools_generation = generation;
         self.tools_stale = false;
@@ -50,7 +50,7 @@ impl Actor {
     }
 
     /// A `list_changed` of `generation`: re-list now if it is live and the pacing allows.
-    pub(super) fn list_changed(&mut self, generation: u64) {
+    pub(super) fn list_changed(&mut self, generation: Generation) {
         if self.live.as_ref().map(|l| l.generation) == Some(generation)
             && self.relist.changed(Instant::now())
         {
@@ -59,7 +59,7 @@ impl Actor {
     }
 
     /// A re-list of `generation` finished: swap the tools in, and start the coalesced one.
-    pub(super) fn synced(&mut self, generation: u64, result: Result<Vec<Tool>, Error>) {
+    pub(super) fn synced(&mut self, generation: Generation, result: Result<Vec<Tool>, Error>) {
         // A stale generation's re-list: the live one's pacing started afresh.
         if self.live.as_ref().map(|l| l.generation) != Some(generation) {
             return;

@@ -6,6 +6,7 @@ use super::edit::KeyValue;
 use super::*;
 use crate::source::{AppInfo, Source};
 use lifeline_core::config::Config;
+use lifeline_core::events::Generation;
 use lifeline_core::events::StateName;
 use lifeline_core::supervisor::Snapshot;
 use notify::EventKind;
@@ -124,7 +125,10 @@ async fn add_edit_remove_restart_only_the_server_that_changed() {
     // `b` is a new supervisor (generation 1 again, after the old one's); `a` was not touched.
     s.state.wait_for("b", in_state(StateName::Ready)).await;
     let a = s.state.wait_for("a", |_| true).await;
-    assert_eq!((a.generation, a.state.state), (1, Some(StateName::Ready)));
+    assert_eq!(
+        (a.generation, a.state.state),
+        (Generation(1), Some(StateName::Ready))
+    );
 
     s.state
         .server_add(stdio_form("c", &fx, &["stdio"]))
@@ -137,7 +141,10 @@ async fn add_edit_remove_restart_only_the_server_that_changed() {
     assert_eq!(s.names_now().await, ["a", "b"]);
     assert!(s.file()["mcpServers"].get("c").is_none());
     let a = s.state.wait_for("a", |_| true).await;
-    assert_eq!((a.generation, a.state.state), (1, Some(StateName::Ready)));
+    assert_eq!(
+        (a.generation, a.state.state),
+        (Generation(1), Some(StateName::Ready))
+    );
 
     let e = s.state.server_remove("c").await.unwrap_err();
     assert_eq!(e.kind, "unknown_server");
@@ -271,7 +278,10 @@ async fn an_external_edit_applies_live_and_a_broken_one_keeps_the_servers() {
             .unwrap();
         s.state.wait_for("b", in_state(StateName::Disabled)).await;
         // `a` was not restarted by the reload.
-        assert_eq!(s.state.wait_for("a", |_| true).await.generation, 1);
+        assert_eq!(
+            s.state.wait_for("a", |_| true).await.generation,
+            Generation(1)
+        );
 
         fs::write(s.path(), r#"{"mcpServers": {"#).unwrap();
         changes
@@ -323,7 +333,10 @@ async fn reloading_the_apps_own_save_changes_nothing() {
     // What the watcher does when it sees the app's own save.
     s.state.reload().await;
     assert_eq!(*changes.borrow(), before);
-    assert_eq!(s.state.wait_for("a", |_| true).await.generation, 1);
+    assert_eq!(
+        s.state.wait_for("a", |_| true).await.generation,
+        Generation(1)
+    );
     s.state.shutdown().await;
 }
 

@@ -2,6 +2,7 @@
 //! its connection (never replayed), a refusal that leaves the connection up.
 
 use super::*;
+use crate::events::Generation;
 
 #[tokio::test(start_paused = true)]
 async fn a_call_when_not_ready_fails_at_once_saying_the_state_and_the_wait() {
@@ -38,7 +39,7 @@ async fn a_call_lost_with_its_connection_is_never_replayed() {
     let err = h.supervisor.call("echo", json!({})).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ProcessExit);
     until_snapshot(&h, "a ready generation 2", |s| {
-        s.generation == 2 && s.state.state == Some(StateName::Ready)
+        s.generation == Generation(2) && s.state.state == Some(StateName::Ready)
     })
     .await;
     let seen = h.seen.lock().unwrap().clone();
@@ -65,7 +66,7 @@ async fn a_403_on_a_call_returns_to_the_caller_and_the_connection_stays() {
     let snap = h.supervisor.snapshot();
     assert_eq!(
         (snap.state.state, snap.generation),
-        (Some(StateName::Ready), 1)
+        (Some(StateName::Ready), Generation(1))
     );
     h.supervisor.stop().await;
 }

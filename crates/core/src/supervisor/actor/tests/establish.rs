@@ -2,6 +2,7 @@
 //! that worked last (the stateless revision asked once, then remembered; a lying discovery).
 
 use super::*;
+use crate::events::Generation;
 
 // # `protocol: "auto"`: the legacy fallback inside one establishment deadline
 
@@ -117,7 +118,7 @@ async fn an_initialize_only_server_is_asked_stateless_once_and_remembered() {
     // The next generation goes straight to what worked.
     h.supervisor.reconnect();
     until_snapshot(&h, "a ready generation 2", |s| {
-        s.generation == 2 && s.state.state == Some(StateName::Ready)
+        s.generation == Generation(2) && s.state.state == Some(StateName::Ready)
     })
     .await;
     assert_eq!(h.opened.load(Ordering::SeqCst), 3);

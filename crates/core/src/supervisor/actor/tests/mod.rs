@@ -4,6 +4,7 @@
 //! waits); `calls.rs`, `tools.rs` and `establish.rs` the rest, by concern.
 
 use crate::error::{Error, ErrorKind, Stage};
+use crate::events::Generation;
 use crate::events::{EventBus, StateName};
 use crate::protocol::{Message, Response};
 use crate::supervisor::{Snapshot, Supervisor, SupervisorConfig};
@@ -143,7 +144,7 @@ async fn a_healthy_server_is_ready_with_its_tools() {
     until(&h, StateName::Ready).await;
     let snap = h.supervisor.snapshot();
     assert_eq!(snap.tools, ["echo"]);
-    assert_eq!(snap.generation, 1);
+    assert_eq!(snap.generation, Generation(1));
     let r = h.supervisor.call("echo", json!({})).await.unwrap();
     assert_eq!(r, json!({"content": []}));
     h.supervisor.stop().await;
@@ -163,7 +164,7 @@ async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
     assert_eq!(Instant::now() - ready_at, Duration::from_secs(80));
     // Up past the stability window: the first reconnect is spread by full jitter, which
     // seed 0 (the default) puts 3.534 s later (tokio's timers fire on whole milliseconds).
-    until_snapshot(&h, "generation 2", |s| s.generation == 2).await;
+    until_snapshot(&h, "generation 2", |s| s.generation == Generation(2)).await;
     assert_eq!(Instant::now() - ready_at, Duration::from_millis(83_534));
     let pings = h
         .seen
@@ -249,6 +250,8 @@ async fn a_retry_after_of_any_size_is_waited_clamped_and_the_actor_lives_on() {
     assert!(snap.state.next_attempt_at.is_some());
     // The actor is alive: a person can still ask for an attempt now.
     h.supervisor.reconnect();
-    h.supervisor.wait_for(|s| s.generation == 2).await;
+    h.supervisor
+        .wait_for(|s| s.generation == Generation(2))
+        .await;
     h.supervisor.stop().await;
 }

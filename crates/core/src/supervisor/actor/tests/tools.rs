@@ -2,6 +2,7 @@
 //! capped `tools` event, and a notification flood that outruns the supervisor.
 
 use super::*;
+use crate::events::Generation;
 
 /// A healthy server whose nth tool list is `["v{n}"]`, and the count of lists served.
 fn counting_lists() -> (Script, Arc<AtomicUsize>) {
@@ -31,7 +32,7 @@ async fn list_changed_resyncs_and_swaps_the_tools() {
         3,
         "one re-sync per notification, one at a time"
     );
-    assert_eq!(h.supervisor.snapshot().generation, 1);
+    assert_eq!(h.supervisor.snapshot().generation, Generation(1));
     h.supervisor.stop().await;
 }
 
@@ -104,6 +105,6 @@ async fn a_notification_flood_that_outruns_the_supervisor_re_syncs_the_tools() {
     .await;
     assert!(resynced.is_ok(), "no re-sync within a minute of the lag");
     assert_eq!(lists.load(Ordering::SeqCst), 2);
-    assert_eq!(h.supervisor.snapshot().generation, 1);
+    assert_eq!(h.supervisor.snapshot().generation, Generation(1));
     h.supervisor.stop().await;
 }
