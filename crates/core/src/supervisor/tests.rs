@@ -87,6 +87,17 @@ impl Run {
         });
     }
 
+    /// Fails every attempt of the first round (firing each retry's timer), so that the
+    /// tenth failure exhausts the budget and the server is quarantined at level 1.
+    fn quarantine(&mut self) {
+        for _ in 0..10 {
+            self.fail(Action::Retry);
+            if self.name() == StateName::Retrying {
+                self.fire();
+            }
+        }
+    }
+
     fn establish(&mut self) {
         let generation = self.generation();
         self.feed(Input::Established { generation });
@@ -155,12 +166,7 @@ fn retries_follow_the_backoff_curve_then_quarantine() {
 #[test]
 fn the_quarantine_ladder_probes_once_per_level_then_gives_up() {
     let mut run = Run::new();
-    for _ in 0..10 {
-        run.fail(Action::Retry);
-        if run.name() == StateName::Retrying {
-            run.fire();
-        }
-    }
+    run.quarantine();
     let mut cooldowns = Vec::new();
     for _ in 0..3 {
         assert_eq!(run.name(), StateName::Quarantined);
@@ -401,12 +407,7 @@ fn a_probe_reset_while_up_is_no_longer_a_probe() {
     // Reset while the probe is up clears budget and ladder, so a quick loss is the first
     // failure of a new round, not a failed probe.
     let mut run = Run::new();
-    for _ in 0..10 {
-        run.fail(Action::Retry);
-        if run.name() == StateName::Retrying {
-            run.fire();
-        }
-    }
+    run.quarantine();
     run.fire();
     run.establish();
     run.feed(Input::Reset);
@@ -419,12 +420,7 @@ fn a_probe_reset_while_up_is_no_longer_a_probe() {
 #[test]
 fn a_stable_connection_lowers_the_quarantine_level() {
     let mut run = Run::new();
-    for _ in 0..10 {
-        run.fail(Action::Retry);
-        if run.name() == StateName::Retrying {
-            run.fire();
-        }
-    }
+    run.quarantine();
     run.fire();
     run.establish();
     assert_eq!(run.state.level.get(), 1);
@@ -547,12 +543,7 @@ fn manual_actions() {
     assert_eq!(run.name(), StateName::Connecting);
     assert_eq!(run.state.failures, 0);
     let mut run = Run::new();
-    for _ in 0..10 {
-        run.fail(Action::Retry);
-        if run.name() == StateName::Retrying {
-            run.fire();
-        }
-    }
+    run.quarantine();
     run.feed(Input::Reset);
     assert_eq!((run.state.failures, run.state.level.get()), (0, 0));
     assert_eq!(run.name(), StateName::Connecting);
