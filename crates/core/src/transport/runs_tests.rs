@@ -22,17 +22,32 @@ fn start_of(pid: i32) -> u64 {
     proc_info(pid).expect("a live process").proc.start
 }
 
-/// A pid that no process has now: a child that was started and reaped.
-fn dead_pid() -> i32 {
+/// The live process `pid` as a runs file records it.
+fn live(pid: i32) -> Proc {
+    Proc {
+        pid,
+        start: start_of(pid),
+    }
+}
+
+/// This test process: a running Lifeline, as far as a runs file tells.
+fn me() -> i32 {
+    i32::try_from(std::process::id()).unwrap()
+}
+
+/// The owner of a crashed run: a pid that no process has now (a child that was started and
+/// reaped).
+fn dead_owner() -> Proc {
     let mut c = Command::new("true").spawn().unwrap();
     c.wait().unwrap();
-    pid_of(&c)
+    Proc {
+        pid: pid_of(&c),
+        start: 1,
+    }
 }
 
 fn write_run(dir: &Path, owner: Proc, children: &[Proc]) -> PathBuf {
-    let session = proc_info(i32::try_from(std::process::id()).unwrap())
-        .unwrap()
-        .session;
+    let session = proc_info(me()).unwrap().session;
     let mut text = format!(
         "boot {}\nowner {} {}\nsession {session}\n",
         boot_id(),
@@ -47,10 +62,13 @@ fn write_run(dir: &Path, owner: Proc, children: &[Proc]) -> PathBuf {
     path
 }
 
-/// Waits (bounded by the test harness's own timeout) for `child` to end, and says how.
-fn exit_signal(child: &mut Child) -> Option<i32> {
+/// Waits (bounded by the test harness's own timeout) for `child` to end, killed by SIGKILL.
+fn assert_killed(child: &mut Child) {
     use std::os::unix::process::ExitStatusExt;
-    child.wait().unwrap().signal()
+    assert_eq!(
+        child.wait().unwrap().signal(),
+        Some(rustix::process::Signal::KILL.as_raw())
+    );
 }
 
 #[test]
@@ -58,24 +76,10 @@ fn a_crashed_runs_servers_are_killed_with_their_group() {
     let dir = tempfile::tempdir().unwrap();
     let mut leader = server();
     let pid = pid_of(&leader);
-    let dead_owner = Proc {
-        pid: dead_pid(),
-        start: 1,
-    };
-    let file = write_run(
-        dir.path(),
-        dead_owner,
-        &[Proc {
-            pid,
-            start: start_of(pid),
-        }],
-    );
+    let file = write_run(dir.path(), dead_owner(), &[live(pid)]);
     let reaped = reap(dir.path());
     assert_eq!(reaped.killed, [pid]);
-    assert_eq!(
-        exit_signal(&mut leader),
-        Some(rustix::process::Signal::KILL.as_raw())
-    );
+    assert_killed(&mut leader);
     assert!(!file.exists(), "a reaped run's file is removed");
 }
 
@@ -87,40 +91,20 @@ fn a_run_killed_before_its_rename_is_reaped_from_the_temporary() {
     let dir = tempfile::tempdir().unwrap();
     let mut leader = server();
     let pid = pid_of(&leader);
-    let dead_owner = Proc {
-        pid: dead_pid(),
-        start: 1,
-    };
-    let written = write_run(
-        dir.path(),
-        dead_owner,
-        &[Proc {
-            pid,
-            start: start_of(pid),
-        }],
-    );
+    let dead_owner = dead_owner();
+    let written = write_run(dir.path(), dead_owner, &[live(pid)]);
     let tmp = dir.path().join(format!(
         ".{}.run.{}.0.a9ca5e02.tmp",
         dead_owner.pid, dead_owner.pid
     ));
     std::fs::rename(&written, &tmp).unwrap();
-    let me = i32::try_from(std::process::id()).unwrap();
-    let live = write_run(
-        dir.path(),
-        Proc {
-            pid: me,
-            start: start_of(me),
-        },
-        &[],
-    );
+    let me = me();
+    let running = write_run(dir.path(), live(me), &[]);
     let live_tmp = dir.path().join(format!(".{me}.run.{me}.1.0b1c2d3e.tmp"));
-    std::fs::rename(&live, &live_tmp).unwrap();
+    std::fs::rename(&running, &live_tmp).unwrap();
     let reaped = reap(dir.path());
     assert_eq!(reaped.killed, [pid]);
-    assert_eq!(
-        exit_signal(&mut leader),
-        Some(rustix::process::Signal::KILL.as_raw())
-    );
+    assert_killed(&mut leader);
     assert!(!tmp.exists(), "a reaped run's temporary is removed");
     assert!(
         live_tmp.exists(),
@@ -133,10 +117,7 @@ fn a_reused_pid_is_never_killed() {
     let dir = tempfile::tempdir().unwrap();
     let mut stranger = server();
     let pid = pid_of(&stranger);
-    let owner = Proc {
-        pid: dead_pid(),
-        start: 1,
-    };
+    let owner = dead_owner();
     // The recorded server had this pid but started at another time: a reused pid.
     write_run(
         dir.path(),
@@ -157,18 +138,7 @@ fn a_running_lifelines_servers_are_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut mine = server();
     let pid = pid_of(&mine);
-    let me = i32::try_from(std::process::id()).unwrap();
-    let file = write_run(
-        dir.path(),
-        Proc {
-            pid: me,
-            start: start_of(me),
-        },
-        &[Proc {
-            pid,
-            start: start_of(pid),
-        }],
-    );
+    let file = write_run(dir.path(), live(me()), &[live(pid)]);
     assert_eq!(reap(dir.path()), Reaped::default());
     assert!(file.exists());
     assert!(proc_info(pid).is_some());
@@ -200,10 +170,7 @@ fn a_gone_servers_group_is_reaped_only_in_its_session_and_after_its_start() {
     shell.wait().unwrap();
     let grandchild: i32 = out.trim().parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let owner = Proc {
-        pid: dead_pid(),
-        start: 1,
-    };
+    let owner = dead_owner();
     let recorded = Proc {
         pid: leader,
         start: leader_start,
@@ -285,28 +252,14 @@ fn a_crashed_run_that_another_user_could_have_written_is_not_trusted() {
         std::fs::create_dir(&dir).unwrap();
         let mut victim = server();
         let pid = pid_of(&victim);
-        let dead_owner = Proc {
-            pid: dead_pid(),
-            start: 1,
-        };
-        let file = write_run(
-            &dir,
-            dead_owner,
-            &[Proc {
-                pid,
-                start: start_of(pid),
-            }],
-        );
+        let file = write_run(&dir, dead_owner(), &[live(pid)]);
         chmod(&file, file_mode);
         if chown {
             std::os::unix::fs::chown(&file, Some(65534), Some(65534)).unwrap();
         }
         chmod(&dir, dir_mode);
         assert_eq!(reap(&dir).killed, Vec::<i32>::new(), "{what}");
-        assert!(is_running(Proc {
-            pid,
-            start: start_of(pid)
-        }));
+        assert!(is_running(live(pid)));
         assert!(file.exists(), "{what}: the file is left for its owner");
         victim.kill().unwrap();
         victim.wait().unwrap();
