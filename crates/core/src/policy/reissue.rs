@@ -128,25 +128,33 @@ mod tests {
     #[test]
     fn a_refusal_the_spec_answers_is_asked_again_once() {
         use AfterFailure::*;
-        let check = |method: &str,
-                     kind: ErrorKind,
-                     rpc_code: Option<i64>,
-                     lists_ours: bool,
-                     session_open: bool,
-                     tried: Tried,
-                     expect: AfterFailure| {
-            let failure = Failure {
+        use stateless::{HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
+        fn failure(
+            method: &str,
+            kind: ErrorKind,
+            rpc_code: Option<i64>,
+            lists_ours: bool,
+            session_open: bool,
+        ) -> Failure<'_> {
+            Failure {
                 method,
                 kind,
                 rpc_code,
                 lists_ours,
                 session_open,
-            };
-            assert_eq!(
-                after_failure(failure, tried),
-                expect,
-                "{failure:?} {tried:?}"
-            );
+            }
+        }
+        // The server refused the revision we sent, listing it among its own or not.
+        let refused = |method, lists_ours| {
+            let code = Some(UNSUPPORTED_PROTOCOL_VERSION);
+            failure(method, ErrorKind::Protocol, code, lists_ours, true)
+        };
+        let mismatch = |method| {
+            let code = Some(HEADER_MISMATCH);
+            failure(method, ErrorKind::Protocol, code, false, true)
+        };
+        let lost = |method, session_open| {
+            failure(method, ErrorKind::StreamLost, None, false, session_open)
         };
         let fresh = Tried::default();
         let version_retried = Tried {
@@ -157,106 +165,33 @@ mod tests {
             relisted: true,
             ..fresh
         };
-        let unsupported = Some(stateless::UNSUPPORTED_PROTOCOL_VERSION);
-        let mismatch = Some(stateless::HEADER_MISMATCH);
-        let (protocol, lost) = (ErrorKind::Protocol, ErrorKind::StreamLost);
-        // Refused the revision it lists: once, for any method.
-        check(
-            "tools/list",
-            protocol,
-            unsupported,
-            true,
-            true,
-            fresh,
-            AskAgain,
-        );
-        check(
-            "tools/call",
-            protocol,
-            unsupported,
-            true,
-            true,
-            relisted,
-            AskAgain,
-        );
-        check(
-            "tools/list",
-            protocol,
-            unsupported,
-            true,
-            true,
-            version_retried,
-            Fail,
-        );
-        check(
-            "tools/list",
-            protocol,
-            unsupported,
-            false,
-            true,
-            fresh,
-            Fail,
-        );
-        // Header mismatch: only a tool call, once.
-        check(
-            "tools/call",
-            protocol,
-            mismatch,
-            false,
-            true,
-            fresh,
-            RelistThenAskAgain,
-        );
-        check(
-            "tools/call",
-            protocol,
-            mismatch,
-            false,
-            true,
-            version_retried,
-            RelistThenAskAgain,
-        );
-        check(
-            "tools/call",
-            protocol,
-            mismatch,
-            false,
-            true,
-            relisted,
-            Fail,
-        );
-        check("prompts/get", protocol, mismatch, false, true, fresh, Fail);
-        // A lost stream goes on to `after_lost_stream`, unless the session ended.
-        check("tools/call", lost, None, false, true, fresh, StreamLost);
-        check(
-            "tools/list",
-            lost,
-            None,
-            false,
-            true,
-            version_retried,
-            StreamLost,
-        );
-        check("tools/list", lost, None, false, false, fresh, Fail);
-        // Anything else is the answer.
-        check(
-            "tools/list",
-            ErrorKind::Timeout,
-            None,
-            false,
-            true,
-            fresh,
-            Fail,
-        );
-        check(
-            "tools/call",
-            ErrorKind::Server,
-            Some(-1),
-            true,
-            true,
-            fresh,
-            Fail,
-        );
+        let timeout = failure("tools/list", ErrorKind::Timeout, None, false, true);
+        let server_error = failure("tools/call", ErrorKind::Server, Some(-1), true, true);
+        for (failure, tried, expect) in [
+            // Refused the revision it lists: once, for any method.
+            (refused("tools/list", true), fresh, AskAgain),
+            (refused("tools/call", true), relisted, AskAgain),
+            (refused("tools/list", true), version_retried, Fail),
+            (refused("tools/list", false), fresh, Fail),
+            // Header mismatch: only a tool call, once.
+            (mismatch("tools/call"), fresh, RelistThenAskAgain),
+            (mismatch("tools/call"), version_retried, RelistThenAskAgain),
+            (mismatch("tools/call"), relisted, Fail),
+            (mismatch("prompts/get"), fresh, Fail),
+            // A lost stream goes on to `after_lost_stream`, unless the session ended.
+            (lost("tools/call", true), fresh, StreamLost),
+            (lost("tools/list", true), version_retried, StreamLost),
+            (lost("tools/list", false), fresh, Fail),
+            // Anything else is the answer.
+            (timeout, fresh, Fail),
+            (server_error, fresh, Fail),
+        ] {
+            assert_eq!(
+                after_failure(failure, tried),
+                expect,
+                "{failure:?} {tried:?}"
+            );
+        }
     }
 
     #[test]
