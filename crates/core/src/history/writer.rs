@@ -153,6 +153,8 @@ fn write_batch(
     Ok(rows)
 }
 
+/// Writes `event` to `events` and, a failure, to `failures` too: the same stamp (run, seq,
+/// time, server, generation) on both rows, each with its own kind and JSON. The rows written.
 fn insert_event(
     tx: &Transaction,
     run: i64,
@@ -165,38 +167,27 @@ fn insert_event(
     let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
     let generation = i64::try_from(event.generation.0).unwrap_or(i64::MAX);
     let kind = json["type"].as_str().unwrap_or("unknown").to_owned();
-    tx.execute(
+    let mut rows = vec![(
         "INSERT INTO events (run, seq, at, at_ms, server, generation, type, json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        (
-            run,
-            seq,
-            &event.at,
-            at_ms,
-            &server,
-            generation,
-            &kind,
-            json.to_string(),
-        ),
-    )?;
-    let EventBody::Failure { failure } = &event.body else {
-        return Ok(1);
-    };
-    tx.execute(
-        "INSERT INTO failures (run, seq, at, at_ms, server, generation, kind, json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        (
-            run,
-            seq,
-            &event.at,
-            at_ms,
-            &server,
-            generation,
+        kind,
+        json.to_string(),
+    )];
+    if let EventBody::Failure { failure } = &event.body {
+        rows.push((
+            "INSERT INTO failures (run, seq, at, at_ms, server, generation, kind, json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             redactor.scrub(&failure.kind),
             json["failure"].to_string(),
-        ),
-    )?;
-    Ok(2)
+        ));
+    }
+    for (sql, kind, json) in &rows {
+        tx.execute(
+            sql,
+            (run, seq, &event.at, at_ms, &server, generation, kind, json),
+        )?;
+    }
+    Ok(rows.len() as u64)
 }
 
 fn insert_call(
