@@ -2,34 +2,15 @@
 //! reopen waits exactly what `policy::listen` says for the session's seed, and a refusal
 //! ends the loop.
 
+use super::super::tests::{lose, next_request, reply};
 use super::super::{Session, SessionOptions};
-use crate::error::{Error, ErrorKind};
 use crate::policy::{ListenRetry, SeededRng};
-use crate::protocol::{Message, Request, RequestId, Response, RpcError};
-use crate::transport::Incoming;
+use crate::protocol::RpcError;
 use crate::transport::memory::{self, ServerEnd};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
-
-async fn next_request(server: &mut ServerEnd) -> Request {
-    match server.from_client.recv().await.expect("a message") {
-        Message::Request(r) => r,
-        other => panic!("expected a request, got {other:?}"),
-    }
-}
-
-async fn reply(server: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
-    let msg = Message::Response(Response { id, outcome });
-    server.to_client.send(Incoming::Message(msg)).await.unwrap();
-}
-
-async fn lose(server: &ServerEnd, id: RequestId) {
-    let error = Error::new(ErrorKind::StreamLost, "the response stream ended");
-    let failed = Incoming::RequestFailed { id, error };
-    server.to_client.send(failed).await.unwrap();
-}
 
 /// A stateless session with `seed`, past discovery of a server that offers
 /// `tools/list_changed` (so the listen loop runs).

@@ -2,10 +2,10 @@
 //! and a server that floods them and never reads our answers holds a bounded number of
 //! tasks (the memory of each blocked answer), not one per request.
 
+use super::super::tests::{next_response, send};
 use super::super::{ServerNotification, Session, SessionOptions};
 use super::{MAX_IN_FLIGHT, TOO_MANY_REQUESTS};
 use crate::protocol::{Message, RequestId};
-use crate::transport::Incoming;
 use crate::transport::memory;
 use crate::transport::stdio::{self, StdioConfig};
 use serde_json::json;
@@ -24,13 +24,11 @@ async fn requests_beyond_the_cap_are_refused_with_a_json_rpc_error() {
     let n = 100;
     for i in 0..n {
         let ask = Message::request(RequestId::Number(i), "elicitation/create", Some(json!({})));
-        server.to_client.send(Incoming::Message(ask)).await.unwrap();
+        send(&server, ask).await;
     }
     let mut refused = Vec::new();
     while refused.len() < (n as usize - MAX_IN_FLIGHT) {
-        let Some(Message::Response(r)) = server.from_client.recv().await else {
-            panic!("expected a response")
-        };
+        let r = next_response(&mut server).await;
         let e = r.outcome.expect_err("a refusal");
         assert_eq!(e.code, TOO_MANY_REQUESTS);
         assert!(e.message.contains("too many requests"), "{}", e.message);
@@ -41,15 +39,12 @@ async fn requests_beyond_the_cap_are_refused_with_a_json_rpc_error() {
     assert_eq!(refused, expect);
     // A ping still gets a refusal while the elicitations hold every slot: none is dropped
     // while the server reads.
-    let ping = Message::request(RequestId::Number(n), "ping", None);
-    server
-        .to_client
-        .send(Incoming::Message(ping))
-        .await
-        .unwrap();
-    let Some(Message::Response(r)) = server.from_client.recv().await else {
-        panic!("expected a response")
-    };
+    send(
+        &server,
+        Message::request(RequestId::Number(n), "ping", None),
+    )
+    .await;
+    let r = next_response(&mut server).await;
     assert_eq!(r.outcome.map_err(|e| e.code), Err(TOO_MANY_REQUESTS));
     session.close().await;
 }
@@ -121,28 +116,21 @@ async fn a_request_the_server_cancels_is_abandoned_unanswered() {
     let (conn, mut server) = memory::pair();
     let session = Session::start(conn, options);
     let ask = Message::request(RequestId::Number(7), "elicitation/create", Some(json!({})));
-    server.to_client.send(Incoming::Message(ask)).await.unwrap();
+    send(&server, ask).await;
     tokio::task::yield_now().await;
     let cancel = Message::notification(
         "notifications/cancelled",
         Some(json!({"requestId": 7, "reason": "no longer needed"})),
     );
-    server
-        .to_client
-        .send(Incoming::Message(cancel))
-        .await
-        .unwrap();
+    send(&server, cancel).await;
     dropped_rx.await.expect("the handler was abandoned");
     // The next request is answered; nothing came for 7.
-    let ping = Message::request(RequestId::Number(8), "ping", None);
-    server
-        .to_client
-        .send(Incoming::Message(ping))
-        .await
-        .unwrap();
-    let Some(Message::Response(r)) = server.from_client.recv().await else {
-        panic!("expected a response")
-    };
+    send(
+        &server,
+        Message::request(RequestId::Number(8), "ping", None),
+    )
+    .await;
+    let r = next_response(&mut server).await;
     assert_eq!(r.id, RequestId::Number(8), "7 was never answered");
     session.close().await;
 }

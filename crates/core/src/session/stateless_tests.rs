@@ -2,32 +2,13 @@
 //! discovery and its refusals, `_meta` on every request, the re-issue rules after a lost
 //! response stream, multi round-trip input, and `ping` without `ping`.
 
+use super::tests::{lose, next_request, reply};
 use super::*;
-use crate::protocol::{Message, Response};
-use crate::transport::Incoming;
 use crate::transport::memory::{self, ServerEnd};
 
 fn stateless_session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {
     let (conn, server) = memory::pair();
     (Arc::new(Session::start_stateless(conn, options)), server)
-}
-
-async fn next_request(server: &mut ServerEnd) -> crate::protocol::Request {
-    match server.from_client.recv().await.expect("a message") {
-        Message::Request(r) => r,
-        other => panic!("expected a request, got {other:?}"),
-    }
-}
-
-async fn reply(server: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
-    let msg = Message::Response(Response { id, outcome });
-    server.to_client.send(Incoming::Message(msg)).await.unwrap();
-}
-
-async fn lose(server: &ServerEnd, id: RequestId) {
-    let error = Error::new(ErrorKind::StreamLost, "the response stream ended");
-    let failed = Incoming::RequestFailed { id, error };
-    server.to_client.send(failed).await.unwrap();
 }
 
 fn discover_result() -> Value {

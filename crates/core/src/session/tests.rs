@@ -15,12 +15,33 @@ fn session(options: SessionOptions) -> (Arc<Session>, ServerEnd) {
     (Arc::new(Session::start(conn, options)), server)
 }
 
-async fn next(server: &mut ServerEnd) -> Message {
+// What a test's server does on its end of the in-process transport; the session's other
+// test modules (`listen`, `server_requests`, `stateless_tests`) play their servers with
+// these too.
+
+/// The next message the client sent.
+pub(super) async fn next(server: &mut ServerEnd) -> Message {
     server
         .from_client
         .recv()
         .await
         .expect("the client sent a message")
+}
+
+/// The next message the client sent, a request.
+pub(super) async fn next_request(server: &mut ServerEnd) -> crate::protocol::Request {
+    match next(server).await {
+        Message::Request(r) => r,
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+/// The next message the client sent, an answer to one of the server's requests.
+pub(super) async fn next_response(server: &mut ServerEnd) -> Response {
+    match next(server).await {
+        Message::Response(r) => r,
+        other => panic!("expected a response, got {other:?}"),
+    }
 }
 
 fn request_id(m: &Message) -> RequestId {
@@ -30,27 +51,26 @@ fn request_id(m: &Message) -> RequestId {
     }
 }
 
-async fn reply(server: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
-    server
-        .to_client
-        .send(Incoming::Message(Message::Response(Response {
-            id,
-            outcome,
-        })))
-        .await
-        .unwrap();
+/// Sends `msg` to the client.
+pub(super) async fn send(server: &ServerEnd, msg: Message) {
+    server.to_client.send(Incoming::Message(msg)).await.unwrap();
+}
+
+pub(super) async fn reply(server: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
+    send(server, Message::Response(Response { id, outcome })).await;
+}
+
+/// The response stream of request `id` broke before its answer.
+pub(super) async fn lose(server: &ServerEnd, id: RequestId) {
+    let error = Error::new(ErrorKind::StreamLost, "the response stream ended");
+    let failed = Incoming::RequestFailed { id, error };
+    server.to_client.send(failed).await.unwrap();
 }
 
 async fn progress(server: &ServerEnd, token: &RequestId, n: f64) {
     let params = json!({ "progressToken": token, "progress": n });
-    server
-        .to_client
-        .send(Incoming::Message(Message::notification(
-            "notifications/progress",
-            Some(params),
-        )))
-        .await
-        .unwrap();
+    let note = Message::notification("notifications/progress", Some(params));
+    send(server, note).await;
 }
 
 /// Spawns a tools/call and returns its handle with the id the server saw.
@@ -256,22 +276,14 @@ async fn json_rpc_errors_are_typed_and_scrubbed() {
 /// Sends a server→client request and returns the client's answer.
 async fn ask(server: &mut ServerEnd, method: &str) -> Result<Value, RpcError> {
     let id = RequestId::String(format!("srv-{method}"));
-    server
-        .to_client
-        .send(Incoming::Message(Message::request(
-            id.clone(),
-            method,
-            Some(json!({})),
-        )))
-        .await
-        .unwrap();
-    match next(server).await {
-        Message::Response(r) => {
-            assert_eq!(r.id, id);
-            r.outcome
-        }
-        other => panic!("expected a response, got {other:?}"),
-    }
+    send(
+        server,
+        Message::request(id.clone(), method, Some(json!({}))),
+    )
+    .await;
+    let r = next_response(server).await;
+    assert_eq!(r.id, id);
+    r.outcome
 }
 
 #[tokio::test(start_paused = true)]
