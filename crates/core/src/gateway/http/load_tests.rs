@@ -46,14 +46,6 @@ async fn ping(host: &Host, session: &str) -> StatusCode {
         .status()
 }
 
-fn get_stream(host: &Host, session: &str) -> reqwest::RequestBuilder {
-    host.http
-        .get(&host.url)
-        .header("accept", "text/event-stream")
-        .header("authorization", format!("Bearer {}", host.token))
-        .header("mcp-session-id", session)
-}
-
 /// Everything a raw connection receives until the server closes it.
 async fn read_all(mut stream: TcpStream) -> String {
     let mut got = Vec::new();
@@ -194,8 +186,8 @@ async fn one_client_can_neither_evict_nor_starve_anothers_sessions() {
     assert_eq!(ping(a, &a2).await, StatusCode::OK);
     assert_eq!(ep.sessions(), 3);
     // A's sessions all busy (a GET stream open on each): A is refused, B is not.
-    let _s2 = get_stream(a, &a2).send().await.unwrap();
-    let _s3 = get_stream(a, &a3).send().await.unwrap();
+    let _s2 = a.get_stream(&a2).send().await.unwrap();
+    let _s3 = a.get_stream(&a3).send().await.unwrap();
     let r = a.post(None, init(1)).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(
@@ -219,8 +211,8 @@ async fn removing_a_token_ends_that_clients_open_streams_at_once() {
     let (a, b) = (&hosts[0], &hosts[1]);
     let sa = open(a).await;
     let sb = open(b).await;
-    let stream_a = get_stream(a, &sa).send().await.unwrap();
-    let mut stream_b = get_stream(b, &sb).send().await.unwrap();
+    let stream_a = a.get_stream(&sa).send().await.unwrap();
+    let mut stream_b = b.get_stream(&sb).send().await.unwrap();
     assert_eq!(stream_a.status(), StatusCode::OK);
     assert!(tokens::remove(&tokens::path_in(dir.path()), "a").unwrap());
     // Nothing is asked of the endpoint: it notices on its own.
@@ -273,13 +265,7 @@ async fn a_stream_whose_host_stopped_reading_is_closed() {
     let flood = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                        "params": {"name": "flood", "arguments": {"n": 200, "size": 65536}}});
     let r = host
-        .http
-        .post(&host.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .header("authorization", format!("Bearer {}", host.token))
-        .header("mcp-session-id", &session)
-        .body(flood.to_string())
+        .post_accepting("application/json", Some(&session), flood)
         .send();
     assert_eq!(
         within("the flood's answer", r).await.unwrap().status(),

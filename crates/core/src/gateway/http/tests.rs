@@ -18,18 +18,38 @@ struct Host {
 }
 
 impl Host {
+    /// A POST that takes its answer as JSON or on an event stream.
     fn post(&self, session: Option<&str>, body: Value) -> reqwest::RequestBuilder {
+        self.post_accepting("application/json, text/event-stream", session, body)
+    }
+
+    /// A POST whose Accept is `accept`: `application/json` takes the answer only as JSON.
+    fn post_accepting(
+        &self,
+        accept: &str,
+        session: Option<&str>,
+        body: Value,
+    ) -> reqwest::RequestBuilder {
         let mut req = self
             .http
             .post(&self.url)
             .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
+            .header("accept", accept)
             .header("authorization", format!("Bearer {}", self.token))
             .body(body.to_string());
         if let Some(s) = session {
             req = req.header("mcp-session-id", s);
         }
         req
+    }
+
+    /// The GET stream of `session`.
+    fn get_stream(&self, session: &str) -> reqwest::RequestBuilder {
+        self.http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("authorization", format!("Bearer {}", self.token))
+            .header("mcp-session-id", session)
     }
 }
 
@@ -167,14 +187,9 @@ async fn a_session_is_issued_used_and_ended() {
     assert_eq!(got[0]["id"], 2);
     assert_eq!(got[0]["result"]["tools"].as_array().unwrap().len(), 3);
     // ... and as JSON when it takes only JSON.
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
     let r = host
-        .http
-        .post(&host.url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json")
-        .header("authorization", format!("Bearer {}", host.token))
-        .header("mcp-session-id", &session)
-        .body(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string())
+        .post_accepting("application/json", Some(&session), ping)
         .send()
         .await
         .unwrap();
@@ -183,18 +198,11 @@ async fn a_session_is_issued_used_and_ended() {
     assert_eq!(pong["result"], json!({}));
 
     // The GET stream: one per session.
-    let get = |s: &str| {
-        host.http
-            .get(&host.url)
-            .header("accept", "text/event-stream")
-            .header("authorization", format!("Bearer {}", host.token))
-            .header("mcp-session-id", s.to_owned())
-    };
-    let stream = get(&session).send().await.unwrap();
+    let stream = host.get_stream(&session).send().await.unwrap();
     assert_eq!(stream.status(), StatusCode::OK);
     assert_eq!(stream.headers()["content-type"], "text/event-stream");
     assert_eq!(
-        get(&session).send().await.unwrap().status(),
+        host.get_stream(&session).send().await.unwrap().status(),
         StatusCode::CONFLICT
     );
 
@@ -272,15 +280,7 @@ async fn what_belongs_to_no_request_goes_on_the_get_stream() {
     let (ep, host, _dir) = endpoint().await;
     let r = host.post(None, init(1)).send().await.unwrap();
     let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-    let mut stream = host
-        .http
-        .get(&host.url)
-        .header("accept", "text/event-stream")
-        .header("authorization", format!("Bearer {}", host.token))
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let mut stream = host.get_stream(&session).send().await.unwrap();
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                       "params": {"name": "notify", "arguments": {}}});
     let r = host.post(Some(&session), call).send().await.unwrap();
