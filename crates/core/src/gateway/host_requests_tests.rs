@@ -5,16 +5,14 @@
 //! cancel passed on, refusal without the capability, routing between two hosts,
 //! `roots/list_changed` upstream, and the `id: null` answer to a line that is not JSON-RPC.
 
-use crate::error::Stage;
 use crate::events::Generation;
-use crate::events::{EventBus, StateName};
+use crate::events::StateName;
+use crate::gateway::tests::{respond, scripted, tell};
 use crate::gateway::{GatewayOptions, serve_lines};
-use crate::protocol::{Message, RequestId, Response};
-use crate::supervisor::{Supervisor, SupervisorConfig};
-use crate::transport::{Incoming, memory};
+use crate::protocol::{Message, RequestId};
+use crate::supervisor::Supervisor;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -39,12 +37,10 @@ fn upstream(log: Log) -> Supervisor {
 
 /// `upstream`, its first attempt held for a host when `hold` (as `lifeline connect` does).
 fn upstream_with(log: Log, hold: bool) -> Supervisor {
-    let opened = Arc::new(AtomicUsize::new(0));
-    let connector = Arc::new(move || {
-        opened.fetch_add(1, Ordering::SeqCst);
-        let (conn, mut end) = memory::pair();
+    let hold = hold.then_some(Duration::from_secs(5));
+    scripted(hold, move |mut end, _| {
         let log = log.clone();
-        tokio::spawn(async move {
+        async move {
             // The server's request id → the call waiting for its answer.
             let mut asking: HashMap<String, RequestId> = HashMap::new();
             let mut n = 0;
@@ -67,11 +63,7 @@ fn upstream_with(log: Log, hold: bool) -> Supervisor {
                         if let Some(call) = asking.remove(&id) {
                             let text = outcome.to_string();
                             let result = json!({"content": [{"type": "text", "text": text}]});
-                            let reply = Message::Response(Response {
-                                id: call,
-                                outcome: Ok(result),
-                            });
-                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            respond(&end, call, Ok(result)).await;
                         }
                         continue;
                     }
@@ -96,41 +88,26 @@ fn upstream_with(log: Log, hold: bool) -> Supervisor {
                         asking.insert(id.clone(), r.id);
                         let method = params["arguments"]["method"].as_str().unwrap_or("ping");
                         let ask = Message::request(RequestId::String(id), method, Some(json!({})));
-                        let _ = end.to_client.send(Incoming::Message(ask)).await;
+                        tell(&end, ask).await;
                         continue;
                     }
                     "tools/call" if params["name"] == "cancel_asks" => {
                         for (id, call) in asking.drain() {
                             let p = json!({"requestId": id, "reason": "enough"});
                             let note = Message::notification("notifications/cancelled", Some(p));
-                            let _ = end.to_client.send(Incoming::Message(note)).await;
+                            tell(&end, note).await;
                             let result =
                                 json!({"content": [{"type": "text", "text": "cancelled"}]});
-                            let reply = Message::Response(Response {
-                                id: call,
-                                outcome: Ok(result),
-                            });
-                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            respond(&end, call, Ok(result)).await;
                         }
                         json!({"content": [{"type": "text", "text": "ok"}]})
                     }
                     _ => json!({}),
                 };
-                let reply = Message::Response(Response {
-                    id: r.id,
-                    outcome: Ok(result),
-                });
-                let _ = end.to_client.send(Incoming::Message(reply)).await;
+                respond(&end, r.id, Ok(result)).await;
             }
-        });
-        Ok(conn)
-    });
-    let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
-    cfg.ping_interval = None;
-    if hold {
-        cfg.hosts.hold_first_attempt(Duration::from_secs(5));
-    }
-    Supervisor::spawn(cfg, Arc::new(EventBus::new(256)))
+        }
+    })
 }
 
 type Lines = tokio::io::Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>;

@@ -5,10 +5,10 @@
 use super::{GatewayOptions, NOT_READY, UPSTREAM_LOST, serve_lines};
 use crate::error::{Error, Stage};
 use crate::events::EventBus;
-use crate::protocol::{Message, Response};
+use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::supervisor::{Supervisor, SupervisorConfig};
 use crate::transport::Incoming;
-use crate::transport::memory;
+use crate::transport::memory::{self, ServerEnd};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,12 +21,9 @@ pub(super) type Calls = Arc<Mutex<Vec<String>>>;
 /// An upstream whose `die` tool ends its generation without answering, and whose `once`
 /// tool does so only the first time; `peek` declares readOnlyHint.
 pub(super) fn upstream(calls: Calls) -> Supervisor {
-    let opened = Arc::new(AtomicUsize::new(0));
-    let connector = Arc::new(move || {
-        let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
-        let (conn, mut end) = memory::pair();
+    scripted(None, move |mut end, generation| {
         let calls = calls.clone();
-        tokio::spawn(async move {
+        async move {
             while let Some(msg) = end.from_client.recv().await {
                 let r = match msg {
                     Message::Request(r) => r,
@@ -70,7 +67,7 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                             for i in 1..=2 {
                                 let p = json!({"progressToken": token, "progress": i, "total": 2});
                                 let note = Message::notification("notifications/progress", Some(p));
-                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                                tell(&end, note).await;
                             }
                         }
                         if tool == "notify" {
@@ -87,7 +84,7 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                                 ("notifications/unknown", json!({})),
                             ] {
                                 let note = Message::notification(method, Some(params));
-                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                                tell(&end, note).await;
                             }
                         }
                         if tool == "flood" {
@@ -98,28 +95,22 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                             for _ in 0..n {
                                 let p = json!({"level": "info", "logger": "flood", "data": data});
                                 let note = Message::notification("notifications/message", Some(p));
-                                let _ = end.to_client.send(Incoming::Message(note)).await;
+                                tell(&end, note).await;
                             }
                         }
                         if tool == "meta" {
                             let meta = r.params.as_ref().unwrap()["_meta"].clone();
-                            let reply = Message::Response(Response {
-                                id: r.id,
-                                outcome: Ok(json!({"content": [], "structuredContent": meta})),
-                            });
-                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            let result = json!({"content": [], "structuredContent": meta});
+                            respond(&end, r.id, Ok(result)).await;
                             continue;
                         }
                         if tool == "refuse" {
-                            let reply = Message::Response(Response {
-                                id: r.id,
-                                outcome: Err(crate::protocol::RpcError {
-                                    code: -32602,
-                                    message: "bad arguments".into(),
-                                    data: Some(json!({"field": "x"})),
-                                }),
-                            });
-                            let _ = end.to_client.send(Incoming::Message(reply)).await;
+                            let refusal = RpcError {
+                                code: -32602,
+                                message: "bad arguments".into(),
+                                data: Some(json!({"field": "x"})),
+                            };
+                            respond(&end, r.id, Err(refusal)).await;
                             continue;
                         }
                         if tool == "die" || (tool == "peek" && generation == 1) {
@@ -140,18 +131,46 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                     }
                     _ => json!({}),
                 };
-                let reply = Message::Response(Response {
-                    id: r.id,
-                    outcome: Ok(result),
-                });
-                let _ = end.to_client.send(Incoming::Message(reply)).await;
+                respond(&end, r.id, Ok(result)).await;
             }
-        });
+        }
+    })
+}
+
+/// A supervisor of the server `mem` whose every generation is an in-process server that
+/// `serve` plays on its end, told which generation it is (from 1). It sends no pings, so
+/// the server sees only what a test makes it see. With `hold`, the first attempt waits that
+/// long for a host, as under `lifeline connect`.
+pub(super) fn scripted<F>(
+    hold: Option<Duration>,
+    serve: impl Fn(ServerEnd, usize) -> F + Send + Sync + 'static,
+) -> Supervisor
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let opened = AtomicUsize::new(0);
+    let connector = Arc::new(move || {
+        let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
+        let (conn, end) = memory::pair();
+        tokio::spawn(serve(end, generation));
         Ok(conn)
     });
     let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
     cfg.ping_interval = None;
+    if let Some(wait) = hold {
+        cfg.hosts.hold_first_attempt(wait);
+    }
     Supervisor::spawn(cfg, Arc::new(EventBus::new(256)))
+}
+
+/// Sends the client `msg`; a client that is gone is no matter to a scripted server.
+pub(super) async fn tell(end: &ServerEnd, msg: Message) {
+    let _ = end.to_client.send(Incoming::Message(msg)).await;
+}
+
+/// Answers the client's request `id`.
+pub(super) async fn respond(end: &ServerEnd, id: RequestId, outcome: Result<Value, RpcError>) {
+    tell(end, Message::Response(Response { id, outcome })).await;
 }
 
 /// Sends one request and returns the whole answer (result or error), skipping
