@@ -6,7 +6,7 @@ use super::*;
 use crate::config::clients::backup;
 use crate::config::clients::{Choice, Request, plan};
 use serde_json::json;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const CANARY: &str = "sk-backup-canary-0b9e4d7c2a1f";
 
@@ -50,6 +50,35 @@ struct Scratch {
     state: PathBuf,
 }
 
+impl Scratch {
+    /// Writes the client file `path` with `original()` and connects it at `at`, as
+    /// `lifeline clients` does: the backup's record.
+    fn connect(&self, path: &Path, at: SystemTime) -> backup::Connection {
+        fs::write(path, original()).unwrap();
+        let p = plan_of(path, &original());
+        backup::write(Client::Cursor, path, &original(), &p, &self.state, at).unwrap()
+    }
+
+    /// The project's `mcp.json` as Lifeline connected it before backups moved: its path, and
+    /// its backup beside it (`old_layout`).
+    fn connected_before(&self) -> (PathBuf, PathBuf) {
+        let path = fs::canonicalize(&self.project).unwrap().join("mcp.json");
+        let written = plan_of(&path, &original()).text;
+        let old = old_layout(self, &path, &written);
+        (path, old)
+    }
+
+    /// Restores the client file `path` and checks it is the original, byte for byte.
+    fn restore(&self, path: &Path) {
+        backup::restore(Client::Cursor, Some(path), false, &self.state).unwrap();
+        assert_eq!(
+            fs::read_to_string(path).unwrap(),
+            original(),
+            "byte for byte"
+        );
+    }
+}
+
 fn scratch() -> Scratch {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("repo").join(".cursor");
@@ -72,16 +101,7 @@ fn a_connect_writes_nothing_beside_the_file_and_keeps_the_backup_in_the_data_dir
     let path = s.project.join("mcp.json");
     fs::write(&path, original()).unwrap();
     let before = entries(&s.project);
-    let p = plan_of(&path, &original());
-    let rec = backup::write(
-        Client::Cursor,
-        &path,
-        &original(),
-        &p,
-        &s.state,
-        UNIX_EPOCH + NOW,
-    )
-    .unwrap();
+    let rec = s.connect(&path, UNIX_EPOCH + NOW);
     assert_eq!(entries(&s.project), before, "nothing new beside the file");
     let dir = s.state.parent().unwrap().join("backups");
     assert_eq!(backup::backups_dir(&s.state), dir);
@@ -102,12 +122,7 @@ fn a_connect_writes_nothing_beside_the_file_and_keeps_the_backup_in_the_data_dir
         assert_eq!(mode(&dir), 0o700);
         assert_eq!(mode(&rec.backup), 0o600);
     }
-    backup::restore(Client::Cursor, Some(&path), false, &s.state).unwrap();
-    assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        original(),
-        "byte for byte"
-    );
+    s.restore(&path);
 }
 
 #[cfg(unix)]
@@ -118,10 +133,7 @@ fn a_backups_directory_others_can_read_is_made_private() {
     let dir = backup::backups_dir(&s.state);
     fs::create_dir_all(&dir).unwrap();
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = s.project.join("mcp.json");
-    fs::write(&path, original()).unwrap();
-    let p = plan_of(&path, &original());
-    backup::write(Client::Cursor, &path, &original(), &p, &s.state, UNIX_EPOCH).unwrap();
+    s.connect(&s.project.join("mcp.json"), UNIX_EPOCH);
     let mode = fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700);
 }
@@ -137,10 +149,7 @@ fn backups_of_two_files_or_one_file_twice_in_a_second_never_collide() {
         other.join("mcp.json"),
         s.project.join("mcp.json"),
     ] {
-        fs::write(&path, original()).unwrap();
-        let p = plan_of(&path, &original());
-        let rec =
-            backup::write(Client::Cursor, &path, &original(), &p, &s.state, UNIX_EPOCH).unwrap();
+        let rec = s.connect(&path, UNIX_EPOCH);
         made.push(
             rec.backup
                 .file_name()
@@ -175,9 +184,7 @@ fn old_layout(s: &Scratch, path: &Path, written: &str) -> PathBuf {
 #[test]
 fn an_old_layout_record_still_restores() {
     let s = scratch();
-    let path = fs::canonicalize(&s.project).unwrap().join("mcp.json");
-    let written = plan_of(&path, &original()).text;
-    let old = old_layout(&s, &path, &written);
+    let (path, old) = s.connected_before();
     let rec = backup::restore(Client::Cursor, Some(&path), false, &s.state).unwrap();
     assert_eq!(rec.backup, old);
     assert_eq!(fs::read_to_string(&path).unwrap(), original());
@@ -186,23 +193,10 @@ fn an_old_layout_record_still_restores() {
 #[test]
 fn the_next_write_moves_an_old_layout_backup_into_the_data_dir() {
     let s = scratch();
-    let path = fs::canonicalize(&s.project).unwrap().join("mcp.json");
-    let written = plan_of(&path, &original()).text;
-    let old = old_layout(&s, &path, &written);
+    let (path, old) = s.connected_before();
 
     // Another client's file is connected: the write also moves the old backup.
-    let second = s.project.join("second.json");
-    fs::write(&second, original()).unwrap();
-    let p = plan_of(&second, &original());
-    backup::write(
-        Client::Cursor,
-        &second,
-        &original(),
-        &p,
-        &s.state,
-        UNIX_EPOCH,
-    )
-    .unwrap();
+    s.connect(&s.project.join("second.json"), UNIX_EPOCH);
     assert!(!old.exists(), "the old backup left the client's directory");
     assert_eq!(
         entries(&s.project),
@@ -225,33 +219,15 @@ fn the_next_write_moves_an_old_layout_backup_into_the_data_dir() {
     );
     assert_eq!(fs::read_to_string(&first.backup).unwrap(), original());
 
-    backup::restore(Client::Cursor, Some(&path), false, &s.state).unwrap();
-    assert_eq!(
-        fs::read_to_string(&path).unwrap(),
-        original(),
-        "byte for byte"
-    );
+    s.restore(&path);
 }
 
 #[test]
 fn an_old_backup_that_is_gone_leaves_its_record_alone() {
     let s = scratch();
-    let path = fs::canonicalize(&s.project).unwrap().join("mcp.json");
-    let written = plan_of(&path, &original()).text;
-    let old = old_layout(&s, &path, &written);
+    let (path, old) = s.connected_before();
     fs::remove_file(&old).unwrap();
-    let second = s.project.join("second.json");
-    fs::write(&second, original()).unwrap();
-    let p = plan_of(&second, &original());
-    backup::write(
-        Client::Cursor,
-        &second,
-        &original(),
-        &p,
-        &s.state,
-        UNIX_EPOCH,
-    )
-    .unwrap();
+    s.connect(&s.project.join("second.json"), UNIX_EPOCH);
     let records = backup::records(&s.state).unwrap();
     assert_eq!(records.iter().find(|r| r.path == path).unwrap().backup, old);
     let e = backup::restore(Client::Cursor, Some(&path), false, &s.state).unwrap_err();
