@@ -42,6 +42,8 @@ pub mod redact;
 pub mod secrets;
 pub mod session;
 pub mod supervisor;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub(crate) mod tls;
 pub mod transport;
 

@@ -205,6 +205,7 @@ pub fn read_raw(path: &Path) -> Result<Value, RawError> {
 mod tests {
     use super::*;
     use crate::config::tests::lookup;
+    use crate::test_support::entries;
     use serde_json::json;
     use std::fs;
 
@@ -223,15 +224,6 @@ mod tests {
   "lifeline": { "maxConcurrentCalls": 2, "x-future": null }
 }
 "#;
-
-    fn entries(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(dir)
-            .expect("read_dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
 
     #[test]
     fn a_round_trip_keeps_unknown_keys_and_order_and_leaves_no_temp_file() {

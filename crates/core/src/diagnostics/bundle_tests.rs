@@ -5,6 +5,7 @@
 use super::bundle::{BundleFile, BundleInput, BundleOptions, ServerInput, build};
 use super::bundle_write::WriteErrorKind;
 use crate::events::Generation;
+use crate::test_support::entries;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -238,11 +239,11 @@ fn the_zip_holds_exactly_the_preview() {
         entry.read_to_string(&mut content).expect("text");
         assert_eq!(content, file.content);
     }
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .expect("list")
-        .map(|e| e.expect("entry").file_name())
-        .collect();
-    assert_eq!(left, ["bundle.zip"], "no temporary file is left");
+    assert_eq!(
+        entries(dir.path()),
+        ["bundle.zip"],
+        "no temporary file is left"
+    );
 }
 
 #[test]

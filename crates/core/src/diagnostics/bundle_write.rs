@@ -263,19 +263,10 @@ fn zip_time(t: std::time::SystemTime) -> DateTime {
 #[cfg(test)]
 mod tests {
     use crate::diagnostics::bundle::{BundleInput, BundleOptions, build};
-    use std::path::Path;
+    use crate::test_support::entries;
 
     fn bundle() -> super::Bundle {
         build(&BundleInput::default(), BundleOptions::default())
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut all: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        all.sort();
-        all
     }
 
     #[test]
@@ -293,11 +284,11 @@ mod tests {
             "{text}"
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a person's file");
-        assert_eq!(names(dir.path()), ["b.zip"], "no temporary file is left");
+        assert_eq!(entries(dir.path()), ["b.zip"], "no temporary file is left");
 
         bundle().write_over(&path).expect("replaced when chosen");
         assert_ne!(std::fs::read(&path).unwrap(), b"a person's file");
-        assert_eq!(names(dir.path()), ["b.zip"]);
+        assert_eq!(entries(dir.path()), ["b.zip"]);
     }
 
     #[test]

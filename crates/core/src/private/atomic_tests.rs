@@ -3,19 +3,11 @@
 //! middle of a write and two processes can race on one store.
 
 use super::*;
+use crate::test_support::entries;
 use std::process::{Command, Stdio};
 
 /// Set in a child copy of this test binary: what it does (`loop`, `tokens`) and on what.
 const CHILD: &str = "LIFELINE_ATOMIC_TEST_CHILD";
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[cfg(unix)]
 fn mode_of(p: &Path) -> u32 {

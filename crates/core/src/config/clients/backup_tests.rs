@@ -5,6 +5,7 @@
 use super::*;
 use crate::config::clients::backup;
 use crate::config::clients::{Choice, Request, plan};
+use crate::test_support::entries;
 use serde_json::json;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -30,15 +31,6 @@ fn plan_of(path: &Path, text: &str) -> Plan {
         config_arg: None,
     })
     .unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 const NOW: Duration = Duration::from_secs(1_796_000_000);
