@@ -3,9 +3,7 @@
 //! the previewed files or fails with `{kind, message}` naming the path.
 
 use crate::Core;
-use crate::source::Source;
-use crate::state::AppState;
-use crate::test_support::{block_on, core_with, invoke};
+use crate::test_support::{block_on, core_with, invoke, start};
 use lifeline_core::config;
 use lifeline_core::events::{EventBody, StateName};
 use serde_json::json;
@@ -29,13 +27,8 @@ fn app() -> Arc<Core> {
                 "disabled": true},
     }})
     .to_string();
-    let config = config::parse(&text, None, &|_| None).unwrap();
-    let state = block_on(async {
-        let state = AppState::start(Source {
-            config,
-            info: crate::test_support::app_info(),
-            fixtures: Vec::new(),
-        });
+    let state = start(config::parse(&text, None, &|_| None).unwrap(), None);
+    block_on(async {
         state
             .wait_for("gone", |s| s.state.state == Some(StateName::Retired))
             .await;
@@ -46,7 +39,6 @@ fn app() -> Arc<Core> {
         state
             .recorded(|e| e.server == "gone" && matches!(e.body, EventBody::Failure { .. }))
             .await;
-        state
     });
     core_with(state)
 }
@@ -151,13 +143,8 @@ fn what_a_server_s_stderr_teaches_is_masked_in_every_file() {
         "reconnect": {"enabled": false},
     }}})
     .to_string();
-    let config = config::parse(&text, None, &|_| None).unwrap();
-    let state = block_on(async {
-        let state = AppState::start(Source {
-            config,
-            info: crate::test_support::app_info(),
-            fixtures: Vec::new(),
-        });
+    let state = start(config::parse(&text, None, &|_| None).unwrap(), None);
+    block_on(async {
         // The failure quotes the last stderr line: by then the stderr is read.
         state
             .recorded(|e| {
@@ -166,7 +153,6 @@ fn what_a_server_s_stderr_teaches_is_masked_in_every_file() {
                         if failure.message.contains("x-api-key"))
             })
             .await;
-        state
     });
     let core = core_with(state);
     let preview = invoke(&core, "bundle_preview", json!({})).unwrap();

@@ -4,36 +4,30 @@
 //! tools/call through the app's own supervisor (the call shows on the app's event bus).
 
 use super::*;
-use crate::source::{AppInfo, Mode, Source};
 use crate::state::AppState;
-use crate::test_support::fixture;
-use lifeline_core::events::{EventBody, HostMode, StateName};
+use crate::test_support::{call_event, fixture_config, start};
+use lifeline_core::events::{HostMode, StateName};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// How long a step may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-fn start(config_path: &Path) -> Arc<AppState> {
-    let text = json!({"mcpServers": {
-        "fixture": {"command": fixture(), "args": ["stdio"]}
-    }})
-    .to_string();
-    let config = lifeline_core::config::parse(&text, None, &|_| None).unwrap();
-    let state = crate::test_support::block_on(async {
-        AppState::start(Source {
-            config,
-            info: AppInfo {
-                version: "test",
-                mode: Mode::Config,
-                config_path: Some(config_path.display().to_string()),
-                log_dir: None,
-                notices: Vec::new(),
-            },
-            fixtures: Vec::new(),
-        })
-    });
-    Arc::new(state)
+/// The app's state on the fixture, as the first instance at `dir` serving attaches there;
+/// its config file (`config.json` in `dir`) is returned beside it.
+fn serving(dir: &Path) -> (Arc<AppState>, PathBuf) {
+    let config_path = dir.join("config.json");
+    std::fs::write(&config_path, "{}").unwrap();
+    let Claim::First(guard) = claim(dir) else {
+        panic!("the first claim must win");
+    };
+    let state = Arc::new(start(fixture_config(), Some(&config_path)));
+    guard.serve(
+        || {},
+        on_attach(&state),
+        Arc::new(|_, _| Box::pin(async {})),
+    );
+    (state, config_path)
 }
 
 fn on_attach(state: &Arc<AppState>) -> OnAttach {
@@ -83,17 +77,7 @@ async fn attach(dir: &Path, request: &str) -> (BufReader<Stream>, String) {
 fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() {
     let _runtime = crate::test_support::runtime().enter();
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("config.json");
-    std::fs::write(&config_path, "{}").unwrap();
-    let Claim::First(guard) = claim(dir.path()) else {
-        panic!("the first claim must win");
-    };
-    let state = start(&config_path);
-    guard.serve(
-        || {},
-        on_attach(&state),
-        Arc::new(|_, _| Box::pin(async {})),
-    );
+    let (state, _) = serving(dir.path());
     crate::test_support::block_on(async {
         let mut events = state.events().await.unwrap();
         let (mut app, answer) = attach(dir.path(), "attach v1 fixture\n").await;
@@ -130,17 +114,7 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
             "{call}"
         );
         // The call ran on the app's supervisor: its event is on the app's bus.
-        let seen = async {
-            loop {
-                let event = events.recv().await.expect("the bus is open");
-                if matches!(&event.body, EventBody::Call { tool, .. } if tool == "echo") {
-                    return event;
-                }
-            }
-        };
-        let event = tokio::time::timeout(PATIENCE, seen)
-            .await
-            .expect("the call's event on the app's bus");
+        let event = call_event(&mut events, "echo").await;
         assert_eq!(event.server, "fixture");
         // The host is the app's to show: attached through it, and its call counted.
         let hosts = state.server_hosts("fixture");
@@ -166,17 +140,7 @@ fn a_bridge_attaches_to_the_apps_supervisor_and_its_calls_reach_the_apps_feed() 
 fn an_unknown_server_another_config_or_revision_is_refused_with_a_reason() {
     let _runtime = crate::test_support::runtime().enter();
     let dir = tempfile::tempdir().unwrap();
-    let config_path = dir.path().join("config.json");
-    std::fs::write(&config_path, "{}").unwrap();
-    let Claim::First(guard) = claim(dir.path()) else {
-        panic!("the first claim must win");
-    };
-    let state = start(&config_path);
-    guard.serve(
-        || {},
-        on_attach(&state),
-        Arc::new(|_, _| Box::pin(async {})),
-    );
+    let (state, config_path) = serving(dir.path());
     crate::test_support::block_on(async {
         let (_, answer) = attach(dir.path(), "attach v1 nope\n").await;
         assert!(answer.starts_with("error unknown "), "{answer}");

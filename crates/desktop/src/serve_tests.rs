@@ -3,10 +3,7 @@
 //! raw HTTP/1.1 on loopback — initialize, tools/call — whose call shows on the app's bus.
 
 use super::*;
-use crate::source::{AppInfo, Mode, Source};
-use crate::state::AppState;
-use crate::test_support::fixture;
-use lifeline_core::events::EventBody;
+use crate::test_support::{call_event, fixture_config, start};
 use lifeline_core::gateway::http::tokens;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -55,24 +52,7 @@ async fn post(
 
 #[test]
 fn a_host_reaches_the_apps_supervisor_over_http() {
-    let text = json!({"mcpServers": {
-        "fixture": {"command": fixture(), "args": ["stdio"]}
-    }})
-    .to_string();
-    let config = lifeline_core::config::parse(&text, None, &|_| None).unwrap();
-    let state = crate::test_support::block_on(async {
-        AppState::start(Source {
-            config,
-            info: AppInfo {
-                version: "test",
-                mode: Mode::Config,
-                config_path: None,
-                log_dir: None,
-                notices: Vec::new(),
-            },
-            fixtures: Vec::new(),
-        })
-    });
+    let state = start(fixture_config(), None);
     let dir = tempfile::tempdir().unwrap();
     let tokens_file = tokens::path_in(dir.path());
     let token = tokens::add(&tokens_file, "app-host").unwrap();
@@ -114,17 +94,7 @@ fn a_host_reaches_the_apps_supervisor_over_http() {
         let answer: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(answer["result"]["content"][0]["text"], "over http");
         // The call ran on the app's supervisor: its event is on the app's bus.
-        let seen = async {
-            loop {
-                let event = events.recv().await.expect("the bus is open");
-                if matches!(&event.body, EventBody::Call { tool, .. } if tool == "echo") {
-                    return event;
-                }
-            }
-        };
-        let event = tokio::time::timeout(PATIENCE, seen)
-            .await
-            .expect("the call's event");
+        let event = call_event(&mut events, "echo").await;
         assert_eq!(event.server, "fixture");
         let (status, _, _) = post(port, "lifeline_wrong", Some(&session), &call).await;
         assert_eq!(status, 401);
@@ -143,19 +113,7 @@ fn app_on_file(dir: &std::path::Path) -> Arc<crate::Core> {
     )
     .unwrap();
     let config = lifeline_core::config::load(&path).unwrap();
-    let state = crate::test_support::block_on(async {
-        AppState::start(Source {
-            config,
-            info: AppInfo {
-                version: "test",
-                mode: Mode::Config,
-                config_path: Some(path.display().to_string()),
-                log_dir: None,
-                notices: Vec::new(),
-            },
-            fixtures: Vec::new(),
-        })
-    });
+    let state = start(config, Some(&path));
     crate::Core::with_served(
         state,
         Served::new(Some(tokens::path_in(dir))),

@@ -1,14 +1,18 @@
-//! What the app's tests share: the fixture server, a plain `AppInfo`, one runtime, and an app
-//! (`Core`) to run commands against as the window process would.
+//! What the app's tests share: the fixture server, a plain `AppInfo`, one runtime, an app's
+//! state started on a config, and an app (`Core`) to run commands against as the window
+//! process would.
 
 use crate::core_process::{Core, Headless};
 use crate::dispatch::Call;
 use crate::source::Source;
 use crate::state::AppState;
-use lifeline_core::events::StateName;
-use serde_json::Value;
-use std::path::PathBuf;
+use lifeline_core::config::Config;
+use lifeline_core::events::{Event, EventBody, StateName};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
 
 /// The fixture binary next to this test's executable (target/debug/deps/..).
 pub fn fixture() -> PathBuf {
@@ -24,6 +28,15 @@ pub fn fixture() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// A config with one server, `fixture`: the fixture binary speaking stdio.
+pub fn fixture_config() -> Config {
+    let text = json!({"mcpServers": {
+        "fixture": {"command": fixture(), "args": ["stdio"]}
+    }})
+    .to_string();
+    lifeline_core::config::parse(&text, None, &|_| None).unwrap()
 }
 
 /// What a test's app says about itself: a config-mode app with no file and no notices.
@@ -54,6 +67,37 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     runtime().block_on(future)
 }
 
+/// An app's state on `config`, started on the tests' runtime; its file, as the app says it,
+/// is `config_path` (none for a config that came from no file).
+pub fn start(config: Config, config_path: Option<&Path>) -> AppState {
+    block_on(async {
+        AppState::start(Source {
+            config,
+            info: crate::source::AppInfo {
+                config_path: config_path.map(|p| p.display().to_string()),
+                ..app_info()
+            },
+            fixtures: Vec::new(),
+        })
+    })
+}
+
+/// The `Call` event of `tool` on the app's bus (`events`, subscribed before the call); fails
+/// the test if none comes within 10 s.
+pub async fn call_event(events: &mut broadcast::Receiver<Event>, tool: &str) -> Event {
+    let seen = async {
+        loop {
+            let event = events.recv().await.expect("the bus is open");
+            if matches!(&event.body, EventBody::Call { tool: t, .. } if t == tool) {
+                return event;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), seen)
+        .await
+        .expect("the call's event on the app's bus")
+}
+
 const CONFIG: &str = r#"{"mcpServers": {
     "notes": {"command": "/nonexistent/lifeline-app-test", "disabled": true},
     "web": {"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true}
@@ -62,18 +106,13 @@ const CONFIG: &str = r#"{"mcpServers": {
 /// An app with two disabled servers (`notes`, stdio; `web`, HTTP), settled.
 pub fn core() -> Arc<Core> {
     let config = lifeline_core::config::parse(CONFIG, None, &|_| None).unwrap();
-    let state = block_on(async {
-        let state = AppState::start(Source {
-            config,
-            info: app_info(),
-            fixtures: Vec::new(),
-        });
+    let state = start(config, None);
+    block_on(async {
         for server in ["notes", "web"] {
             state
                 .wait_for(server, |s| s.state.state == Some(StateName::Disabled))
                 .await;
         }
-        state
     });
     core_with(state)
 }
@@ -96,18 +135,8 @@ pub fn state_with_file(text: &str) -> (tempfile::TempDir, AppState) {
     let path = dir.path().join("config.json");
     std::fs::write(&path, text).unwrap();
     let config = lifeline_core::config::load(&path).unwrap();
-    let state = block_on(async {
-        let state = AppState::start(Source {
-            config,
-            info: crate::source::AppInfo {
-                config_path: Some(path.display().to_string()),
-                ..app_info()
-            },
-            fixtures: Vec::new(),
-        });
-        state.set_import_dirs(dir.path(), dir.path()).await;
-        state
-    });
+    let state = start(config, Some(&path));
+    block_on(state.set_import_dirs(dir.path(), dir.path()));
     (dir, state)
 }
 
