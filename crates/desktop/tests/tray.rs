@@ -45,6 +45,15 @@ impl Bus {
             address: address.trim().to_owned(),
         }
     }
+
+    /// A connection of the test's own to the bus.
+    async fn connect(&self) -> zbus::Connection {
+        zbus::connection::Builder::address(self.address.as_str())
+            .unwrap()
+            .build()
+            .await
+            .unwrap()
+    }
 }
 
 impl Drop for Bus {
@@ -192,6 +201,19 @@ async fn on_write<T>(dir: &Path, what: &str, mut probe: impl FnMut() -> Option<T
         .unwrap_or_else(|_| panic!("{what} within {PATIENCE:?}"))
 }
 
+/// The tray item's bus name, once its tooltip says that the config's one server failed.
+async fn failed_item(bus: &zbus::Connection) -> String {
+    let item = on_signal(bus, "the tray item on the bus", || item_name(bus)).await;
+    let said = on_signal(bus, "the tooltip to say the server failed", || async {
+        tooltip(bus, &item)
+            .await
+            .filter(|d| d == "1 failed of 1 server")
+    })
+    .await;
+    assert_eq!(said, "1 failed of 1 server");
+    item
+}
+
 /// The tray item's bus name (`org.kde.StatusNotifierItem-PID-N`).
 async fn item_name(bus: &zbus::Connection) -> Option<String> {
     let dbus = zbus::fdo::DBusProxy::new(bus).await.ok()?;
@@ -305,11 +327,7 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     let bus_daemon = Bus::start();
     let panel = TrayHost::start(&bus_daemon);
     let home = tempfile::tempdir().unwrap();
-    let bus = zbus::connection::Builder::address(bus_daemon.address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let bus = bus_daemon.connect().await;
     let (told, mut notifications) = mpsc::unbounded_channel();
     bus.object_server()
         .at("/org/freedesktop/Notifications", Notifications(told))
@@ -319,21 +337,14 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
         .await
         .unwrap();
 
-    let mut tray = start_tray(&bus_daemon, home.path());
+    let tray = start_tray(&bus_daemon, home.path());
 
-    let item = on_signal(&bus, "the tray item on the bus", || item_name(&bus)).await;
+    let item = failed_item(&bus).await;
     let registered = panel
         .items
         .recv_timeout(PATIENCE)
         .expect("the item registers with the panel's tray within PATIENCE");
     assert_eq!(registered, item);
-    let said = on_signal(&bus, "the tooltip to say the server failed", || async {
-        tooltip(&bus, &item)
-            .await
-            .filter(|d| d == "1 failed of 1 server")
-    })
-    .await;
-    assert_eq!(said, "1 failed of 1 server");
 
     let (summary, body) = timeout(PATIENCE, notifications.recv())
         .await
@@ -367,12 +378,7 @@ async fn the_tray_shows_the_fleet_notifies_and_its_menu_works() {
     if let Err(e) = click(&menu, quit).await {
         assert!(e.to_string().contains("NoReply"), "{e}");
     }
-    let exited = tokio::task::spawn_blocking(move || tray.wait());
-    let status = timeout(PATIENCE, exited)
-        .await
-        .expect("lifeline-tray exits within PATIENCE after Quit")
-        .unwrap()
-        .unwrap();
+    let status = exit_of(tray, "lifeline-tray after Quit").await;
     let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
     assert!(status.success(), "{status}: {said}");
     assert!(said.contains("lifeline-app stopped"), "{said}");
@@ -413,6 +419,15 @@ fn unused_display() -> String {
         .find(|n| !answers(*n))
         .expect("a free X display number in 4200..4300");
     format!(":{n}")
+}
+
+/// Sends `child` SIGTERM, as a logout, `systemctl --user stop` or `kill` does.
+fn sigterm(child: &Child) {
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success(), "kill -TERM {}: {killed}", child.id());
 }
 
 /// The process's end, within `PATIENCE`.
@@ -565,11 +580,7 @@ async fn without_a_display_the_app_stays_in_the_tray_until_told_to_quit() {
         "the core ended without being told to: {said}"
     );
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &core.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success());
+    sigterm(&core);
     let status = exit_of(core, "lifeline-app after SIGTERM").await;
     let said = std::fs::read_to_string(&log).unwrap();
     assert!(status.success(), "{status}: {said}");
@@ -597,34 +608,12 @@ async fn sigterm_quits_with_the_last_event_in_the_history_and_no_drain_wait() {
     let bus_daemon = Bus::start();
     let _panel = TrayHost::start(&bus_daemon);
     let home = tempfile::tempdir().unwrap();
-    let bus = zbus::connection::Builder::address(bus_daemon.address.as_str())
-        .unwrap()
-        .build()
-        .await
-        .unwrap();
+    let bus = bus_daemon.connect().await;
     let tray = start_tray(&bus_daemon, home.path());
-    let item = on_signal(&bus, "the tray item on the bus", || item_name(&bus)).await;
-    on_signal(&bus, "the tooltip to say the server failed", || async {
-        tooltip(&bus, &item)
-            .await
-            .filter(|d| d == "1 failed of 1 server")
-    })
-    .await;
+    failed_item(&bus).await;
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &tray.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(killed.success(), "kill -TERM {}: {killed}", tray.id());
-    let exited = tokio::task::spawn_blocking(move || {
-        let mut tray = tray;
-        tray.wait()
-    });
-    let status = timeout(PATIENCE, exited)
-        .await
-        .expect("lifeline-tray exits within PATIENCE after SIGTERM")
-        .unwrap()
-        .unwrap();
+    sigterm(&tray);
+    let status = exit_of(tray, "lifeline-tray after SIGTERM").await;
     let said = std::fs::read_to_string(home.path().join("stderr.log")).unwrap();
     assert!(status.success(), "{status}: {said}");
     assert!(said.contains("SIGTERM: closing"), "{said}");
