@@ -197,28 +197,52 @@ impl Authorizer {
         self.bearer()
     }
 
-    /// The server answered 401 to a request sent with `used`: gets a usable token (another
-    /// task's or server's newer one, a refreshed one, or a new sign-in) or says why there is
-    /// none. `Ok(true)`: send the request again; `Ok(false)`: the server publishes no OAuth
-    /// metadata, so its 401 stands as it came (a wrong or missing static credential).
-    pub async fn unauthorized(
+    /// The server refused a request sent with `used` with `status` and `challenge` (its
+    /// `WWW-Authenticate`). A 401 or a 403 `insufficient_scope` is this authorizer's to
+    /// answer, unless another task or server has put a newer token in place meanwhile:
+    /// `Ok(true)`, send the request again. `Ok(false)`: the answer stands as it came (any
+    /// other status, or a server that publishes no OAuth metadata).
+    pub async fn refused(
         &self,
+        status: u16,
         used: Option<&str>,
         challenge: &Challenge,
     ) -> Result<bool, Error> {
+        let scope = match status {
+            401 => false,
+            403 if challenge.is_insufficient_scope() => true,
+            _ => return Ok(false),
+        };
         let mut state = self.state.lock().await;
         if self.replaced(used) {
             return Ok(true);
         }
+        if scope {
+            self.insufficient_scope(&mut state, challenge).await
+        } else {
+            self.unauthorized(&mut state, used, challenge).await
+        }
+    }
+
+    /// A 401 to a request sent with `used`: gets a usable token (a refreshed one, another
+    /// server's sign-in, or a new sign-in) or says why there is none. `Ok(false)`: the
+    /// server publishes no OAuth metadata, so its 401 stands as it came (a wrong or missing
+    /// static credential).
+    async fn unauthorized(
+        &self,
+        state: &mut State,
+        used: Option<&str>,
+        challenge: &Challenge,
+    ) -> Result<bool, Error> {
         if state.tokens.as_ref().is_some_and(|t| t.refresh.is_some()) {
-            match self.refresh(&mut state).await {
+            match self.refresh(state).await {
                 Ok(()) => return Ok(true),
                 // Revoked or expired refresh token: a new sign-in is the way.
                 Err(e) if e.kind() == ErrorKind::Auth => {}
                 Err(e) => return Err(e),
             }
         }
-        self.set_tokens(&mut state, None);
+        self.set_tokens(state, None);
         let found = metadata::discover(
             &self.http,
             &self.server,
@@ -229,31 +253,24 @@ impl Authorizer {
             return Ok(false);
         };
         // Another server behind the same authorization server may have signed in already.
-        if self
-            .adopt_kept(&mut state, &Grantor::of(&found), used)
-            .await
-        {
+        if self.adopt_kept(state, &Grantor::of(&found), used).await {
             state.found = Some(found);
             return Ok(true);
         }
         let scopes = self.first_scopes(&challenge.scopes(), &found);
-        self.sign_in(&mut state, found, scopes, &self.mode)
+        self.sign_in(state, found, scopes, &self.mode)
             .await
             .map(|()| true)
     }
 
-    /// The server answered 403 `insufficient_scope` to a request sent with `used`: signs
-    /// in again asking for the challenged scopes on top of the earlier ones, unless that
-    /// asks for nothing new or the step-ups are used up. `Ok(false)` as for `unauthorized`.
-    pub async fn insufficient_scope(
+    /// A 403 `insufficient_scope`: signs in again asking for the challenged scopes on top
+    /// of the earlier ones, unless that asks for nothing new or the step-ups are used up.
+    /// `Ok(false)` as for `unauthorized`.
+    async fn insufficient_scope(
         &self,
-        used: Option<&str>,
+        state: &mut State,
         challenge: &Challenge,
     ) -> Result<bool, Error> {
-        let mut state = self.state.lock().await;
-        if self.replaced(used) {
-            return Ok(true);
-        }
         let scopes = scope::step_up_scopes(&state.requested, &challenge.scopes());
         if scopes == state.requested || state.step_ups >= MAX_STEP_UPS {
             return Err(Error::new(
@@ -271,7 +288,7 @@ impl Authorizer {
                 None => return Ok(false),
             },
         };
-        self.sign_in(&mut state, found, scopes, &self.mode)
+        self.sign_in(state, found, scopes, &self.mode)
             .await
             .map(|()| true)
     }

@@ -3,6 +3,7 @@
 //! and a standalone GET that is accepted but never answered.
 
 use super::*;
+use crate::error::ErrorKind;
 use crate::protocol::RequestId;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;

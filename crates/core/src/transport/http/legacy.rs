@@ -15,21 +15,15 @@
 //! bearer token, and a 401 or 403 `insufficient_scope` on either goes to it, as on
 //! Streamable HTTP (docs/auth.md).
 
-use super::errors::{
-    Target, redirect_error, request_error, retry_after_of, status_error, timeout_error,
-};
-use super::{
-    HttpConfig, MAX_AUTH_ROUNDS, Prepared, authority_of, prepare, read_capped, with_target,
-};
-use crate::auth::Challenge;
+use super::errors::{Target, redirect_error, request_error, timeout_error};
+use super::{HttpConfig, Link, authority_of, content_type, read_capped, with_target};
 use crate::error::{Error, ErrorKind};
 use crate::protocol::Message;
-use crate::redact::Redactor;
 use crate::transport::sse::{DecodeError, Decoder};
-use crate::transport::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use crate::transport::{Connection, Incoming, Transport};
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::AbortHandle;
 
 pub struct LegacySseTransport {
@@ -37,47 +31,26 @@ pub struct LegacySseTransport {
 }
 
 struct Inner {
-    client: reqwest::Client,
-    /// The SSE endpoint (the configured URL).
-    url: reqwest::Url,
-    headers: HeaderMap,
-    config: HttpConfig,
-    authority: String,
-    redactor: Redactor,
+    /// Its URL is the SSE endpoint (the configured URL).
+    link: Link,
     /// `None` until the stream's `endpoint` event, or until the stream failed first.
     endpoint: watch::Sender<Option<Result<reqwest::Url, Error>>>,
-    closed: Mutex<Option<Error>>,
-    tx: mpsc::Sender<Incoming>,
     /// The stream reader once started; aborted on close.
     reader: Mutex<Option<AbortHandle>>,
 }
 
 /// Validates the config and builds the transport. Nothing is sent until the first message.
 pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
-    let Prepared {
-        client,
-        url,
-        headers,
-        authority,
-        redactor,
-        ..
-    } = prepare(&config.url, &config.headers)?;
-    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let (link, incoming) = Link::new(config)?;
+    let redactor = link.redactor.clone();
     let inner = Arc::new(Inner {
-        client,
-        url,
-        headers,
-        config: config.clone(),
-        authority,
-        redactor: redactor.clone(),
+        link,
         endpoint: watch::Sender::new(None),
-        closed: Mutex::new(None),
-        tx,
         reader: Mutex::new(None),
     });
     Ok(Connection {
         transport: Transport::LegacySse(LegacySseTransport { inner }),
-        incoming: rx,
+        incoming,
         redactor,
     })
 }
@@ -87,9 +60,7 @@ impl LegacySseTransport {
     /// event first if this is the first message.
     pub async fn send(&self, msg: &Message) -> Result<(), Error> {
         let inner = &self.inner;
-        if let Some(cause) = inner.closed.lock().expect("lock").as_ref() {
-            return Err(Error::closed_because(cause));
-        }
+        inner.link.check_open()?;
         inner.start();
         let endpoint = inner.endpoint().await?;
         inner.post(&endpoint, msg).await
@@ -98,13 +69,8 @@ impl LegacySseTransport {
     /// Stops the stream. The revision has no session to delete: the server forgets us when
     /// the stream closes.
     pub async fn close(&self) {
-        let inner = &self.inner;
-        inner
-            .closed
-            .lock()
-            .expect("lock")
-            .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
-        inner.stop();
+        self.inner.link.close();
+        self.inner.stop();
     }
 }
 
@@ -115,12 +81,9 @@ impl Drop for LegacySseTransport {
 }
 
 impl Inner {
-    fn target(&self, method: &'static str, url: &reqwest::Url) -> Target {
-        Target {
-            method,
-            url_path: self.redactor.url_path(url.path()),
-            authority: self.authority.clone(),
-        }
+    /// A request to the stream's URL.
+    fn target(&self, method: &'static str) -> Target {
+        self.link.target(method, &self.link.url)
     }
 
     fn stop(&self) {
@@ -132,7 +95,7 @@ impl Inner {
     /// Starts the stream reader once.
     fn start(self: &Arc<Self>) {
         let mut reader = self.reader.lock().expect("lock");
-        if reader.is_none() && self.closed.lock().expect("lock").is_none() {
+        if reader.is_none() && !self.link.is_closed() {
             let inner = self.clone();
             *reader = Some(tokio::spawn(async move { inner.read().await }).abort_handle());
         }
@@ -141,12 +104,12 @@ impl Inner {
     /// Waits for the `endpoint` event, at most the request timeout.
     async fn endpoint(&self) -> Result<reqwest::Url, Error> {
         let mut rx = self.endpoint.subscribe();
-        let limit = self.config.request_timeout;
+        let limit = self.link.config.request_timeout;
         match tokio::time::timeout(limit, rx.wait_for(Option::is_some)).await {
             Ok(Ok(got)) => got.clone().expect("waited for Some"),
             Ok(Err(_)) => Err(Error::cancelled("the connection was closed by Lifeline")),
             Err(_) => Err(timeout_error(
-                &self.target("GET", &self.url),
+                &self.target("GET"),
                 "the legacy SSE stream sent no `endpoint` event (is this a 2024-11-05 HTTP+SSE \
                  endpoint? a Streamable HTTP server wants type \"http\")",
                 limit,
@@ -164,18 +127,7 @@ impl Inner {
             *e = Some(Err(cause.clone()));
             true
         });
-        let first = {
-            let mut closed = self.closed.lock().expect("lock");
-            if closed.is_some() {
-                false
-            } else {
-                *closed = Some(cause.clone());
-                true
-            }
-        };
-        if first {
-            let _ = self.tx.send(Incoming::Closed(cause)).await;
-        }
+        self.link.fail(cause).await;
     }
 
     /// Sends what `build` makes with the authorizer's bearer token, if there is one. A 401
@@ -188,11 +140,11 @@ impl Inner {
         what: &str,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, Error> {
-        let limit = self.config.request_timeout;
+        let limit = self.link.config.request_timeout;
         let mut rounds = 0;
         loop {
             let mut req = build();
-            let used = match &self.config.auth {
+            let used = match &self.link.config.auth {
                 Some(auth) => auth.fresh_bearer().await,
                 None => None,
             };
@@ -204,62 +156,38 @@ impl Inner {
                 Ok(Err(e)) => return Err(request_error(target, &e)),
                 Ok(Ok(r)) => r,
             };
-            let Some(auth) = self
-                .config
-                .auth
-                .as_ref()
-                .filter(|_| rounds < MAX_AUTH_ROUNDS)
-            else {
-                return Ok(resp);
-            };
-            let challenge = Challenge::of(resp.headers());
-            let again = match resp.status().as_u16() {
-                401 => auth.unauthorized(used.as_deref(), &challenge).await,
-                403 if challenge.is_insufficient_scope() => {
-                    auth.insufficient_scope(used.as_deref(), &challenge).await
-                }
-                _ => return Ok(resp),
-            }
-            .map_err(|e| with_target(e, target))?;
-            if !again {
+            let link = &self.link;
+            if !link
+                .send_again(&mut rounds, &resp, used.as_deref(), target)
+                .await?
+            {
                 return Ok(resp);
             }
-            rounds += 1;
         }
     }
 
     async fn post(&self, endpoint: &reqwest::Url, msg: &Message) -> Result<(), Error> {
-        let target = self.target("POST", endpoint);
+        let link = &self.link;
+        let target = link.target("POST", endpoint);
         let body = msg.to_json();
-        let limit = self.config.request_timeout;
         let resp = self
             .authorized(&target, "no response headers", || {
-                self.client
+                link.client
                     .post(endpoint.clone())
-                    .headers(self.headers.clone())
+                    .headers(link.headers.clone())
                     .header(CONTENT_TYPE, "application/json")
                     .body(body.clone())
             })
             .await?;
-        let status = resp.status();
-        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+        if let Some(e) = redirect_error(&target, &resp, &link.redactor) {
             return Err(e);
         }
-        if status.is_success() {
+        if resp.status().is_success() {
             return self.answered_in_body(resp, &target).await;
         }
-        let retry_after = retry_after_of(resp.headers());
-        let body = read_capped(resp, 64 * 1024, limit)
-            .await
-            .unwrap_or_default();
-        // The endpoint URL names the server's session: a 404 there means it is gone.
-        let err = status_error(&target, status, retry_after, &body, true, &self.redactor);
-        if err.kind() == ErrorKind::SessionExpired {
-            // Other requests in flight fail with the cause; this one was refused unrun.
-            self.fail(err.clone()).await;
-            return Err(err.refused_unrun());
-        }
-        Err(err)
+        // The endpoint URL names the server's session: a 404 there means it is gone. The
+        // endpoint has come, so nothing waits on it: ending the link is all `fail` would do.
+        Err(link.post_failure(resp, &target, true).await)
     }
 
     /// Some servers of this revision answer a request in the POST's own body (JSON)
@@ -271,25 +199,17 @@ impl Inner {
         resp: reqwest::Response,
         target: &Target,
     ) -> Result<(), Error> {
-        let json = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
-        if !json {
+        if !content_type(&resp).starts_with("application/json") {
             return Ok(());
         }
-        let body = read_capped(
-            resp,
-            self.config.max_message_bytes,
-            self.config.request_timeout,
-        )
-        .await
-        .map_err(|e| with_target(e, target))?;
+        let config = &self.link.config;
+        let body = read_capped(resp, config.max_message_bytes, config.request_timeout)
+            .await
+            .map_err(|e| with_target(e, target))?;
         match Message::parse_many(&body) {
             Ok(messages) => {
                 for m in messages {
-                    let _ = self.tx.send(Incoming::Message(m)).await;
+                    let _ = self.link.tx.send(Incoming::Message(m)).await;
                 }
             }
             Err(e) if !body.iter().all(u8::is_ascii_whitespace) => {
@@ -310,40 +230,23 @@ impl Inner {
     }
 
     async fn open(&self) -> Result<reqwest::Response, Error> {
-        let target = self.target("GET", &self.url);
-        let limit = self.config.request_timeout;
+        let link = &self.link;
+        let target = self.target("GET");
         let resp = self
             .authorized(&target, "the event stream sent no response headers", || {
-                self.client
-                    .get(self.url.clone())
-                    .headers(self.headers.clone())
+                link.client
+                    .get(link.url.clone())
+                    .headers(link.headers.clone())
                     .header(ACCEPT, "text/event-stream")
             })
             .await?;
-        let status = resp.status();
-        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+        if let Some(e) = redirect_error(&target, &resp, &link.redactor) {
             return Err(e);
         }
-        if !status.is_success() {
-            let retry_after = retry_after_of(resp.headers());
-            let body = read_capped(resp, 64 * 1024, limit)
-                .await
-                .unwrap_or_default();
-            return Err(status_error(
-                &target,
-                status,
-                retry_after,
-                &body,
-                false,
-                &self.redactor,
-            ));
+        if !resp.status().is_success() {
+            return Err(link.status_failure(resp, &target, false).await);
         }
-        let is_sse = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
-        if !is_sse {
+        if !content_type(&resp).starts_with("text/event-stream") {
             return Err(with_target(
                 Error::protocol(format!(
                     "GET {}: the server answered without an event stream, so it does not speak \
@@ -359,9 +262,9 @@ impl Inner {
 
     /// Delivers the stream's events; returns why it ended.
     async fn pump(&self, mut resp: reqwest::Response) -> Error {
-        let target = self.target("GET", &self.url);
-        let mut dec = Decoder::new(self.config.max_message_bytes);
-        let idle = self.config.sse_idle_timeout;
+        let target = self.target("GET");
+        let mut dec = Decoder::new(self.link.config.max_message_bytes);
+        let idle = self.link.config.sse_idle_timeout;
         loop {
             let why = match tokio::time::timeout(idle, resp.chunk()).await {
                 Err(_) => "went silent past the SSE idle timeout",
@@ -419,7 +322,7 @@ impl Inner {
                     Error::protocol(format!("an SSE event from the server is not JSON-RPC: {e}"))
                 })?;
                 for m in messages {
-                    let _ = self.tx.send(Incoming::Message(m)).await;
+                    let _ = self.link.tx.send(Incoming::Message(m)).await;
                 }
                 Ok(())
             }
@@ -429,15 +332,16 @@ impl Inner {
 
     /// The endpoint event's URL, resolved against the stream's URL, on the same origin.
     fn resolve_endpoint(&self, data: &str) -> Result<reqwest::Url, Error> {
-        let url = self.url.join(data.trim()).map_err(|_| {
+        let here = &self.link.url;
+        let url = here.join(data.trim()).map_err(|_| {
             Error::protocol(
                 "the server's `endpoint` event is not a URL or path, so there is nowhere to send \
                  requests; the server is not speaking the 2024-11-05 HTTP+SSE transport correctly",
             )
         })?;
-        let same_origin = url.scheme() == self.url.scheme()
-            && url.host_str() == self.url.host_str()
-            && url.port_or_known_default() == self.url.port_or_known_default();
+        let same_origin = url.scheme() == here.scheme()
+            && url.host_str() == here.host_str()
+            && url.port_or_known_default() == here.port_or_known_default();
         if !same_origin {
             return Err(Error::protocol(format!(
                 "the server's `endpoint` event points to another origin ({}://{}) than the one \
@@ -445,8 +349,8 @@ impl Inner {
                  origin in the config, so fix the server or configure its URL on that origin",
                 url.scheme(),
                 authority_of(&url),
-                self.url.scheme(),
-                self.authority,
+                here.scheme(),
+                self.link.authority,
             )));
         }
         Ok(url)

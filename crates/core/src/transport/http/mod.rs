@@ -17,25 +17,21 @@ pub(crate) mod errors;
 pub mod legacy;
 mod stream;
 
-pub(crate) use client::{Prepared, authority_of, prepare};
+pub(crate) use client::{Link, authority_of, content_type};
 pub use errors::parse_retry_after;
-use errors::{
-    Target, redirect_error, request_error, retry_after_of, status_error, timeout_error, with_target,
-};
+use errors::{Target, redirect_error, request_error, timeout_error, with_target};
 
-use super::{Connection, INCOMING_CAPACITY, Incoming, Transport};
-use crate::auth::{Authorizer, Challenge};
-use crate::error::{Error, ErrorKind, IoKind};
+use super::{Connection, Incoming, Transport};
+use crate::auth::Authorizer;
+use crate::error::{Error, IoKind};
 use crate::protocol::revision::Revision;
 use crate::protocol::stateless::{self, ParamHeader};
 use crate::protocol::{Message, RequestId};
-use crate::redact::Redactor;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -96,19 +92,11 @@ pub struct HttpTransport {
 }
 
 struct Inner {
-    client: reqwest::Client,
-    /// Cleared in the stateless revision, whose `Mcp-Param-*` headers must not follow a
-    /// redirect (see `client::redirects`).
-    follow_redirects: Arc<AtomicBool>,
-    url: reqwest::Url,
-    headers: HeaderMap,
-    config: HttpConfig,
-    authority: String,
-    redactor: Redactor,
+    /// Its `follow_redirects` is cleared in the stateless revision, whose `Mcp-Param-*`
+    /// headers must not follow a redirect (see `client::redirects`).
+    link: Link,
     session_id: Mutex<Option<String>>,
     revision: Mutex<Option<Revision>>,
-    closed: Mutex<Option<Error>>,
-    tx: mpsc::Sender<Incoming>,
     /// Stream readers and the GET listener, aborted on close.
     tasks: Mutex<Vec<AbortHandle>>,
     /// Why the standalone GET stream is not running, if it stopped (never fatal).
@@ -123,27 +111,12 @@ struct Inner {
 
 /// Validates the config and builds the transport. Nothing is sent until the first message.
 pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
-    let Prepared {
-        client,
-        url,
-        headers,
-        authority,
-        redactor,
-        follow_redirects,
-    } = prepare(&config.url, &config.headers)?;
-    let (tx, rx) = mpsc::channel(INCOMING_CAPACITY);
+    let (link, incoming) = Link::new(config)?;
+    let redactor = link.redactor.clone();
     let inner = Arc::new(Inner {
-        client,
-        follow_redirects,
-        url,
-        headers,
-        config: config.clone(),
-        authority,
-        redactor: redactor.clone(),
+        link,
         session_id: Mutex::new(None),
         revision: Mutex::new(None),
-        closed: Mutex::new(None),
-        tx,
         tasks: Mutex::new(Vec::new()),
         listen_status: Mutex::new(None),
         stateless: AtomicBool::new(false),
@@ -152,7 +125,7 @@ pub fn connect(config: &HttpConfig) -> Result<Connection, Error> {
     });
     Ok(Connection {
         transport: Transport::Http(HttpTransport { inner }),
-        incoming: rx,
+        incoming,
         redactor,
     })
 }
@@ -172,7 +145,10 @@ impl HttpTransport {
     pub fn set_stateless(&self) {
         self.set_revision(Revision::STATELESS);
         self.inner.stateless.store(true, Ordering::Relaxed);
-        self.inner.follow_redirects.store(false, Ordering::Relaxed);
+        self.inner
+            .link
+            .follow_redirects
+            .store(false, Ordering::Relaxed);
     }
 
     pub fn is_stateless(&self) -> bool {
@@ -211,18 +187,14 @@ impl HttpTransport {
         let inner = self.inner.clone();
         let (opened, answered) = tokio::sync::oneshot::channel();
         self.inner.spawn(stream::listen(inner, opened));
-        let _ = tokio::time::timeout(self.inner.config.listen_open_wait, answered).await;
+        let _ = tokio::time::timeout(self.inner.link.config.listen_open_wait, answered).await;
     }
 
     /// Stops every stream, then DELETEs the session (405 tolerated). The DELETE is a
     /// courtesy, so it is bounded tighter than a request: closing must not hang on it.
     pub async fn close(&self) {
         let inner = &self.inner;
-        inner
-            .closed
-            .lock()
-            .expect("lock")
-            .get_or_insert_with(|| Error::cancelled("the connection was closed by Lifeline"));
+        inner.link.close();
         inner.abort_tasks();
         let Some(session) = inner.session_id.lock().expect("lock").take() else {
             return;
@@ -230,7 +202,7 @@ impl HttpTransport {
         let req = inner
             .request(reqwest::Method::DELETE)
             .header(SESSION_HEADER, session);
-        let limit = inner.config.request_timeout.min(DELETE_TIMEOUT);
+        let limit = inner.link.config.request_timeout.min(DELETE_TIMEOUT);
         let _ = tokio::time::timeout(limit, req.send()).await;
     }
 }
@@ -283,12 +255,9 @@ impl Inner {
         Ok(headers)
     }
 
+    /// A request to the endpoint: every request of this transport goes to its one URL.
     fn target(&self, method: &'static str) -> Target {
-        Target {
-            method,
-            url_path: self.redactor.url_path(self.url.path()),
-            authority: self.authority.clone(),
-        }
+        self.link.target(method, &self.link.url)
     }
 
     fn spawn<F>(&self, fut: F) -> AbortHandle
@@ -310,10 +279,11 @@ impl Inner {
 
     /// A request with the configured headers, the session id and the protocol version.
     fn request(&self, method: reqwest::Method) -> reqwest::RequestBuilder {
-        let mut req = self
+        let link = &self.link;
+        let mut req = link
             .client
-            .request(method, self.url.clone())
-            .headers(self.headers.clone());
+            .request(method, link.url.clone())
+            .headers(link.headers.clone());
         if let Some(s) = self.session_id.lock().expect("lock").as_deref()
             && !self.is_stateless()
         {
@@ -322,87 +292,35 @@ impl Inner {
         if let Some(r) = *self.revision.lock().expect("lock") {
             req = req.header(PROTOCOL_VERSION_HEADER, r.as_str());
         }
-        if let Some(token) = self.config.auth.as_ref().and_then(|a| a.bearer()) {
+        if let Some(token) = link.config.auth.as_ref().and_then(|a| a.bearer()) {
             req = req.bearer_auth(token);
         }
         req
     }
 
-    /// Ends the transport with `cause`: later sends fail at once, the session fails every
-    /// pending request. Only the first cause is kept.
-    async fn fail(&self, cause: Error) {
-        let first = {
-            let mut closed = self.closed.lock().expect("lock");
-            if closed.is_some() {
-                false
-            } else {
-                *closed = Some(cause.clone());
-                true
-            }
-        };
-        if first {
-            let _ = self.tx.send(Incoming::Closed(cause)).await;
-        }
-    }
-
     async fn send(self: &Arc<Self>, msg: &Message) -> Result<(), Error> {
-        if let Some(cause) = self.closed.lock().expect("lock").as_ref() {
-            return Err(Error::closed_because(cause));
-        }
+        let link = &self.link;
+        link.check_open()?;
         let target = self.target("POST");
         let mut auth_rounds = 0;
         let (resp, sent_session) = loop {
-            if let Some(auth) = &self.config.auth {
+            if let Some(auth) = &link.config.auth {
                 auth.fresh_bearer().await;
             }
             let (resp, sent_session, used) = self.post(msg, &target).await?;
-            let Some(auth) = self
-                .config
-                .auth
-                .as_ref()
-                .filter(|_| auth_rounds < MAX_AUTH_ROUNDS)
-            else {
-                break (resp, sent_session);
-            };
-            let challenge = Challenge::of(resp.headers());
-            let again = match resp.status().as_u16() {
-                401 => auth.unauthorized(used.as_deref(), &challenge).await,
-                403 if challenge.is_insufficient_scope() => {
-                    auth.insufficient_scope(used.as_deref(), &challenge).await
-                }
-                _ => break (resp, sent_session),
-            }
-            .map_err(|e| with_target(e, &target))?;
-            if !again {
+            let used = used.as_deref();
+            if !link
+                .send_again(&mut auth_rounds, &resp, used, &target)
+                .await?
+            {
                 break (resp, sent_session);
             }
-            auth_rounds += 1;
         };
-        let limit = self.config.request_timeout;
-        let status = resp.status();
-        if let Some(e) = redirect_error(&target, &resp, &self.redactor) {
+        if let Some(e) = redirect_error(&target, &resp, &link.redactor) {
             return Err(e);
         }
-        if !status.is_success() {
-            let retry_after = retry_after_of(resp.headers());
-            let body = read_capped(resp, 64 * 1024, limit)
-                .await
-                .unwrap_or_default();
-            let err = status_error(
-                &target,
-                status,
-                retry_after,
-                &body,
-                sent_session,
-                &self.redactor,
-            );
-            if err.kind() == ErrorKind::SessionExpired {
-                // Other requests in flight fail with the cause (they may have run);
-                // this one was refused unrun.
-                self.fail(err.clone()).await;
-                return Err(err.refused_unrun());
-            }
-            return Err(err);
+        if !resp.status().is_success() {
+            return Err(link.post_failure(resp, &target, sent_session).await);
         }
         self.read_answer(msg, resp, &target).await
     }
@@ -416,7 +334,7 @@ impl Inner {
     ) -> Result<(reqwest::Response, bool, Option<String>), Error> {
         let stateless = self.is_stateless();
         let sent_session = !stateless && self.session_id.lock().expect("lock").is_some();
-        let used = self.config.auth.as_ref().and_then(|a| a.bearer());
+        let used = self.link.config.auth.as_ref().and_then(|a| a.bearer());
         let mut req = self
             .request(reqwest::Method::POST)
             .header(ACCEPT, "application/json, text/event-stream")
@@ -425,7 +343,7 @@ impl Inner {
             req = req.headers(self.mirrored_headers(r)?);
         }
         let req = req.body(msg.to_json());
-        let limit = self.config.request_timeout;
+        let limit = self.link.config.request_timeout;
         let resp = match tokio::time::timeout(limit, req.send()).await {
             Err(_) => return Err(timeout_error(target, "no response headers", limit)),
             Ok(Err(e)) => return Err(request_error(target, &e)),
@@ -456,18 +374,13 @@ impl Inner {
         target: &Target,
     ) -> Result<(), Error> {
         let stateless = self.is_stateless();
-        let limit = self.config.request_timeout;
+        let config = &self.link.config;
         let status = resp.status();
         let Message::Request(request) = msg else {
             // Notifications and responses are answered 202 Accepted; nothing to read.
             return Ok(());
         };
-        let content_type = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let content_type = content_type(&resp);
         if content_type.starts_with("text/event-stream") {
             let inner = self.clone();
             let id = request.id.clone();
@@ -490,7 +403,7 @@ impl Inner {
                 target,
             ));
         }
-        let body = read_capped(resp, self.config.max_message_bytes, limit)
+        let body = read_capped(resp, config.max_message_bytes, config.request_timeout)
             .await
             .map_err(|e| with_target(e, target))?;
         let messages = Message::parse_many(&body).map_err(|e| {
@@ -503,7 +416,7 @@ impl Inner {
             )
         })?;
         for m in messages {
-            let _ = self.tx.send(Incoming::Message(m)).await;
+            let _ = self.link.tx.send(Incoming::Message(m)).await;
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind};
 use crate::protocol::{Message, RequestId};
 use crate::transport::Incoming;
 use crate::transport::sse::{DecodeError, Decoder};
-use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use reqwest::header::ACCEPT;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -42,41 +42,33 @@ enum Pumped {
 /// Reads the SSE stream of a POSTed request until its answer, then resumes if needed.
 pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest::Response) {
     let target = inner.target("POST");
-    let mut dec = Decoder::new(inner.config.max_message_bytes);
-    let why = match pump(
-        &inner,
-        resp,
-        &mut dec,
-        Some(&id),
-        inner.config.sse_idle_timeout,
-    )
-    .await
-    {
+    let mut dec = Decoder::new(inner.link.config.max_message_bytes);
+    let idle = inner.link.config.sse_idle_timeout;
+    let pumped = pump(&inner, resp, &mut dec, Some(&id), idle).await;
+    // What fails the request alone, if it is not resumed.
+    let error = match pumped {
         Pumped::Answered => return,
-        Pumped::Garbage(e) => {
-            let error = super::with_target(e, &target);
-            let _ = inner.tx.send(Incoming::RequestFailed { id, error }).await;
-            return;
-        }
-        Pumped::Ended { why, .. } => why,
-    };
-    if inner.is_stateless() {
+        Pumped::Garbage(e) => e,
         // 2026-07-28 streams cannot be resumed; the request alone is lost (no session state
         // went with it), and the session decides whether asking again is safe.
-        let error = super::with_target(
-            lost(format!(
-                "the response stream {why} before the answer, and streams of the stateless \
-                 revision (2026-07-28) cannot be resumed"
-            )),
-            &target,
-        );
-        let _ = inner.tx.send(Incoming::RequestFailed { id, error }).await;
-        return;
-    }
-    tracing::debug!(request = %id, why, "response stream ended before its answer; resuming");
-    if let Err(e) = resume(&inner, &mut dec, Some(&id), why).await {
-        inner.fail(e).await;
-    }
+        Pumped::Ended { why, .. } if inner.is_stateless() => lost(format!(
+            "the response stream {why} before the answer, and streams of the stateless \
+             revision (2026-07-28) cannot be resumed"
+        )),
+        Pumped::Ended { why, .. } => {
+            tracing::debug!(request = %id, why, "response stream ended before its answer; resuming");
+            if let Err(e) = resume(&inner, &mut dec, Some(&id), why).await {
+                inner.link.fail(e).await;
+            }
+            return;
+        }
+    };
+    let error = super::with_target(error, &target);
+    let _ = inner
+        .link
+        .tx
+        .send(Incoming::RequestFailed { id, error })
+        .await;
 }
 
 /// The standalone GET stream: server requests and notifications. Its failures are
@@ -86,11 +78,19 @@ pub(super) async fn post_stream(inner: Arc<Inner>, id: RequestId, resp: reqwest:
 pub(super) async fn listen(inner: Arc<Inner>, opened: tokio::sync::oneshot::Sender<()>) {
     let target = inner.target("GET");
     let result = async {
-        let resp = get(&inner, None, inner.config.request_timeout).await;
+        let resp = get(&inner, None, inner.link.config.request_timeout).await;
         let _ = opened.send(());
         let resp = resp?;
-        let mut dec = Decoder::new(inner.config.max_message_bytes);
-        match pump(&inner, resp, &mut dec, None, inner.config.sse_idle_timeout).await {
+        let mut dec = Decoder::new(inner.link.config.max_message_bytes);
+        match pump(
+            &inner,
+            resp,
+            &mut dec,
+            None,
+            inner.link.config.sse_idle_timeout,
+        )
+        .await
+        {
             Pumped::Garbage(e) => Err(e),
             Pumped::Answered => Ok(()),
             Pumped::Ended { why, .. } => resume(&inner, &mut dec, None, why).await,
@@ -127,8 +127,8 @@ async fn resume(
     want: Option<&RequestId>,
     first_why: &'static str,
 ) -> Result<(), Error> {
-    let budget = inner.config.max_reconnection_wait;
-    let max_attempts = inner.config.max_resume_attempts;
+    let budget = inner.link.config.max_reconnection_wait;
+    let max_attempts = inner.link.config.max_resume_attempts;
     let mut deadline = Instant::now() + budget;
     let mut attempts = 0u32;
     let mut why = first_why.to_owned();
@@ -162,7 +162,13 @@ async fn resume(
         tokio::time::sleep(delay).await;
         let remaining = deadline.saturating_duration_since(Instant::now());
         let last = (!last_id.is_empty()).then_some(last_id.as_str());
-        let resp = match get(inner, last, inner.config.request_timeout.min(remaining)).await {
+        let resp = match get(
+            inner,
+            last,
+            inner.link.config.request_timeout.min(remaining),
+        )
+        .await
+        {
             Ok(r) => r,
             Err(e) if e.context().status.is_some() => return Err(e),
             Err(e) => {
@@ -172,6 +178,7 @@ async fn resume(
         };
         dec.new_stream();
         let idle = inner
+            .link
             .config
             .sse_idle_timeout
             .min(deadline.saturating_duration_since(Instant::now()));
@@ -220,7 +227,7 @@ async fn get(
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
-    if let Some(e) = super::errors::redirect_error(&target, &resp, &inner.redactor) {
+    if let Some(e) = super::errors::redirect_error(&target, &resp, &inner.link.redactor) {
         return Err(e);
     }
     if !status.is_success() {
@@ -231,15 +238,10 @@ async fn get(
             retry_after,
             b"",
             sent_session,
-            &inner.redactor,
+            &inner.link.redactor,
         ));
     }
-    let is_sse = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.to_ascii_lowercase().starts_with("text/event-stream"));
-    if !is_sse {
+    if !super::content_type(&resp).starts_with("text/event-stream") {
         return Err(super::with_target(
             Error::protocol(format!(
                 "GET {}: the server answered without an event stream",
@@ -306,7 +308,7 @@ async fn pump(
             delivered = true;
             for m in messages {
                 let answered = matches!((&m, want), (Message::Response(r), Some(w)) if &r.id == w);
-                if inner.tx.send(Incoming::Message(m)).await.is_err() {
+                if inner.link.tx.send(Incoming::Message(m)).await.is_err() {
                     return Pumped::Answered;
                 }
                 if answered {
