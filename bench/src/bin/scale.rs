@@ -13,7 +13,7 @@
 
 use lifeline_bench::{cpu_time, rss_kb};
 use lifeline_core::Stage;
-use lifeline_core::events::{EventBus, StateName};
+use lifeline_core::events::{EventBus, Generation, StateName};
 use lifeline_core::supervisor::{Connector, Supervisor, SupervisorConfig};
 use lifeline_core::transport::http::{self, HttpConfig};
 use lifeline_core::transport::stdio::{self, StdioConfig};
@@ -211,7 +211,7 @@ async fn http_phase(args: &Args) -> Result<Value, String> {
         .await
         .map_err(|e| format!("cannot stop the fixture: {e}"))?;
     let (server2, _) = http_fixture(&args.fixture, port, &log2).await?;
-    let back = all(&supervisors, |s| ready(s) && s.generation >= 2).await;
+    let back = all(&supervisors, |s| ready(s) && s.generation >= Generation(2)).await;
     let recovery_s = killed.elapsed().as_secs_f64();
     let storm_events = events.load(Ordering::Relaxed) - events_before;
     let (total, peak) = attempts(&log2);
