@@ -1,6 +1,6 @@
 // End-to-end: editing the config and the first-run import, in headless Chromium against the
-// mock host (its config lives in the page; the shell's rules are mirrored in
-// src/host/mock-config.ts). The built dashboard (ui/dist) is served from 127.0.0.1.
+// mock host (its config lives in the page; every edit is answered as the shell recorded it,
+// src/host/recorded/config.json). The built dashboard (ui/dist) is served from 127.0.0.1.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -38,7 +38,7 @@ describe("config editing against the mock host", () => {
     await editor.getByTestId("editor-transport-http").check();
     await editor.getByTestId("editor-url").fill("ftp://127.0.0.1/mcp");
     await editor.getByTestId("editor-save").click();
-    assert.equal(await editor.getByTestId("error-url").innerText(), "must be an http:// or https:// URL");
+    assert.equal(await editor.getByTestId("error-url").innerText(), "must be an http:// or https:// URL, not ftp:");
 
     await editor.getByTestId("editor-transport-stdio").check();
     await editor.getByTestId("editor-command").fill("notes-mcp");
@@ -60,7 +60,7 @@ describe("config editing against the mock host", () => {
     const badge = row(page, "notes").getByTestId("state-badge");
     await page.waitForFunction(() => document.querySelector('[data-server="notes"] [data-testid=state-badge]')?.getAttribute("data-state") === "disabled");
     assert.equal(await badge.getAttribute("data-state"), "disabled");
-    const stored = await page.evaluate(() => JSON.stringify(/** @type {any} */ (window).__lifeline.host.forms));
+    const stored = await page.evaluate(() => JSON.stringify(/** @type {any} */ (window).__lifeline.host.stored));
     assert.match(stored, /s3cret-notes/, "the masked value sent back kept the stored secret");
 
     await page.getByTestId("remove-server").click();

@@ -1,16 +1,12 @@
 import { describe, expect, test } from "vitest";
 import { ManualClock, T0 } from "../test/fixtures";
 import { MockHost } from "./mock";
-import { form, maskedUrl, maskedValue } from "./mock-config";
+import { form } from "./mock-config";
 
 const names = async (m: MockHost) => (await m.snapshot()).map((v) => v.server);
 
 describe("the mock host's config", () => {
-  test("masks secrets like the shell; *** sent back keeps them", async () => {
-    expect(maskedValue("s3cret")).toBe("***");
-    expect(maskedValue("Bearer ${env:T}")).toBe("Bearer ${env:T}");
-    expect(maskedUrl("https://u:p@h/mcp?k=v&r=${env:R}")).toBe("https://***@h/mcp?k=***&r=${env:R}");
-
+  test("shows the forms the shell recorded, secrets masked; *** sent back keeps them", async () => {
     const m = new MockHost({ clock: new ManualClock(T0) });
     const github = (await m.configGet()).servers.find((s) => s.name === "github")!;
     expect(github.headers).toEqual([{ key: "Authorization", value: "***" }]);
@@ -31,11 +27,20 @@ describe("the mock host's config", () => {
       fields: [{ field: "name" }],
     });
     await expect(m.serverAdd(form("web", { transport: "http", url: "ftp://x" }))).rejects.toMatchObject({
-      fields: [{ field: "url", message: "must be an http:// or https:// URL" }],
+      fields: [{ field: "url", message: "must be an http:// or https:// URL, not ftp:" }],
     });
     await m.serverRemove("linear");
     expect(await names(m)).toEqual(["filesystem", "github", "sqlite", "notes"]);
     expect(changes).toEqual(["config", "config"]);
+  });
+
+  test("an edit the shell's recording does not hold is refused, saying how to record it", async () => {
+    const m = new MockHost({ clock: new ManualClock(T0) });
+    await expect(m.serverAdd(form("unrecorded", { command: "x" }))).rejects.toMatchObject({
+      kind: "config",
+      message: expect.stringMatching(/no recording of this new server.*make recording/),
+    });
+    expect(await names(m)).toEqual(["filesystem", "github", "linear", "sqlite"]);
   });
 
   test("in demo mode the first import ends the demo; a second reports conflicts", async () => {

@@ -2,7 +2,7 @@
 // system's in the browser, a manual one in tests) and the `appInfo` it reports, with the
 // notices the shell would give (crates/desktop/src/demo.rs).
 
-import type { AppInfo } from "./types";
+import type { AppInfo, CommandError } from "./types";
 
 /** The replay's time source; `systemClock` in the browser, a manual one in tests. */
 export interface MockClock {
@@ -70,4 +70,13 @@ export function mockAppInfo(notices: readonly string[] = []): AppInfo {
     log_dir: null,
     notices: notices.map((kind) => ({ kind, message: MOCK_NOTICE[kind] ?? `a \`${kind}\` notice (simulated)` })),
   };
+}
+
+/** Throws what a stopped supervisor would, when `?mock&fail=COMMAND` asked for `command`. */
+export function failIfAsked(failing: ReadonlySet<string>, command: string): void {
+  if (!failing.has(command)) return;
+  throw {
+    kind: "supervisor_stopped",
+    message: `the supervisor stopped before it could ${command.replaceAll("_", " ")} (simulated by ?mock&fail=${command})`,
+  } satisfies CommandError;
 }

@@ -1,14 +1,14 @@
 // An in-browser host that replays what the real core did: the events lifeline-core's
-// supervisors published against lifeline-fixture processes, recorded in
-// recorded/scenario.json (mock-replay.ts reads it; `make recording` re-records it). The page
-// load is the recording's "now": the past is played at once (and replayed to every
-// subscriber), the future on the clock. A command replays what that command did to the same
-// server in the recording, from the moment it is given; a server added in the editor replays
-// a recorded healthy (or disabled) one. Nothing here decides a state: there is no policy, no
-// backoff, no state machine. The Hosts section is derived from the recorded host events
-// (mock-hosts.ts). Sign-in and sign-out are written, not recorded (mock-auth.ts). Tool calls, the config file, history and the bundle are thin stand-ins
-// (mock-detail.ts, mock-config.ts, mock-history.ts, mock-bundle.ts). The options, the clock
-// and the app info are in mock-options.ts; tests inject a manual clock.
+// supervisors published against lifeline-fixture processes (recorded/scenario.json, read by
+// mock-replay.ts) and the shell's answers to config edits (recorded/config.json, read by
+// mock-config.ts); `make recording` re-records both. The page load is the recording's "now":
+// the past is played at once (and replayed to every subscriber), the future on the clock. A
+// command replays what that command did to the same server in the recording; a server added
+// in the editor replays a recorded healthy (or disabled) one. Nothing here decides a state,
+// masks or validates. Hosts come from the recorded host events (mock-hosts.ts); sign-in is
+// written, not recorded (mock-auth.ts); tool calls, history and the bundle are thin stand-ins
+// (mock-detail.ts, mock-history.ts, mock-bundle.ts). Options, clock and app info:
+// mock-options.ts; tests inject a manual clock.
 
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
@@ -52,7 +52,7 @@ import type {
 import { cancelledFailure, mockBehaviour, playProgress, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
 import * as auth from "./mock-auth";
 import { hostsView } from "./mock-hosts";
-import { type MockClock, type MockOptions, mockAppInfo, systemClock } from "./mock-options";
+import { failIfAsked, type MockClock, type MockOptions, mockAppInfo, systemClock } from "./mock-options";
 import {
   type Command,
   type RecordedEvent,
@@ -66,7 +66,7 @@ import {
   toWire,
   toolsOf,
 } from "./mock-replay";
-import { checked, detect, importChoices, masked, scenarioForms } from "./mock-config";
+import { detect, edited, entryOf, importChoices, shown, type Stored } from "./mock-config";
 import { initialView, notSignedIn } from "./mock-wire";
 
 export { type MockClock, type MockOptions, mockAppInfo, mockOptionsFromUrl, systemClock } from "./mock-options";
@@ -121,7 +121,9 @@ export class MockHost implements Host {
     this.notices = opts.notices ?? [];
     this.history = opts.history ? mockHistory(this.clock.now()) : { events: [], failures: [], calls: [] };
     this.t0 = this.clock.now();
-    for (const row of rows(opts.servers ?? 4)) this.add(row);
+    const story = rows(opts.servers ?? 4);
+    for (const row of story) this.add(row);
+    this.stored = this.demo ? [] : story.map((row) => entryOf(row.name, row.source));
     for (const name of opts.signIn ?? []) {
       const r = this.replays.get(name);
       if (r?.view.auth) r.pending = auth.signInNeededStory(r.view, -120_000);
@@ -380,37 +382,36 @@ export class MockHost implements Host {
 
   // ## The config (mock-config.ts): edits start, replace and stop replayed servers
 
-  /** The file's servers with their secrets; `null` until first read (built from the scenario). */
-  private forms: ServerForm[] | null = null;
+  /** The file's servers with their secrets (the story's rows as recorded; none in the demo). */
+  private stored: Stored[] = [];
   private readonly configListeners = new Set<(info: AppInfo) => void>();
 
   private get demo(): boolean {
     return mockAppInfo(this.notices).mode === "demo";
   }
 
-  private configForms(): ServerForm[] {
-    this.forms ??= this.demo ? [] : scenarioForms([...this.replays.values()].map((r) => r.row));
-    return this.forms;
-  }
+  private readonly configured = (name: string) => this.stored.some((f) => f.name === name);
 
-  private configured(): Set<string> {
-    return new Set(this.configForms().map((f) => f.name));
+  /** Where the server `name` is in the file; unknown names are refused as the shell does. */
+  private position(name: string): number {
+    const i = this.stored.findIndex((f) => f.name === name);
+    if (i < 0) throw { kind: "unknown_server", message: `there is no server named \`${name}\`` } satisfies CommandError;
+    return i;
   }
 
   async configGet(): Promise<ConfigView> {
     const info = mockAppInfo(this.notices);
-    return { path: info.config_path, mode: info.mode, servers: this.configForms().map(masked), problem: null };
+    return { path: info.config_path, mode: info.mode, servers: this.stored.map(shown), problem: null };
   }
 
   async serverAdd(server: ServerForm): Promise<void> {
     this.pump();
     this.calls.push({ command: "server_add", server: server.name });
     this.maybeFail("server_add");
-    const taken = this.configured();
-    const entry = checked(server, null, (n) => taken.has(n));
+    const saved = edited(this.stored, null, server);
     this.leaveDemo();
-    this.configForms().push(entry);
-    this.startServer(entry);
+    this.stored.push(saved);
+    this.startServer(saved);
     this.configChanged();
   }
 
@@ -418,14 +419,11 @@ export class MockHost implements Host {
     this.pump();
     this.calls.push({ command: "server_edit", server: name });
     this.maybeFail("server_edit");
-    const forms = this.configForms();
-    const i = forms.findIndex((f) => f.name === name);
-    if (i < 0) throw { kind: "unknown_server", message: `there is no server named \`${name}\`` } satisfies CommandError;
-    const taken = this.configured();
-    const entry = checked(server, forms[i]!, (n) => n !== name && taken.has(n));
-    forms[i] = entry;
+    const i = this.position(name);
+    this.stored[i] = edited(this.stored, name, server);
+    const saved = this.stored[i]!;
     this.stopServer(name);
-    this.startServer(entry);
+    this.startServer(saved);
     this.configChanged();
   }
 
@@ -433,30 +431,25 @@ export class MockHost implements Host {
     this.pump();
     this.calls.push({ command: "server_remove", server: name });
     this.maybeFail("server_remove");
-    const forms = this.configForms();
-    const i = forms.findIndex((f) => f.name === name);
-    if (i < 0) throw { kind: "unknown_server", message: `there is no server named \`${name}\`` } satisfies CommandError;
-    forms.splice(i, 1);
+    this.stored.splice(this.position(name), 1);
     this.stopServer(name);
     this.configChanged();
   }
 
   async importDetect(): Promise<DetectedClient[]> {
-    const taken = this.configured();
-    return detect((n) => taken.has(n));
+    return detect(this.configured);
   }
 
   async importApply(sources: ImportChoice[]): Promise<ImportOutcome> {
     this.pump();
     this.calls.push({ command: "import_apply" });
     this.maybeFail("import_apply");
-    const taken = this.configured();
-    const { forms, outcome } = importChoices(sources, (n) => taken.has(n));
-    if (forms.length > 0) {
+    const { stored, outcome } = importChoices(sources, this.configured);
+    if (stored.length > 0) {
       this.leaveDemo();
-      for (const f of forms) {
-        this.configForms().push(f);
-        this.startServer(f);
+      for (const s of stored) {
+        this.stored.push(s);
+        this.startServer(s);
       }
       this.configChanged();
     }
@@ -489,14 +482,15 @@ export class MockHost implements Host {
     if (!this.demo) return;
     for (const name of [...this.replays.keys()]) this.stopServer(name);
     this.notices = this.notices.filter((k) => k === "config");
-    this.forms = [];
+    this.stored = [];
   }
 
   /** A new server for `f`: a recorded healthy (or disabled) one from now, in the file's order. */
-  private startServer(f: ServerForm): void {
+  private startServer(s: Stored): void {
+    const f = shown(s);
     const row = addedRow(f.name, f.transport, f.disabled, this.clock.now() - this.t0);
     this.add(row);
-    const order = this.configForms().map((c) => c.name);
+    const order = this.stored.map((c) => c.name);
     const sorted = [...this.replays.entries()].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b));
     this.replays.clear();
     for (const [name, r] of sorted) this.replays.set(name, r);
@@ -551,12 +545,7 @@ export class MockHost implements Host {
   }
 
   private maybeFail(command: string): void {
-    if (this.failing.has(command)) {
-      throw {
-        kind: "supervisor_stopped",
-        message: `the supervisor stopped before it could ${command.replaceAll("_", " ")} (simulated by ?mock&fail=${command})`,
-      } satisfies CommandError;
-    }
+    failIfAsked(this.failing, command);
   }
 
   /** What the core did with `command` in the recording replaces the rest of the server's

@@ -10,6 +10,7 @@ use super::{AppState, closing, lock};
 use crate::demo;
 use crate::error::ErrorView;
 use crate::source::Mode;
+use changes::{add, check, forms, remove, replace};
 use edit::{ServerForm, config_error, form_error};
 use lifeline_core::config::{self, Config, ConfigDiff};
 use lifeline_core::redact::Redactor;
@@ -74,14 +75,7 @@ impl AppState {
             return Ok(view);
         };
         match read_raw(path) {
-            Ok(raw) => {
-                if let Some(servers) = raw.get("mcpServers").and_then(Value::as_object) {
-                    view.servers = servers
-                        .iter()
-                        .map(|(name, entry)| edit::form_of(name, entry))
-                        .collect();
-                }
-            }
+            Ok(raw) => view.servers = forms(&raw),
             Err(e) => view.problem = Some(e),
         }
         Ok(view)
@@ -90,54 +84,19 @@ impl AppState {
     /// Adds a server; a name already configured is refused, never replaced.
     pub async fn server_add(&self, form: ServerForm) -> Result<(), ErrorView> {
         let name = form.name.trim().to_owned();
-        self.write(Some(&name), |raw| {
-            let entry = edit::entry_from(&form, None).map_err(form_error)?;
-            config::write::add_server(raw, &name, entry).map_err(|p| problem_error(p, &name))
-        })
-        .await
+        self.write(Some(&name), |raw| add(raw, &form)).await
     }
 
     /// Replaces the server `name` with `form` where it stands (a new name renames it). A
     /// masked value sent back unchanged keeps the stored secret.
     pub async fn server_edit(&self, name: &str, form: ServerForm) -> Result<(), ErrorView> {
         let new_name = form.name.trim().to_owned();
-        self.write(Some(&new_name), |raw| {
-            let servers = servers_of(raw)?;
-            let old = servers
-                .get(name)
-                .ok_or_else(|| not_configured(name, servers))?;
-            let entry = edit::entry_from(&form, Some(old)).map_err(form_error)?;
-            if new_name != name && servers.contains_key(&new_name) {
-                return Err(form_error(vec![crate::error::FieldError {
-                    field: "name".into(),
-                    message: format!("`{new_name}` is already configured; pick another name"),
-                }]));
-            }
-            let renamed = std::mem::take(servers)
-                .into_iter()
-                .map(|(k, v)| {
-                    if k == name {
-                        (new_name.clone(), entry.clone())
-                    } else {
-                        (k, v)
-                    }
-                })
-                .collect();
-            *servers = renamed;
-            Ok(())
-        })
-        .await
+        self.write(Some(&new_name), |raw| replace(raw, name, &form))
+            .await
     }
 
     pub async fn server_remove(&self, name: &str) -> Result<(), ErrorView> {
-        self.write(None, |raw| {
-            let servers = servers_of(raw)?;
-            match servers.shift_remove(name) {
-                Some(_) => Ok(()),
-                None => Err(not_configured(name, servers)),
-            }
-        })
-        .await
+        self.write(None, |raw| remove(raw, name)).await
     }
 
     /// Sets `lifeline.serve` in the file to `settings` (every other key kept), as the
@@ -186,12 +145,10 @@ impl AppState {
         let original = read_raw(&path)?;
         let mut raw = original.clone();
         let out = edit(&mut raw)?;
-        if raw == original {
-            return Ok(out);
-        }
         let redactor = lock(&self.redactor).clone();
-        let config = config::from_value(raw.clone(), Some(path.clone()), &config::env_lookup)
-            .map_err(|e| config_error(&e, name, &redactor))?;
+        let Some(config) = check(&original, &raw, &path, name, &redactor)? else {
+            return Ok(out);
+        };
         config::save(&raw, &path).map_err(|e| config_error(&e, None, &redactor))?;
         self.apply(&mut live, config).await?;
         Ok(out)
@@ -328,6 +285,7 @@ fn no_path() -> ErrorView {
     )
 }
 
+mod changes;
 pub mod edit;
 pub(crate) mod file_watch;
 pub(crate) mod import;
@@ -335,5 +293,7 @@ pub use file_watch::ConfigWatch;
 use import::ImportDirs;
 pub use import::{Detected, ImportChoice, ImportOutcome};
 
+#[cfg(test)]
+mod recording;
 #[cfg(test)]
 mod tests;
