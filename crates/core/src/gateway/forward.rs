@@ -6,7 +6,7 @@
 //! `policy::reissue` says repeating it is safe, else it fails at once with the cause.
 
 use super::errors;
-use super::{Shared, fingerprint};
+use super::{Shared, Upstream, fingerprint};
 use crate::error::Error;
 use crate::events::Generation;
 use crate::events::StateName;
@@ -23,12 +23,13 @@ use tokio::time::Instant;
 
 /// Answers `r` unless the host cancelled it (then, as the spec asks, nothing is sent).
 pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<bool>) {
+    let up = shared.upstream();
     let outcome = match r.method.as_str() {
         "initialize" => {
-            let answer = initialize(shared, r.params.as_ref()).await;
-            if let (Some(host), Ok(result)) = (&shared.recorder, &answer) {
+            let answer = initialize(up, r.params.as_ref()).await;
+            if let (Some(host), Ok(result)) = (&up.recorder, &answer) {
                 let revision = result["protocolVersion"].as_str().unwrap_or_default();
-                let generation = shared.supervisor.snapshot().generation;
+                let generation = up.supervisor.snapshot().generation;
                 host.initialized(r.params.as_ref(), revision, generation);
             }
             Some(answer)
@@ -37,26 +38,26 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
         "tools/list" => Some(tools_list(shared).await),
         "tools/call" => {
             let tool = r.params.as_ref().and_then(|p| p.get("name"));
-            let guard = shared
+            let guard = up
                 .recorder
                 .as_ref()
                 .map(|h| h.call(tool.and_then(Value::as_str).unwrap_or_default()));
-            let answer = call(shared, &r.id, r.params.clone(), cancel).await;
+            let answer = call(shared, up, &r.id, r.params.clone(), cancel).await;
             if let (Some(guard), Some(answer)) = (guard, &answer) {
                 let (outcome, kind) = errors::call_outcome(answer);
-                guard.finish(outcome, kind, shared.supervisor.snapshot().generation);
+                guard.finish(outcome, kind, up.supervisor.snapshot().generation);
             }
             answer
         }
         method => {
-            super::subs::before(shared, method, r.params.as_ref());
-            let forwarded = forward(shared, &r.id, method, r.params.clone());
+            super::subs::before(up, method, r.params.as_ref());
+            let forwarded = forward(shared, up, &r.id, method, r.params.clone());
             let outcome = tokio::select! {
                 outcome = forwarded => Some(outcome),
                 () = cancelled(cancel) => None,
             };
             if !matches!(outcome, Some(Ok(_))) {
-                super::subs::failed(shared, method, r.params.as_ref());
+                super::subs::failed(up, method, r.params.as_ref());
             }
             outcome
         }
@@ -76,13 +77,13 @@ async fn cancelled(mut cancel: watch::Receiver<bool>) {
 /// Waits until the server is ready on a generation after `after` (`Generation(0)`: any), up to
 /// `deadline`. A state a person must act on fails at once.
 async fn ready(
-    shared: &Shared,
+    up: &Upstream,
     after: Generation,
     deadline: Instant,
     wait: Duration,
 ) -> Result<Generation, RpcError> {
-    let sup = &shared.supervisor;
-    let redactor = &shared.options.redactor;
+    let sup = &up.supervisor;
+    let redactor = &up.options.redactor;
     let mut rx = sup.watch();
     loop {
         let snap = rx.borrow_and_update().clone();
@@ -102,16 +103,16 @@ async fn ready(
 
 /// The host's `initialize`: the server's capabilities, serverInfo and instructions when it
 /// is ready within the initialize wait, else Lifeline's own (no cause, no secret).
-async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, RpcError> {
+async fn initialize(up: &Upstream, params: Option<&Value>) -> Result<Value, RpcError> {
     let asked = params
         .and_then(|p| p.get("protocolVersion"))
         .and_then(Value::as_str)
         .and_then(Revision::parse_initialize)
         .unwrap_or(Revision::LATEST_INITIALIZE);
-    let sup = &shared.supervisor;
-    let wait = shared.options.initialize_wait;
-    let _ = ready(shared, Generation(0), Instant::now() + wait, wait).await;
-    super::host_requests::reinitialize(shared).await;
+    let sup = &up.supervisor;
+    let wait = up.options.initialize_wait;
+    let _ = ready(up, Generation(0), Instant::now() + wait, wait).await;
+    super::host_requests::reinitialize(up).await;
     let mut result = match sup.server_info() {
         Some((_, info)) => {
             let mut caps = info.capabilities.clone();
@@ -158,13 +159,14 @@ async fn initialize(shared: &Shared, params: Option<&Value>) -> Result<Value, Rp
 /// The supervisor's tool list (stale while reconnecting, which is what the host wants);
 /// an empty one waits for ready first.
 async fn tools_list(shared: &Shared) -> Result<Value, RpcError> {
-    let sup = &shared.supervisor;
+    let up = shared.upstream();
+    let sup = &up.supervisor;
     if sup.tools().is_empty() {
-        let wait = shared.options.request_wait;
-        ready(shared, Generation(0), Instant::now() + wait, wait).await?;
+        let wait = up.options.request_wait;
+        ready(up, Generation(0), Instant::now() + wait, wait).await?;
     }
     let tools: Vec<Value> = sup.tools().iter().map(|t| t.raw_json()).collect();
-    *shared.known.lock().expect("known lock") = Some((fingerprint(sup), false));
+    *shared.known.lock().expect("known lock") = Some((fingerprint(shared), false));
     Ok(json!({ "tools": tools }))
 }
 
@@ -250,18 +252,19 @@ async fn relay<F: Future>(shared: &Shared, id: &RequestId, relay: Relay, fut: F)
 /// Any request other than the ones answered here, through the request lane.
 async fn forward(
     shared: &Shared,
+    up: &Upstream,
     id: &RequestId,
     method: &str,
     params: Option<Value>,
 ) -> Result<Value, RpcError> {
-    let sup = &shared.supervisor;
-    let wait = shared.options.request_wait;
+    let sup = &up.supervisor;
+    let wait = up.options.request_wait;
     let deadline = Instant::now() + wait;
     let token = progress_token(params.as_ref());
     let mut after = Generation(0);
     let mut reissued = 0;
     loop {
-        ready(shared, after, deadline, wait).await?;
+        ready(up, after, deadline, wait).await?;
         let (progress, relayed) = progress_channel(token.as_ref());
         let request = sup.send_request(method, params.clone(), progress);
         let sent = relay(shared, id, relayed, request).await;
@@ -290,7 +293,7 @@ async fn forward(
                     &e,
                     sent.generation,
                     &why_not(decision, method),
-                    &shared.options.redactor,
+                    &up.options.redactor,
                 ));
             }
             Err(e) => {
@@ -300,7 +303,7 @@ async fn forward(
                     &info,
                     &e,
                     sent.generation,
-                    &shared.options.redactor,
+                    &up.options.redactor,
                 ));
             }
         }
@@ -310,12 +313,13 @@ async fn forward(
 /// `tools/call` through the call lane; `None` when the host cancelled it.
 async fn call(
     shared: &Shared,
+    up: &Upstream,
     id: &RequestId,
     params: Option<Value>,
     cancel: watch::Receiver<bool>,
 ) -> Option<Result<Value, RpcError>> {
-    let sup = &shared.supervisor;
-    let redactor = &shared.options.redactor;
+    let sup = &up.supervisor;
+    let redactor = &up.options.redactor;
     let Some(tool) = params
         .as_ref()
         .and_then(|p| p.get("name"))
@@ -334,13 +338,13 @@ async fn call(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let token = progress_token(params.as_ref());
-    let wait = shared.options.request_wait;
+    let wait = up.options.request_wait;
     let deadline = Instant::now() + wait;
     let mut after = Generation(0);
     let mut reissued = 0;
     loop {
         let generation = tokio::select! {
-            r = ready(shared, after, deadline, wait) => match r {
+            r = ready(up, after, deadline, wait) => match r {
                 Ok(g) => g,
                 Err(e) => return Some(Err(e)),
             },

@@ -8,7 +8,7 @@
 //! cancels (or that times out) is cancelled at the host with `notifications/cancelled`.
 //! The host's `notifications/roots/list_changed` goes upstream.
 
-use super::{Outgoing, Shared};
+use super::{Outgoing, Shared, Upstream};
 use crate::events::StateName;
 use crate::protocol::{Message, RequestId, Response, RpcError};
 use crate::redact::Redactor;
@@ -21,20 +21,31 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-type Waiting = Arc<Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>>;
+/// The requests a session sent its host, whichever of its servers asked: by the gateway's
+/// id (unique in the session), each waiting for the host's answer. The answer goes to the
+/// one waiting, so it reaches the server that asked.
+#[derive(Default)]
+pub(crate) struct Asked {
+    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+    next_id: AtomicI64,
+}
 
-/// One gateway session's host, as the supervisor's `HostSlot` sees it.
+impl Asked {
+    fn next_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+}
+
+/// One gateway session's host, as one server's `HostSlot` sees it.
 pub(crate) struct HostLink {
     out: mpsc::UnboundedSender<Outgoing>,
+    asked: Arc<Asked>,
     /// How long the host may take to answer (the server's request timeout).
     wait: Duration,
     /// Scrubs the server's configured secrets from what it asks the host.
     redactor: Redactor,
     /// The client capabilities of the host's `initialize`.
     capabilities: Mutex<Value>,
-    /// The requests sent to the host, by the gateway's id, waiting for its answer.
-    waiting: Waiting,
-    next_id: AtomicI64,
     in_flight: AtomicUsize,
     last_active: AtomicU64,
     /// The key in the supervisor's `HostSlot` once attached.
@@ -44,16 +55,16 @@ pub(crate) struct HostLink {
 impl HostLink {
     pub(crate) fn new(
         out: mpsc::UnboundedSender<Outgoing>,
+        asked: Arc<Asked>,
         wait: Duration,
         redactor: Redactor,
     ) -> Self {
         HostLink {
             out,
+            asked,
             wait,
             redactor,
             capabilities: Mutex::new(json!({})),
-            waiting: Arc::default(),
-            next_id: AtomicI64::new(1),
             in_flight: AtomicUsize::new(0),
             last_active: AtomicU64::new(0),
             key: Mutex::new(None),
@@ -75,9 +86,10 @@ impl Host for HostLink {
     }
 
     fn request(&self, method: &str, params: Value) -> BoxFuture<'static, Result<Value, RpcError>> {
-        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::SeqCst));
+        let id = self.asked.next_id();
         let (tx, rx) = oneshot::channel();
-        self.waiting
+        self.asked
+            .waiting
             .lock()
             .expect("waiting lock")
             .insert(id.clone(), tx);
@@ -88,7 +100,7 @@ impl Host for HostLink {
         });
         let mut outstanding = Outstanding {
             id,
-            waiting: self.waiting.clone(),
+            asked: self.asked.clone(),
             out: self.out.clone(),
             reason: "the server cancelled the request",
         };
@@ -129,7 +141,7 @@ impl Host for HostLink {
 /// `notifications/cancelled`.
 struct Outstanding {
     id: RequestId,
-    waiting: Waiting,
+    asked: Arc<Asked>,
     out: mpsc::UnboundedSender<Outgoing>,
     /// Empty once answered.
     reason: &'static str,
@@ -145,6 +157,7 @@ impl Outstanding {
 impl Drop for Outstanding {
     fn drop(&mut self) {
         let was_waiting = self
+            .asked
             .waiting
             .lock()
             .expect("waiting lock")
@@ -163,7 +176,7 @@ impl Drop for Outstanding {
 /// The host's answer to one of the gateway's requests.
 pub(super) fn answered(shared: &Shared, r: Response) {
     let tx = shared
-        .host
+        .asked
         .waiting
         .lock()
         .expect("waiting lock")
@@ -180,10 +193,10 @@ pub(super) fn answered(shared: &Shared, r: Response) {
 /// whose call caused them) until dropped.
 pub(super) struct Busy(Arc<HostLink>);
 
-pub(super) fn busy(shared: &Shared) -> Busy {
-    let link = &shared.host;
+pub(super) fn busy(up: &Upstream) -> Busy {
+    let link = &up.host;
     link.in_flight.fetch_add(1, Ordering::SeqCst);
-    let now = shared.supervisor.hosts().tick();
+    let now = up.supervisor.hosts().tick();
     link.last_active.store(now, Ordering::SeqCst);
     Busy(link.clone())
 }
@@ -194,29 +207,33 @@ impl Drop for Busy {
     }
 }
 
-/// The host's `initialize`: its client capabilities, and the link attached to the
-/// supervisor's hosts (once; a second `initialize` updates the capabilities).
+/// The host's `initialize`: its client capabilities, and its link attached to each
+/// server's hosts (once; a second `initialize` updates the capabilities).
 pub(super) fn attach(shared: &Shared, params: Option<&Value>) {
     let caps = params
         .and_then(|p| p.get("capabilities"))
         .filter(|c| c.is_object())
         .cloned()
         .unwrap_or_else(|| json!({}));
-    *shared.host.capabilities.lock().expect("caps lock") = caps;
-    let mut key = shared.host.key.lock().expect("key lock");
-    if key.is_none() {
-        let link: Arc<dyn Host> = shared.host.clone();
-        *key = Some(shared.supervisor.hosts().attach(link));
+    for up in &shared.upstreams {
+        *up.host.capabilities.lock().expect("caps lock") = caps.clone();
+        let mut key = up.host.key.lock().expect("key lock");
+        if key.is_none() {
+            let link: Arc<dyn Host> = up.host.clone();
+            *key = Some(up.supervisor.hosts().attach(link));
+        }
     }
 }
 
-/// Detaches the host when its session ends; the server's requests still waiting for it
+/// Detaches the host when its session ends; the servers' requests still waiting for it
 /// fail at once ("the host went away").
 pub(super) fn detach(shared: &Shared) {
-    if let Some(key) = shared.host.key.lock().expect("key lock").take() {
-        shared.supervisor.hosts().detach(key);
+    for up in &shared.upstreams {
+        if let Some(key) = up.host.key.lock().expect("key lock").take() {
+            up.supervisor.hosts().detach(key);
+        }
     }
-    shared.host.waiting.lock().expect("waiting lock").clear();
+    shared.asked.waiting.lock().expect("waiting lock").clear();
 }
 
 /// After the host's `initialize` found the server ready: when the live generation was
@@ -224,22 +241,15 @@ pub(super) fn detach(shared: &Shared) {
 /// it can do), reconnects once so the next generation offers it, and waits (up to the
 /// initialize wait) for that generation. Not while another host has a request in flight:
 /// its request would be lost with the generation; the next generation offers it anyway.
-pub(super) async fn reinitialize(shared: &Shared) {
-    let sup = &shared.supervisor;
+pub(super) async fn reinitialize(up: &Upstream) {
+    let sup = &up.supervisor;
     let hosts = sup.hosts();
     let snap = sup.snapshot();
     if snap.state.state != Some(StateName::Ready) || !hosts.lacks_capability() {
         return;
     }
     // This host's own initialize counts as in flight.
-    if hosts.busy_besides(
-        shared
-            .host
-            .key
-            .lock()
-            .expect("key lock")
-            .unwrap_or(u64::MAX),
-    ) {
+    if hosts.busy_besides(up.host.key.lock().expect("key lock").unwrap_or(u64::MAX)) {
         tracing::info!(server = %sup.name(), "the host declares client capabilities the live connection was not initialized with; another host's request is in flight, so it is not reconnected now");
         return;
     }
@@ -247,21 +257,23 @@ pub(super) async fn reinitialize(shared: &Shared) {
     let after = snap.generation;
     sup.reconnect();
     let _ = tokio::time::timeout(
-        shared.options.initialize_wait,
+        up.options.initialize_wait,
         sup.wait_for(|s| s.generation > after && s.state.state == Some(StateName::Ready)),
     )
     .await;
 }
 
-/// A notification from the host other than `cancelled`: `roots/list_changed` goes
-/// upstream (a server that asks for roots again gets the host's new list).
-pub(super) fn notification(shared: &Arc<Shared>, method: &str, params: Option<Value>) {
+/// A notification from the host other than `cancelled`: `roots/list_changed` goes to
+/// every server (one that asks for roots again gets the host's new list).
+pub(super) fn notification(shared: &Shared, method: &str, params: Option<Value>) {
     if method == "notifications/roots/list_changed" {
-        let shared = shared.clone();
-        let method = method.to_owned();
-        tokio::spawn(async move {
-            shared.supervisor.send_notification(&method, params).await;
-        });
+        for up in &shared.upstreams {
+            let supervisor = up.supervisor.clone();
+            let (method, params) = (method.to_owned(), params.clone());
+            tokio::spawn(async move {
+                supervisor.send_notification(&method, params).await;
+            });
+        }
     }
 }
 

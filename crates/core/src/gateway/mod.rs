@@ -98,20 +98,56 @@ pub struct Outgoing {
     pub related: Option<RequestId>,
 }
 
-/// What the session's tasks share.
-pub(crate) struct Shared {
+/// One server a session serves: its supervisor, how long to wait on it, what the host
+/// subscribed to on it, and the host as its `HostSlot` sees it.
+pub(crate) struct Upstream {
     pub(crate) supervisor: Arc<Supervisor>,
     pub(crate) options: GatewayOptions,
-    pub(crate) out: mpsc::UnboundedSender<Outgoing>,
-    /// The URIs the host subscribed to (`subs.rs`).
+    /// The URIs the host subscribed to on this server (`subs.rs`).
     pub(crate) subscriptions: Mutex<std::collections::BTreeSet<String>>,
-    /// The tool set the host was last given (`tools/list`), and whether it was already
-    /// told that it changed since.
-    pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
     /// This host as the supervisor's `HostSlot` sees it (`host_requests.rs`).
     pub(crate) host: Arc<host_requests::HostLink>,
     /// This session's host as the dashboard sees it, when the options record hosts.
     pub(crate) recorder: Option<hosts::HostRecorder>,
+}
+
+impl Upstream {
+    fn new(
+        supervisor: Arc<Supervisor>,
+        options: GatewayOptions,
+        out: &mpsc::UnboundedSender<Outgoing>,
+        asked: &Arc<host_requests::Asked>,
+    ) -> Upstream {
+        let host = Arc::new(host_requests::HostLink::new(
+            out.clone(),
+            asked.clone(),
+            options.request_wait,
+            options.redactor.clone(),
+        ));
+        let recorder = options
+            .hosts
+            .as_ref()
+            .map(|h| h.recorder(supervisor.name(), options.redactor.clone()));
+        Upstream {
+            supervisor,
+            options,
+            subscriptions: Mutex::default(),
+            host,
+            recorder,
+        }
+    }
+}
+
+/// What the session's tasks share.
+pub(crate) struct Shared {
+    /// The servers this session serves.
+    pub(crate) upstreams: Vec<Arc<Upstream>>,
+    pub(crate) out: mpsc::UnboundedSender<Outgoing>,
+    /// The tool set the host was last given (`tools/list`), and whether it was already
+    /// told that it changed since.
+    pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
+    /// The requests sent to the host, whichever server asked (`host_requests.rs`).
+    pub(crate) asked: Arc<host_requests::Asked>,
 }
 
 impl Shared {
@@ -129,14 +165,21 @@ impl Shared {
             related: Some(id.clone()),
         });
     }
+
+    /// The one server of a per-server session.
+    pub(crate) fn upstream(&self) -> &Arc<Upstream> {
+        &self.upstreams[0]
+    }
 }
 
 /// The tool set as the host sees it: names and input schemas, by name.
 pub(crate) type ToolSet = Vec<(String, Value)>;
 
-/// The supervisor's tool set now (`ToolSet`).
-pub(crate) fn fingerprint(supervisor: &Supervisor) -> ToolSet {
-    let mut tools: Vec<_> = supervisor
+/// The session's tool set now (`ToolSet`).
+pub(crate) fn fingerprint(shared: &Shared) -> ToolSet {
+    let mut tools: Vec<_> = shared
+        .upstream()
+        .supervisor
         .tools()
         .into_iter()
         .map(|t| (t.name, t.input_schema))
@@ -184,23 +227,13 @@ pub struct Ended;
 pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> HostSession {
     let (out, output) = mpsc::unbounded_channel();
     let (tx, input_rx) = mpsc::unbounded_channel();
-    let host = Arc::new(host_requests::HostLink::new(
-        out.clone(),
-        options.request_wait,
-        options.redactor.clone(),
-    ));
-    let recorder = options
-        .hosts
-        .as_ref()
-        .map(|h| h.recorder(supervisor.name(), options.redactor.clone()));
+    let asked = Arc::new(host_requests::Asked::default());
+    let upstream = Arc::new(Upstream::new(supervisor, options, &out, &asked));
     let shared = Arc::new(Shared {
-        host,
-        supervisor,
-        options,
+        upstreams: vec![upstream],
         out,
-        recorder,
         known: Mutex::new(None),
-        subscriptions: Mutex::default(),
+        asked,
     });
     let input = Input {
         tx,
@@ -217,9 +250,14 @@ pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> HostSessio
 /// The session loop: dispatches the host's messages until `input` closes, then cancels
 /// what is in flight (bounded) and ends every task of the session.
 async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
-    let watcher = tokio::spawn(watch_tools(shared.clone()));
-    let notes = tokio::spawn(notes::pass_on(shared.clone()));
-    let resubscriber = tokio::spawn(subs::resubscribe(shared.clone()));
+    // The session's own tasks: the tools watcher, and per server its notifications and
+    // its subscriptions.
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    tasks.spawn(watch_tools(shared.clone()));
+    for up in &shared.upstreams {
+        tasks.spawn(notes::pass_on(shared.clone(), up.clone()));
+        tasks.spawn(subs::resubscribe(up.clone()));
+    }
     let mut requests: JoinSet<()> = JoinSet::new();
     let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<RequestId>();
@@ -243,7 +281,7 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
                 let done = done_tx.clone();
                 requests.spawn(async move {
                     let id = r.id.clone();
-                    let _busy = host_requests::busy(&shared);
+                    let _busy = host_requests::busy(shared.upstream());
                     forward::answer(&shared, r, cancel_rx).await;
                     let _ = done.send(id);
                 });
@@ -275,12 +313,8 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
     .await;
     requests.abort_all();
     while requests.join_next().await.is_some() {}
-    watcher.abort();
-    let _ = watcher.await;
-    notes.abort();
-    let _ = notes.await;
-    resubscriber.abort();
-    let _ = resubscriber.await;
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
     host_requests::detach(&shared);
     // Every clone of `shared` is gone with this, so the caller holds the only
     // `Arc<Supervisor>` it gave and can stop it.
@@ -375,9 +409,9 @@ async fn write_all<W: AsyncWrite + Unpin>(
 /// Tells the host `notifications/tools/list_changed` once whenever the tool set (names and
 /// schemas) differs from what it was last given.
 async fn watch_tools(shared: Arc<Shared>) {
-    let mut rx = shared.supervisor.watch();
+    let mut rx = shared.upstream().supervisor.watch();
     while rx.changed().await.is_ok() {
-        let now = fingerprint(&shared.supervisor);
+        let now = fingerprint(&shared);
         let tell = {
             let mut known = shared.known.lock().expect("known lock");
             match known.as_mut() {

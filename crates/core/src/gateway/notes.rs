@@ -5,7 +5,7 @@
 //! `tools/list_changed` is the gateway's own (`watch_tools`). Every string is scrubbed of
 //! the server's configured secrets on the way.
 
-use super::Shared;
+use super::{Shared, Upstream};
 use crate::protocol::Message;
 use crate::session::ServerNotification;
 use serde_json::{Value, json};
@@ -19,9 +19,9 @@ const PASSED: &[&str] = &[
     "notifications/prompts/list_changed",
 ];
 
-/// Passes the supervisor's notifications to the host until the supervisor ends.
-pub(super) async fn pass_on(shared: Arc<Shared>) {
-    let mut rx = shared.supervisor.notifications();
+/// Passes the server's notifications to the host until its supervisor ends.
+pub(super) async fn pass_on(shared: Arc<Shared>, up: Arc<Upstream>) {
+    let mut rx = up.supervisor.notifications();
     loop {
         let note = match rx.recv().await {
             Ok(note) => note,
@@ -31,7 +31,7 @@ pub(super) async fn pass_on(shared: Arc<Shared>) {
             }
             Err(RecvError::Closed) => return,
         };
-        let redactor = &shared.options.redactor;
+        let redactor = &up.options.redactor;
         let (method, params) = match note {
             ServerNotification::Log {
                 level,

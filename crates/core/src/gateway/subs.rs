@@ -4,7 +4,7 @@
 //! generation once it is ready, so `notifications/resources/updated` keeps coming after a
 //! reconnect. A re-subscription that fails is logged on stderr, not told to the host.
 
-use super::Shared;
+use super::Upstream;
 use crate::events::Generation;
 use crate::events::StateName;
 use serde_json::{Value, json};
@@ -17,9 +17,9 @@ fn uri(params: Option<&Value>) -> Option<String> {
 
 /// Remembers the host's subscription before it is forwarded (a reconnect during the
 /// request then subscribes it again); forgets it on unsubscribe.
-pub(super) fn before(shared: &Shared, method: &str, params: Option<&Value>) {
+pub(super) fn before(up: &Upstream, method: &str, params: Option<&Value>) {
     let Some(uri) = uri(params) else { return };
-    let mut subs = shared.subscriptions.lock().expect("subscriptions lock");
+    let mut subs = up.subscriptions.lock().expect("subscriptions lock");
     match method {
         "resources/subscribe" => {
             subs.insert(uri);
@@ -32,12 +32,11 @@ pub(super) fn before(shared: &Shared, method: &str, params: Option<&Value>) {
 }
 
 /// A subscribe that failed is not one the host holds.
-pub(super) fn failed(shared: &Shared, method: &str, params: Option<&Value>) {
+pub(super) fn failed(up: &Upstream, method: &str, params: Option<&Value>) {
     if method == "resources/subscribe"
         && let Some(uri) = uri(params)
     {
-        shared
-            .subscriptions
+        up.subscriptions
             .lock()
             .expect("subscriptions lock")
             .remove(&uri);
@@ -46,8 +45,8 @@ pub(super) fn failed(shared: &Shared, method: &str, params: Option<&Value>) {
 
 /// Subscribes every remembered URI again on each generation that becomes ready after
 /// the first one this session saw.
-pub(super) async fn resubscribe(shared: Arc<Shared>) {
-    let sup = shared.supervisor.clone();
+pub(super) async fn resubscribe(up: Arc<Upstream>) {
+    let sup = up.supervisor.clone();
     let mut rx = sup.watch();
     let mut seen = Generation(0);
     loop {
@@ -58,7 +57,7 @@ pub(super) async fn resubscribe(shared: Arc<Shared>) {
         if ready && generation > seen {
             let again = seen != Generation(0);
             seen = generation;
-            let uris: Vec<String> = shared
+            let uris: Vec<String> = up
                 .subscriptions
                 .lock()
                 .expect("subscriptions lock")
