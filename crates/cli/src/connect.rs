@@ -313,7 +313,7 @@ fn seed() -> u64 {
 }
 
 /// The supervisor's events on stderr (with LIFELINE_LOG=info), never stdout.
-fn log_events(bus: &EventBus) {
+pub fn log_events(bus: &EventBus) {
     let mut rx = bus.subscribe();
     tokio::spawn(async move {
         while let Ok(ev) = rx.recv().await {

@@ -6,6 +6,7 @@ mod call;
 mod clients;
 mod conformance;
 mod connect;
+mod connect_all;
 mod fleet;
 mod host_stdio;
 mod import;
@@ -99,10 +100,22 @@ enum Command {
         command: clients::ClientsCommand,
     },
     /// Serve a configured server to an AI client over stdio, through Lifeline's supervisor
-    /// (use as the client's command: `lifeline connect NAME`)
+    /// (use as the client's command: `lifeline connect NAME`, or `--all` for every server
+    /// behind one entry)
     Connect {
         /// The configured server's name
-        name: String,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Every enabled server behind this one entry, tools named `server__tool`
+        #[arg(long)]
+        all: bool,
+        /// With --all: the client, for its tool-name limit (claude-code, claude-desktop,
+        /// cursor, vscode, codex, gemini, windsurf; default: what the client says it is)
+        #[arg(long, requires = "all")]
+        client: Option<String>,
+        /// With --all: the name of this entry in the client's config (default: lifeline)
+        #[arg(long, requires = "all")]
+        entry: Option<String>,
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
         #[arg(long)]
         config: Option<PathBuf>,
@@ -228,10 +241,17 @@ async fn run(cli: Cli) -> i32 {
             login::logout(&name, config.as_deref(), json).await
         }
         Command::Connect {
-            name,
+            name: Some(name),
             config,
             no_attach,
+            ..
         } => connect::run(&name, config.as_deref(), !no_attach).await,
+        Command::Connect {
+            config,
+            client,
+            entry,
+            ..
+        } => connect_all::run(config.as_deref(), client.as_deref(), entry.as_deref()).await,
         Command::Serve {
             command: Some(serve::ServeCommand::Token { command }),
             ..

@@ -68,7 +68,7 @@ pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<
 }
 
 /// Resolves once the host cancelled the request.
-async fn cancelled(mut cancel: watch::Receiver<bool>) {
+pub(super) async fn cancelled(mut cancel: watch::Receiver<bool>) {
     if cancel.wait_for(|c| *c).await.is_err() {
         std::future::pending::<()>().await;
     }
@@ -76,7 +76,7 @@ async fn cancelled(mut cancel: watch::Receiver<bool>) {
 
 /// Waits until the server is ready on a generation after `after` (`Generation(0)`: any), up to
 /// `deadline`. A state a person must act on fails at once.
-async fn ready(
+pub(super) async fn ready(
     up: &Upstream,
     after: Generation,
     deadline: Instant,
@@ -250,7 +250,7 @@ async fn relay<F: Future>(shared: &Shared, id: &RequestId, relay: Relay, fut: F)
 }
 
 /// Any request other than the ones answered here, through the request lane.
-async fn forward(
+pub(super) async fn forward(
     shared: &Shared,
     up: &Upstream,
     id: &RequestId,
@@ -311,7 +311,7 @@ async fn forward(
 }
 
 /// `tools/call` through the call lane; `None` when the host cancelled it.
-async fn call(
+pub(super) async fn call(
     shared: &Shared,
     up: &Upstream,
     id: &RequestId,

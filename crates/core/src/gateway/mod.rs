@@ -18,12 +18,14 @@
 //! (docs/gateway.md). `attach.rs` is the handshake a bridge uses to reach the running app's
 //! supervisor over `local_socket`.
 
+pub mod aggregate;
 pub mod attach;
 mod errors;
 mod forward;
 mod host_requests;
 pub mod hosts;
 pub mod http;
+pub mod names;
 mod notes;
 pub mod stats;
 mod subs;
@@ -138,10 +140,17 @@ impl Upstream {
     }
 }
 
+/// What a session serves its host: one server as itself, or several as one.
+pub(crate) enum View {
+    Server,
+    Aggregate(aggregate::Aggregate),
+}
+
 /// What the session's tasks share.
 pub(crate) struct Shared {
     /// The servers this session serves.
     pub(crate) upstreams: Vec<Arc<Upstream>>,
+    pub(crate) view: View,
     pub(crate) out: mpsc::UnboundedSender<Outgoing>,
     /// The tool set the host was last given (`tools/list`), and whether it was already
     /// told that it changed since.
@@ -175,7 +184,7 @@ impl Shared {
 /// The tool set as the host sees it: names and input schemas, by name.
 pub(crate) type ToolSet = Vec<(String, Value)>;
 
-/// The session's tool set now (`ToolSet`).
+/// The one server's tool set now (`ToolSet`).
 pub(crate) fn fingerprint(shared: &Shared) -> ToolSet {
     let mut tools: Vec<_> = shared
         .upstream()
@@ -225,12 +234,29 @@ pub struct Ended;
 /// Starts a gateway session for one host on `supervisor` (a stdio host: `serve_lines`; a
 /// Streamable HTTP host: `http`).
 pub fn start(supervisor: Arc<Supervisor>, options: GatewayOptions) -> HostSession {
+    start_with(vec![(supervisor, options)], View::Server)
+}
+
+/// Starts a gateway session for one host on several servers at once, each under its own
+/// options: the aggregated endpoint (`aggregate`).
+pub fn start_aggregate(
+    servers: Vec<(Arc<Supervisor>, GatewayOptions)>,
+    options: aggregate::AggregateOptions,
+) -> HostSession {
+    start_with(servers, View::Aggregate(aggregate::Aggregate::new(options)))
+}
+
+fn start_with(servers: Vec<(Arc<Supervisor>, GatewayOptions)>, view: View) -> HostSession {
     let (out, output) = mpsc::unbounded_channel();
     let (tx, input_rx) = mpsc::unbounded_channel();
     let asked = Arc::new(host_requests::Asked::default());
-    let upstream = Arc::new(Upstream::new(supervisor, options, &out, &asked));
+    let upstreams = servers
+        .into_iter()
+        .map(|(supervisor, options)| Arc::new(Upstream::new(supervisor, options, &out, &asked)))
+        .collect();
     let shared = Arc::new(Shared {
-        upstreams: vec![upstream],
+        upstreams,
+        view,
         out,
         known: Mutex::new(None),
         asked,
@@ -253,7 +279,10 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
     // The session's own tasks: the tools watcher, and per server its notifications and
     // its subscriptions.
     let mut tasks: JoinSet<()> = JoinSet::new();
-    tasks.spawn(watch_tools(shared.clone()));
+    match shared.view {
+        View::Server => tasks.spawn(watch_tools(shared.clone())),
+        View::Aggregate(_) => tasks.spawn(aggregate::watch_tools(shared.clone())),
+    };
     for up in &shared.upstreams {
         tasks.spawn(notes::pass_on(shared.clone(), up.clone()));
         tasks.spawn(subs::resubscribe(up.clone()));
@@ -281,8 +310,14 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
                 let done = done_tx.clone();
                 requests.spawn(async move {
                     let id = r.id.clone();
-                    let _busy = host_requests::busy(shared.upstream());
-                    forward::answer(&shared, r, cancel_rx).await;
+                    match &shared.view {
+                        View::Server => {
+                            let _busy = host_requests::busy(shared.upstream());
+                            forward::answer(&shared, r, cancel_rx).await;
+                        }
+                        // Marks busy the server the request is routed to.
+                        View::Aggregate(agg) => aggregate::answer(&shared, agg, r, cancel_rx).await,
+                    }
                     let _ = done.send(id);
                 });
             }
@@ -333,11 +368,21 @@ pub async fn serve_lines<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_session(start(supervisor, options), read, write).await;
+}
+
+/// Serves `session` to one host on `read`/`write` (newline-delimited JSON-RPC), as
+/// `serve_lines` does: the aggregated endpoint's stdio framing.
+pub async fn serve_session<R, W>(session: HostSession, read: R, write: W)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let HostSession {
         input,
         output,
         done,
-    } = start(supervisor, options);
+    } = session;
     // The framing's own answers (to a line that is not JSON-RPC) beside the session's.
     let (local, local_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(write_all(write, output, local_rx));
@@ -411,22 +456,27 @@ async fn write_all<W: AsyncWrite + Unpin>(
 async fn watch_tools(shared: Arc<Shared>) {
     let mut rx = shared.upstream().supervisor.watch();
     while rx.changed().await.is_ok() {
-        let now = fingerprint(&shared);
-        let tell = {
-            let mut known = shared.known.lock().expect("known lock");
-            match known.as_mut() {
-                Some((given, told)) if !*told && *given != now => {
-                    *told = true;
-                    true
-                }
-                _ => false,
+        tell_if_changed(&shared, fingerprint(&shared));
+    }
+}
+
+/// Tells the host `notifications/tools/list_changed` when `now` differs from the tool set
+/// it was last given, once until it lists again.
+pub(crate) fn tell_if_changed(shared: &Shared, now: ToolSet) {
+    let tell = {
+        let mut known = shared.known.lock().expect("known lock");
+        match known.as_mut() {
+            Some((given, told)) if !*told && *given != now => {
+                *told = true;
+                true
             }
-        };
-        if tell {
-            shared.send(Message::notification(
-                "notifications/tools/list_changed",
-                None,
-            ));
+            _ => false,
         }
+    };
+    if tell {
+        shared.send(Message::notification(
+            "notifications/tools/list_changed",
+            None,
+        ));
     }
 }

@@ -5,7 +5,8 @@
 //! `tools/list_changed` is the gateway's own (`watch_tools`). Every string is scrubbed of
 //! the server's configured secrets on the way.
 
-use super::{Shared, Upstream};
+use super::names::uris;
+use super::{Shared, Upstream, View};
 use crate::protocol::Message;
 use crate::session::ServerNotification;
 use serde_json::{Value, json};
@@ -45,7 +46,15 @@ pub(super) async fn pass_on(shared: Arc<Shared>, up: Arc<Upstream>) {
                 ("notifications/message".to_owned(), Some(p))
             }
             ServerNotification::Other { method, params } if PASSED.contains(&method.as_str()) => {
-                (method, params.map(|p| redactor.scrub_value(&p)))
+                let mut params = params.map(|p| redactor.scrub_value(&p));
+                // On the aggregated endpoint a resource is known by its host URI.
+                if let (View::Aggregate(_), Some(uri)) =
+                    (&shared.view, params.as_mut().and_then(|p| p.get_mut("uri")))
+                    && let Some(own) = uri.as_str()
+                {
+                    *uri = Value::from(uris::to_host(up.supervisor.name(), own));
+                }
+                (method, params)
             }
             _ => continue,
         };

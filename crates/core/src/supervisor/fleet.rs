@@ -159,7 +159,7 @@ async fn stop_all(supervisors: Vec<Supervisor>) {
 
 /// Each server's supervisor settings, with its own jitter seed, so servers that fail
 /// together do not retry together.
-fn configs<'a>(
+pub(crate) fn configs<'a>(
     servers: impl Iterator<Item = &'a ServerConfig>,
 ) -> Result<Vec<SupervisorConfig>, Error> {
     static N: AtomicU64 = AtomicU64::new(0);

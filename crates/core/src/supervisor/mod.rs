@@ -5,7 +5,7 @@
 mod actor;
 mod establish;
 pub use establish::connect_once;
-mod fleet;
+pub(crate) mod fleet;
 mod from_config;
 pub mod hosts;
 mod relist;

@@ -12,6 +12,7 @@ use lifeline_core::{Session, SessionOptions};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
+mod aggregate;
 mod attach;
 mod http;
 mod http_upstream;

@@ -1,0 +1,138 @@
+//! The aggregated tool list: every listed server's tools under host names. A server is
+//! listed unless it gave up, was retired or disabled, or is stopping (its tools leave the
+//! list, and come back with it); one reconnecting or quarantined keeps its last tools, so a
+//! flap is no list change. Names come from `names::Names` at the host's budget, seeded with
+//! every name given before (this session's, and the store's), so they do not move.
+
+use super::Aggregate;
+use crate::events::{Generation, StateName};
+use crate::gateway::names::{Change, Names, store};
+use crate::gateway::{Shared, ToolSet, Upstream, errors, forward};
+use crate::protocol::mcp::Tool;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::SystemTime;
+use tokio::time::Instant;
+
+/// The tool list as one host is given it, and the map its calls are routed by.
+pub(crate) struct Catalog {
+    pub(crate) names: Names,
+    /// The tools as the host is sent them: each server's own JSON under its host name.
+    pub(crate) tools: Vec<Value>,
+    /// Host names and input schemas, sorted: what a change of is a list change.
+    pub(crate) fingerprint: ToolSet,
+}
+
+/// Whether `up`'s tools are in the list: not when it will not come back on its own soon.
+pub(crate) fn listed(up: &Upstream) -> bool {
+    let state = up.supervisor.snapshot().state.state;
+    !matches!(
+        state,
+        Some(StateName::GaveUp | StateName::Retired | StateName::Disabled | StateName::Stopping)
+    )
+}
+
+/// Each listed server and its tools, in the session's order.
+fn gathered(shared: &Shared) -> Vec<(&Arc<Upstream>, Vec<Tool>)> {
+    shared
+        .upstreams
+        .iter()
+        .filter(|up| listed(up))
+        .map(|up| (up, up.supervisor.tools()))
+        .collect()
+}
+
+impl Catalog {
+    /// The catalog of the servers' tools now. Loads the names kept on disk the first time
+    /// (per budget), and keeps the names given in the store (off the runtime's threads).
+    pub(crate) async fn build(shared: &Shared, agg: &Aggregate) -> Catalog {
+        let budget = agg.budget();
+        let separator = agg.options.separator.clone();
+        let remembered = remembered(agg, budget).await;
+        let servers = gathered(shared);
+        let pairs = servers.iter().flat_map(|(up, tools)| {
+            tools
+                .iter()
+                .map(|t| (up.supervisor.name(), t.name.as_str()))
+        });
+        let names = Names::assign(pairs, budget, &separator, &remembered);
+        let mut tools = Vec::new();
+        let mut fingerprint = ToolSet::new();
+        for (up, list) in &servers {
+            for tool in list {
+                let Some(entry) = names.entry(up.supervisor.name(), &tool.name) else {
+                    continue;
+                };
+                let mut json = tool.raw_json();
+                json["name"] = Value::from(entry.name.as_str());
+                if matches!(entry.change, Change::Shortened(_)) && tool.title.is_none() {
+                    // People still see the tool's own name.
+                    json["title"] = Value::from(tool.name.as_str());
+                }
+                tools.push(json);
+                fingerprint.push((entry.name.clone(), tool.input_schema.clone()));
+            }
+        }
+        fingerprint.sort_by(|a, b| a.0.cmp(&b.0));
+        keep(agg, &names).await;
+        Catalog {
+            names,
+            tools,
+            fingerprint,
+        }
+    }
+}
+
+/// The names given before at `budget`: this session's, else the store's.
+async fn remembered(agg: &Aggregate, budget: usize) -> crate::gateway::names::Remembered {
+    let mine = agg.remembered.lock().expect("remembered lock").clone();
+    if !mine.is_empty() {
+        return mine;
+    }
+    let Some(path) = agg.options.names.clone() else {
+        return mine;
+    };
+    let separator = agg.options.separator.clone();
+    tokio::task::spawn_blocking(move || store::load(&path, store::List::Tools, budget, &separator))
+        .await
+        .unwrap_or_default()
+}
+
+/// Adds `names` to the session's, and to the store when any is new.
+async fn keep(agg: &Aggregate, names: &Names) {
+    let fresh = {
+        let mut mine = agg.remembered.lock().expect("remembered lock");
+        let before = mine.len();
+        let changed = names
+            .entries()
+            .iter()
+            .any(|e| mine.get(&(e.server.clone(), e.tool.clone())) != Some(&e.name));
+        mine.extend(names.remembered());
+        changed || mine.len() != before
+    };
+    let Some(path) = agg.options.names.clone().filter(|_| fresh) else {
+        return;
+    };
+    let names = names.clone();
+    let kept = tokio::task::spawn_blocking(move || {
+        store::record(&path, store::List::Tools, &names, SystemTime::now())
+    })
+    .await;
+    if let Ok(Err(e)) = kept {
+        tracing::warn!("gateway: could not keep the tool names: {e}");
+    }
+}
+
+/// Before the first list: waits (in parallel, bounded by the list wait) for each listed
+/// server that has no tools yet to be ready, so a host that lists at once gets them.
+pub(crate) async fn wait_for_first_tools(shared: &Shared, agg: &Aggregate) {
+    let wait = agg.options.list_wait;
+    let deadline = Instant::now() + wait;
+    let waiting = shared
+        .upstreams
+        .iter()
+        .filter(|up| listed(up) && up.supervisor.tools().is_empty())
+        .filter(|up| !errors::is_halted(up.supervisor.snapshot().state.state))
+        .map(|up| forward::ready(up, Generation(0), deadline, wait));
+    futures_util::future::join_all(waiting).await;
+}

@@ -1,0 +1,54 @@
+//! The aggregated endpoint served from this process: a supervisor for each enabled server
+//! of a config, for one host (`lifeline connect --all` when no app serves it). Each server
+//! holds its first attempt for the host's `initialize` (bounded), so it is initialized with
+//! the host's client capabilities the first time, as `lifeline connect NAME` does.
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::events::EventBus;
+use crate::gateway::GatewayOptions;
+use crate::gateway::hosts::Hosts;
+use crate::supervisor::{Supervisor, fleet};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Starts a supervisor for each enabled server of `config` on `bus`, each with its
+/// gateway options (its waits, its secrets scrubbed, recorded in `hosts`). A disabled
+/// server is left out; a server whose settings do not build is an error before anything
+/// starts.
+pub fn start_local(
+    config: &Config,
+    bus: &Arc<EventBus>,
+    hosts: Option<&Hosts>,
+    hold: Duration,
+) -> Result<Vec<(Arc<Supervisor>, GatewayOptions)>, Error> {
+    let servers: Vec<_> = config.servers.iter().filter(|s| !s.disabled).collect();
+    let configs = fleet::configs(servers.iter().copied())?;
+    Ok(servers
+        .into_iter()
+        .zip(configs)
+        .map(|(server, cfg)| {
+            let options = GatewayOptions {
+                hosts: hosts.cloned(),
+                ..GatewayOptions::for_server(server)
+            };
+            cfg.hosts.hold_first_attempt(hold);
+            (Arc::new(Supervisor::spawn(cfg, bus.clone())), options)
+        })
+        .collect())
+}
+
+/// Stops the servers of a session that ended, all at once, each within `limit`. One still
+/// held elsewhere (a request that outlived the session) is left to the process's exit.
+pub async fn stop_local(servers: Vec<Arc<Supervisor>>, limit: Duration) {
+    let stops = servers.into_iter().map(|s| async move {
+        let name = s.name().to_owned();
+        match Arc::try_unwrap(s) {
+            Ok(s) => {
+                let _ = tokio::time::timeout(limit, s.stop()).await;
+            }
+            Err(_) => tracing::warn!("a request still held `{name}`; leaving it to the exit"),
+        }
+    });
+    futures_util::future::join_all(stops).await;
+}

@@ -1,0 +1,288 @@
+//! One host session over several servers: the aggregated endpoint (`lifeline connect
+//! --all`). The host sees one MCP server, `lifeline`, whose tools and prompts are every
+//! server's under host names (`server__tool`, shortened to the host's budget: `names/`),
+//! and whose resources are every server's under `lifeline://server/…` URIs
+//! (`names::uris`). Each request is routed back by name or URI (never by parsing a name)
+//! to its server, and from there goes exactly as through a per-server session (`forward`):
+//! the wait for ready, the reissue rule, progress, cancel, the state-to-error mapping naming
+//! the server. Lists are gathered from every server without waiting on a sick one
+//! (`lists.rs`); the tool list is the catalog (`catalog.rs`), and the host hears one
+//! `tools/list_changed` per burst of changes across all servers (`changes.rs`).
+
+mod catalog;
+mod changes;
+mod lists;
+mod local;
+
+pub(crate) use catalog::Catalog;
+pub(crate) use changes::watch_tools;
+pub use local::{start_local, stop_local};
+
+use super::names::{ClientKind, Remembered, Separator};
+use super::{Shared, Upstream, errors, forward};
+use crate::events::Generation;
+use crate::protocol::mcp::CLIENT_VERSION;
+use crate::protocol::revision::Revision;
+use crate::protocol::{Message, Request, Response, RpcError};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// How an aggregated session names and waits.
+#[derive(Debug, Clone)]
+pub struct AggregateOptions {
+    /// Between a server's name and its tool's (`__`).
+    pub separator: Separator,
+    /// The key of Lifeline's entry in the host's config: hosts put it in front of every
+    /// tool name, so it counts against the name budget.
+    pub entry: String,
+    /// The host's kind when the caller knows it (`--client`); else it is read from the
+    /// host's `initialize` (`clientInfo.name`).
+    pub client: Option<ClientKind>,
+    /// Where names are kept across restarts (`names::store`); `None` keeps them for the
+    /// session only.
+    pub names: Option<PathBuf>,
+    /// How long `initialize` and a list wait for servers still connecting; one that is not
+    /// ready by then is left out, and `list_changed` follows when it comes.
+    pub list_wait: Duration,
+    /// How long the tool set must be quiet before the host hears that it changed.
+    pub debounce: Duration,
+}
+
+impl Default for AggregateOptions {
+    fn default() -> Self {
+        AggregateOptions {
+            separator: Separator::default(),
+            entry: "lifeline".to_owned(),
+            client: None,
+            names: None,
+            list_wait: Duration::from_secs(5),
+            debounce: Duration::from_millis(250),
+        }
+    }
+}
+
+/// An aggregated session's own state.
+pub(crate) struct Aggregate {
+    pub(crate) options: AggregateOptions,
+    /// The host's kind: the options', or what its `initialize` said.
+    client: Mutex<ClientKind>,
+    /// Every name given in this session (and those kept on disk), so that a name does not
+    /// change while the host holds it.
+    remembered: Mutex<Remembered>,
+    /// The catalog the host was last given (calls are routed by it).
+    given: Mutex<Option<Arc<Catalog>>>,
+}
+
+impl Aggregate {
+    pub(crate) fn new(options: AggregateOptions) -> Aggregate {
+        Aggregate {
+            client: Mutex::new(options.client.unwrap_or(ClientKind::Unknown)),
+            options,
+            remembered: Mutex::default(),
+            given: Mutex::default(),
+        }
+    }
+
+    /// The budget of the host's names.
+    fn budget(&self) -> usize {
+        let kind = *self.client.lock().expect("client lock");
+        kind.name_budget(&self.options.entry)
+    }
+}
+
+/// The server of `shared` called `name`.
+fn upstream<'a>(shared: &'a Shared, name: &str) -> Option<&'a Arc<Upstream>> {
+    shared
+        .upstreams
+        .iter()
+        .find(|u| u.supervisor.name() == name)
+}
+
+/// Answers `r` on the aggregated endpoint unless the host cancelled it.
+pub(crate) async fn answer(
+    shared: &Shared,
+    agg: &Aggregate,
+    r: Request,
+    cancel: watch::Receiver<bool>,
+) {
+    let params = r.params.as_ref();
+    let outcome = match r.method.as_str() {
+        "initialize" => Some(initialize(shared, agg, params).await),
+        "ping" => Some(Ok(json!({}))),
+        "tools/list" => Some(Ok(tools_list(shared, agg).await)),
+        "tools/call" => call(shared, agg, &r, cancel).await,
+        "prompts/list" => Some(lists::prompts(shared, agg, &r.id).await),
+        "resources/list" => Some(lists::resources(shared, agg, &r.id).await),
+        "resources/templates/list" => Some(lists::templates(shared, agg, &r.id).await),
+        "prompts/get" => lists::prompt_get(shared, agg, &r, cancel).await,
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            lists::by_uri(shared, &r, cancel).await
+        }
+        "completion/complete" => lists::complete(shared, agg, &r, cancel).await,
+        "logging/setLevel" => Some(lists::set_level(shared, &r.id, params).await),
+        method => Some(Err(RpcError {
+            code: RpcError::METHOD_NOT_FOUND,
+            message: format!(
+                "Lifeline's aggregated endpoint does not route {method}: connect to one \
+                 server (`lifeline connect NAME`) for it"
+            ),
+            data: None,
+        })),
+    };
+    if let Some(outcome) = outcome {
+        shared.send(Message::Response(Response { id: r.id, outcome }));
+    }
+}
+
+/// The host's `initialize`: Lifeline's own serverInfo, what every server can do, and each
+/// server's instructions under its name. Waits (bounded by the list wait) for the servers
+/// to be ready or halted, so the first `tools/list` has their tools.
+async fn initialize(
+    shared: &Shared,
+    agg: &Aggregate,
+    params: Option<&Value>,
+) -> Result<Value, RpcError> {
+    let asked = params
+        .and_then(|p| p.get("protocolVersion"))
+        .and_then(Value::as_str)
+        .and_then(Revision::parse_initialize)
+        .unwrap_or(Revision::LATEST_INITIALIZE);
+    if agg.options.client.is_none()
+        && let Some(name) = params
+            .and_then(|p| p.get("clientInfo"))
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+    {
+        *agg.client.lock().expect("client lock") = ClientKind::from_client_info(name);
+    }
+    let wait = agg.options.list_wait;
+    let deadline = Instant::now() + wait;
+    futures_util::future::join_all(shared.upstreams.iter().map(|up| async move {
+        let _ = forward::ready(up, Generation(0), deadline, wait).await;
+        super::host_requests::reinitialize(up).await;
+    }))
+    .await;
+    let mut instructions = String::new();
+    for up in &shared.upstreams {
+        if let Some(text) = up
+            .supervisor
+            .server_info()
+            .and_then(|(_, i)| i.instructions)
+        {
+            let text = up.options.redactor.scrub(&text);
+            instructions.push_str(&format!("[{}] {}\n", up.supervisor.name(), text.trim()));
+        }
+        if let Some(host) = &up.recorder {
+            let generation = up.supervisor.snapshot().generation;
+            host.initialized(params, asked.as_str(), generation);
+        }
+    }
+    let mut result = json!({
+        "protocolVersion": asked.as_str(),
+        "capabilities": {
+            "tools": { "listChanged": true },
+            "prompts": { "listChanged": true },
+            "resources": { "subscribe": true, "listChanged": true },
+            "completions": {},
+            "logging": {},
+        },
+        "serverInfo": { "name": "lifeline", "version": CLIENT_VERSION },
+    });
+    if !instructions.is_empty() {
+        result["instructions"] = Value::from(cap(instructions, MAX_INSTRUCTIONS));
+    }
+    Ok(result)
+}
+
+/// The most the servers' instructions may take in the host's context together.
+const MAX_INSTRUCTIONS: usize = 8 * 1024;
+
+/// `text` cut to at most `max` bytes on a character boundary, saying so.
+fn cap(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str("\n[the servers' instructions were cut here]");
+    text
+}
+
+/// The catalog now, given to the host (calls are routed by it from now on).
+async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
+    catalog::wait_for_first_tools(shared, agg).await;
+    let catalog = Arc::new(Catalog::build(shared, agg).await);
+    *shared.known.lock().expect("known lock") = Some((catalog.fingerprint.clone(), false));
+    let tools = catalog.tools.clone();
+    *agg.given.lock().expect("given lock") = Some(catalog);
+    json!({ "tools": tools })
+}
+
+/// The catalog calls are routed by: the one the host was given, else one built now (a
+/// host may call a tool by a name it kept from an earlier session).
+async fn routing(shared: &Shared, agg: &Aggregate) -> Arc<Catalog> {
+    if let Some(given) = agg.given.lock().expect("given lock").clone() {
+        return given;
+    }
+    Arc::new(Catalog::build(shared, agg).await)
+}
+
+/// The error for a name that is not in the endpoint's list.
+pub(crate) fn unknown(what: &str, name: &str) -> RpcError {
+    RpcError {
+        code: RpcError::INVALID_PARAMS,
+        message: format!(
+            "Unknown {what} `{name}`: it is not in the list Lifeline gives this host (the list \
+             may have changed; list again)"
+        ),
+        data: None,
+    }
+}
+
+/// `tools/call`, routed to its server under the tool's own name; `None` when cancelled.
+async fn call(
+    shared: &Shared,
+    agg: &Aggregate,
+    r: &Request,
+    cancel: watch::Receiver<bool>,
+) -> Option<Result<Value, RpcError>> {
+    let Some(name) = r
+        .params
+        .as_ref()
+        .and_then(|p| p.get("name"))
+        .and_then(Value::as_str)
+    else {
+        return Some(Err(RpcError {
+            code: RpcError::INVALID_PARAMS,
+            message: "tools/call needs params.name, the tool's name".to_owned(),
+            data: None,
+        }));
+    };
+    let catalog = routing(shared, agg).await;
+    let Some((server, tool)) = catalog.names.route(name) else {
+        return Some(Err(unknown("tool", name)));
+    };
+    let Some(up) = upstream(shared, server) else {
+        return Some(Err(unknown("tool", name)));
+    };
+    let mut params = r.params.clone().unwrap_or_else(|| json!({}));
+    params["name"] = Value::from(tool);
+    let _busy = super::host_requests::busy(up);
+    let guard = up.recorder.as_ref().map(|h| h.call(tool));
+    let answer = forward::call(shared, up, &r.id, Some(params), cancel).await;
+    if let (Some(guard), Some(answer)) = (guard, &answer) {
+        let (outcome, kind) = errors::call_outcome(answer);
+        guard.finish(outcome, kind, up.supervisor.snapshot().generation);
+    }
+    answer.map(|a| a.map(|v| lists::uris_to_host(up.supervisor.name(), v)))
+}
+
+#[cfg(test)]
+mod tests;
