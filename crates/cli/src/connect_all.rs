@@ -1,5 +1,6 @@
-//! `lifeline connect --all`: every enabled server behind one stdio MCP server, the
-//! aggregated endpoint (`lifeline_core::gateway::aggregate`), supervised in this process.
+//! `lifeline connect --all` and `--profile P`: every enabled server (of the profile) behind
+//! one stdio MCP server, the aggregated endpoint (`lifeline_core::gateway::aggregate`),
+//! supervised in this process.
 //! Tool names are `server__tool`, fitted to the host's name budget (`--client`, else what
 //! its `initialize` says it is; `--entry`, the key of Lifeline's entry in the host's
 //! config) and kept across runs beside the history. Ends when the host closes stdin,
@@ -24,7 +25,12 @@ const HOST_HOLD: Duration = Duration::from_secs(5);
 /// How long stopping the servers may take on the way out.
 const STOP_LIMIT: Duration = Duration::from_secs(15);
 
-pub async fn run(config: Option<&Path>, client: Option<&str>, entry: Option<&str>) -> i32 {
+pub async fn run(
+    config: Option<&Path>,
+    profile: &str,
+    client: Option<&str>,
+    entry: Option<&str>,
+) -> i32 {
     let out = Out {
         json: false,
         redactor: Redactor::default(),
@@ -33,6 +39,12 @@ pub async fn run(config: Option<&Path>, client: Option<&str>, entry: Option<&str
         Ok(config) => config,
         Err(e) => return out.error(&e),
     };
+    let Some(profile) = config.profile(profile) else {
+        let known = config.profile_names().join(", ");
+        let why =
+            format!("there is no profile `{profile}` in the config; its profiles are: {known}");
+        return out.error(&Error::new(ErrorKind::Config, why));
+    };
     let client = match client.map(str::parse::<ClientKind>).transpose() {
         Ok(client) => client,
         Err(e) => return out.error(&Error::new(ErrorKind::Config, format!("--client: {e}"))),
@@ -40,12 +52,14 @@ pub async fn run(config: Option<&Path>, client: Option<&str>, entry: Option<&str
     let bus = Arc::new(EventBus::new(256));
     crate::connect::log_events(&bus);
     let hosts = Hosts::new(bus.clone(), HostMode::InProcess);
-    let servers = match aggregate::start_local(&config, &bus, Some(&hosts), HOST_HOLD) {
+    let servers = match aggregate::start_local(&config, &profile, &bus, Some(&hosts), HOST_HOLD) {
         Ok(servers) => servers,
         Err(e) => return out.error(&e),
     };
     let supervisors: Vec<_> = servers.iter().map(|(s, _)| s.clone()).collect();
     let options = AggregateOptions {
+        profile,
+        separator: config.separator.clone(),
         client,
         entry: entry.unwrap_or("lifeline").to_owned(),
         names: store::default_path(),

@@ -104,17 +104,24 @@ enum Command {
     /// behind one entry)
     Connect {
         /// The configured server's name
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        #[arg(required_unless_present_any = ["all", "profile"], conflicts_with_all = ["all", "profile"])]
         name: Option<String>,
-        /// Every enabled server behind this one entry, tools named `server__tool`
-        #[arg(long)]
+        /// Every enabled server behind this one entry, tools named `server__tool` (the
+        /// `default` profile)
+        #[arg(long, conflicts_with = "profile")]
         all: bool,
-        /// With --all: the client, for its tool-name limit (claude-code, claude-desktop,
-        /// cursor, vscode, codex, gemini, windsurf; default: what the client says it is)
-        #[arg(long, requires = "all")]
+        /// The servers and tools of profile P (`lifeline.profiles` in the config) behind
+        /// this one entry
+        #[arg(long, value_name = "P")]
+        profile: Option<String>,
+        /// With --all or --profile: the client, for its tool-name limit (claude-code,
+        /// claude-desktop, cursor, vscode, codex, gemini, windsurf; default: what the client
+        /// says it is)
+        #[arg(long)]
         client: Option<String>,
-        /// With --all: the name of this entry in the client's config (default: lifeline)
-        #[arg(long, requires = "all")]
+        /// With --all or --profile: the name of this entry in the client's config
+        /// (default: lifeline)
+        #[arg(long)]
         entry: Option<String>,
         /// The config file (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
         #[arg(long)]
@@ -248,10 +255,22 @@ async fn run(cli: Cli) -> i32 {
         } => connect::run(&name, config.as_deref(), !no_attach).await,
         Command::Connect {
             config,
+            profile,
             client,
             entry,
             ..
-        } => connect_all::run(config.as_deref(), client.as_deref(), entry.as_deref()).await,
+        } => {
+            let profile = profile
+                .as_deref()
+                .unwrap_or(lifeline_core::config::DEFAULT_PROFILE);
+            connect_all::run(
+                config.as_deref(),
+                profile,
+                client.as_deref(),
+                entry.as_deref(),
+            )
+            .await
+        }
         Command::Serve {
             command: Some(serve::ServeCommand::Token { command }),
             ..

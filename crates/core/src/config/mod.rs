@@ -13,6 +13,7 @@ pub mod masked;
 mod oauth;
 mod parse;
 mod policy;
+mod profiles;
 mod transport;
 mod types;
 mod url;
@@ -24,6 +25,10 @@ pub use diff::{ConfigDiff, diff};
 pub use error::{ConfigError, ConfigErrorKind, Problem};
 pub use expand::{Lookup, SecretLookup, env_lookup};
 pub use parse::{from_value, from_value_with};
+pub use profiles::{
+    BadSeparator, DEFAULT_PROFILE, Profile, Selection, Separator, ServerClash, Tools, fold_server,
+    server_clashes,
+};
 pub use types::{
     Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
     Timeouts, TransportConfig,

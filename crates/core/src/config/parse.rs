@@ -6,6 +6,7 @@ use super::error::{ConfigError, ConfigErrorKind, Problem};
 use super::expand::{Ctx, Lookup, SecretLookup};
 use super::oauth;
 use super::policy;
+use super::profiles;
 use super::transport;
 use super::types::{Config, ServeSettings, ServerConfig, ServerPolicy, TransportConfig};
 use super::validate::{self, join};
@@ -96,10 +97,28 @@ pub fn from_value_with(
         )),
         None => {}
     }
+    for clash in profiles::server_clashes(servers.iter().map(|s| s.name.as_str())) {
+        problems.push(Problem::new(
+            join("mcpServers", &clash.second),
+            clash.to_string(),
+        ));
+    }
+    let block = top.get("lifeline").and_then(Value::as_object);
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let profiles = block
+        .and_then(|b| b.get("profiles"))
+        .map(|v| profiles::profiles(v, &names, &mut problems))
+        .unwrap_or_default();
+    let separator = block
+        .and_then(|b| b.get("separator"))
+        .map(|v| profiles::separator(v, &mut problems))
+        .unwrap_or_default();
     if problems.is_empty() {
         Ok(Config {
             defaults,
             serve,
+            profiles,
+            separator,
             servers,
             path,
             raw,

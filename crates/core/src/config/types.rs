@@ -24,6 +24,11 @@ pub struct Config {
     /// `lifeline.serve`: whether the desktop app serves the servers over its local
     /// Streamable HTTP endpoint, and on which port (docs/gateway.md).
     pub serve: ServeSettings,
+    /// `lifeline.profiles`, in file order (`profile` adds `default` when the file has none).
+    pub profiles: Vec<super::Profile>,
+    /// `lifeline.separator`: what joins a server's name to its tools' on the aggregated
+    /// endpoint.
+    pub separator: super::Separator,
     /// The `mcpServers` entries, in file order.
     pub servers: Vec<ServerConfig>,
     /// Where the file was read from; `None` for a config parsed from a string.
@@ -36,6 +41,23 @@ pub struct Config {
 impl Config {
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// The profile `name`: the file's, or for `default` (when the file has none) every
+    /// server with every tool.
+    pub fn profile(&self, name: &str) -> Option<super::Profile> {
+        let defined = self.profiles.iter().find(|p| p.name == name).cloned();
+        defined
+            .or_else(|| (name == super::DEFAULT_PROFILE).then(|| super::Profile::everything(name)))
+    }
+
+    /// Every profile's name: the file's, and `default`.
+    pub fn profile_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.profiles.iter().map(|p| p.name.as_str()).collect();
+        if !names.contains(&super::DEFAULT_PROFILE) {
+            names.insert(0, super::DEFAULT_PROFILE);
+        }
+        names
     }
 
     /// Every secret value in the file, for the redactor: header values, env values that

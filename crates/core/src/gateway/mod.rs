@@ -143,7 +143,7 @@ impl Upstream {
 /// What a session serves its host: one server as itself, or several as one.
 pub(crate) enum View {
     Server,
-    Aggregate(aggregate::Aggregate),
+    Aggregate(Box<aggregate::Aggregate>),
 }
 
 /// What the session's tasks share.
@@ -243,7 +243,10 @@ pub fn start_aggregate(
     servers: Vec<(Arc<Supervisor>, GatewayOptions)>,
     options: aggregate::AggregateOptions,
 ) -> HostSession {
-    start_with(servers, View::Aggregate(aggregate::Aggregate::new(options)))
+    start_with(
+        servers,
+        View::Aggregate(Box::new(aggregate::Aggregate::new(options))),
+    )
 }
 
 fn start_with(servers: Vec<(Arc<Supervisor>, GatewayOptions)>, view: View) -> HostSession {

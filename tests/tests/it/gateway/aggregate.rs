@@ -30,9 +30,18 @@ struct RawHost {
 }
 
 impl RawHost {
+    /// `lifeline connect --all` (or `extra`'s `--profile P`) with `extra`, its history
+    /// and names in `data`.
     fn start(config: &Path, data: &Path, extra: &[&str]) -> RawHost {
+        let all: &[&str] = if extra.contains(&"--profile") {
+            &[]
+        } else {
+            &["--all"]
+        };
         let mut child = Command::new(lifeline_bin())
-            .args(["connect", "--all", "--config"])
+            .arg("connect")
+            .args(all)
+            .arg("--config")
             .arg(config)
             .args(extra)
             .env(lifeline_core::history::HISTORY_ENV, data.join("history.db"))
@@ -391,4 +400,60 @@ async fn a_server_that_gives_up_leaves_the_list_with_one_notification() {
         "on"
     );
     host.close().await;
+}
+
+#[tokio::test]
+async fn a_profile_serves_only_its_servers_and_tools() {
+    let dir = TempDirGuard::new("aggregate");
+    let (a, b) = (stdio_fixture(&json!({})), stdio_fixture(&json!({})));
+    let path = dir.path().join("config.json");
+    let file = json!({
+        "mcpServers": {
+            "alpha": { "command": a.program, "args": a.args },
+            "beta": { "command": b.program, "args": b.args },
+        },
+        "lifeline": {
+            "separator": "-",
+            "profiles": { "coding": {
+                "servers": ["alpha"],
+                "tools": { "alpha": { "include": ["echo", "add", "crash"], "exclude": ["cr*"] } },
+            } },
+        },
+    });
+    std::fs::write(&path, file.to_string()).unwrap();
+    let mut host = RawHost::start(&path, dir.path(), &["--profile", "coding"]);
+    host.initialize("claude-code").await;
+    assert_eq!(host.tool_names().await, ["alpha-add", "alpha-echo"]);
+    let hidden = host.call("alpha-crash", json!({})).await;
+    assert_eq!(
+        hidden["error"]["code"], -32602,
+        "a tool the profile hides is not called: {hidden}"
+    );
+    assert_eq!(
+        text(&host.call("alpha-echo", json!({"text": "in"})).await),
+        "in"
+    );
+    host.close().await;
+    assert!(
+        read_log(&b.log).is_empty(),
+        "a server outside the profile is not even started"
+    );
+}
+
+#[test]
+fn an_unknown_profile_is_refused_with_the_profiles_named() {
+    let dir = TempDirGuard::new("aggregate");
+    let path = config(&dir, json!({ "alpha": { "command": "true" } }));
+    let out = std::process::Command::new(lifeline_bin())
+        .args(["connect", "--profile", "nope", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("there is no profile `nope` in the config; its profiles are: default"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "stdout carries only JSON-RPC");
 }

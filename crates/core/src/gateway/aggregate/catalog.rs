@@ -11,6 +11,7 @@ use crate::gateway::{Shared, ToolSet, Upstream, errors, forward};
 use crate::protocol::mcp::Tool;
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::SystemTime;
 use tokio::time::Instant;
 
@@ -32,14 +33,30 @@ pub(crate) fn listed(up: &Upstream) -> bool {
     )
 }
 
-/// Each listed server and its tools, in the session's order.
-fn gathered(shared: &Shared) -> Vec<(&Arc<Upstream>, Vec<Tool>)> {
-    shared
+/// Each listed server and the tools of it the profile shows, in the session's order.
+fn gathered<'a>(shared: &'a Shared, agg: &Aggregate) -> Vec<(&'a Arc<Upstream>, Vec<Tool>)> {
+    let profile = &agg.options.profile;
+    let mut offered = 0;
+    let servers: Vec<_> = shared
         .upstreams
         .iter()
-        .filter(|up| listed(up))
-        .map(|up| (up, up.supervisor.tools()))
-        .collect()
+        .filter(|up| listed(up) && profile.serves(up.supervisor.name()))
+        .map(|up| {
+            let mut tools = up.supervisor.tools();
+            offered += tools.len();
+            tools.retain(|t| profile.shows(up.supervisor.name(), &t.name));
+            (up, tools)
+        })
+        .collect();
+    let shown: usize = servers.iter().map(|(_, t)| t.len()).sum();
+    if offered > 0 && shown == 0 && !agg.warned_empty.swap(true, Ordering::SeqCst) {
+        tracing::warn!(
+            "profile `{}` shows none of the {offered} tools of its servers; check its `tools` \
+             filters in the config",
+            profile.name
+        );
+    }
+    servers
 }
 
 impl Catalog {
@@ -49,7 +66,7 @@ impl Catalog {
         let budget = agg.budget();
         let separator = agg.options.separator.clone();
         let remembered = remembered(agg, budget).await;
-        let servers = gathered(shared);
+        let servers = gathered(shared, agg);
         let pairs = servers.iter().flat_map(|(up, tools)| {
             tools
                 .iter()

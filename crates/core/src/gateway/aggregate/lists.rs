@@ -59,7 +59,8 @@ async fn gather<'a>(
 ) -> Vec<(&'a Arc<Upstream>, Vec<Value>)> {
     let wait = agg.options.list_wait;
     let asked = shared.upstreams.iter().filter(|up| {
-        super::catalog::listed(up)
+        agg.options.profile.serves(up.supervisor.name())
+            && super::catalog::listed(up)
             && !errors::is_halted(up.supervisor.snapshot().state.state)
             && serves(up, capability)
     });

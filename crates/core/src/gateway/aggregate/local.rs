@@ -3,7 +3,7 @@
 //! holds its first attempt for the host's `initialize` (bounded), so it is initialized with
 //! the host's client capabilities the first time, as `lifeline connect NAME` does.
 
-use crate::config::Config;
+use crate::config::{Config, Profile};
 use crate::error::Error;
 use crate::events::EventBus;
 use crate::gateway::GatewayOptions;
@@ -12,17 +12,22 @@ use crate::supervisor::{Supervisor, fleet};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Starts a supervisor for each enabled server of `config` on `bus`, each with its
-/// gateway options (its waits, its secrets scrubbed, recorded in `hosts`). A disabled
-/// server is left out; a server whose settings do not build is an error before anything
-/// starts.
+/// Starts a supervisor for each enabled server of `config` that `profile` serves, on
+/// `bus`, each with its gateway options (its waits, its secrets scrubbed, recorded in
+/// `hosts`). A disabled server is left out; a server whose settings do not build is an
+/// error before anything starts.
 pub fn start_local(
     config: &Config,
+    profile: &Profile,
     bus: &Arc<EventBus>,
     hosts: Option<&Hosts>,
     hold: Duration,
 ) -> Result<Vec<(Arc<Supervisor>, GatewayOptions)>, Error> {
-    let servers: Vec<_> = config.servers.iter().filter(|s| !s.disabled).collect();
+    let servers: Vec<_> = config
+        .servers
+        .iter()
+        .filter(|s| !s.disabled && profile.serves(&s.name))
+        .collect();
     let configs = fleet::configs(servers.iter().copied())?;
     Ok(servers
         .into_iter()

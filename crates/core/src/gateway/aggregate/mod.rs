@@ -20,6 +20,7 @@ pub use local::{start_local, stop_local};
 
 use super::names::{ClientKind, Remembered, Separator};
 use super::{Shared, Upstream, errors, forward};
+use crate::config::{DEFAULT_PROFILE, Profile};
 use crate::events::Generation;
 use crate::protocol::mcp::CLIENT_VERSION;
 use crate::protocol::revision::Revision;
@@ -34,7 +35,9 @@ use tokio::time::Instant;
 /// How an aggregated session names and waits.
 #[derive(Debug, Clone)]
 pub struct AggregateOptions {
-    /// Between a server's name and its tool's (`__`).
+    /// Which servers' tools the host is shown (`lifeline.profiles`; `default`: all).
+    pub profile: Profile,
+    /// Between a server's name and its tool's (`__`; `lifeline.separator`).
     pub separator: Separator,
     /// The key of Lifeline's entry in the host's config: hosts put it in front of every
     /// tool name, so it counts against the name budget.
@@ -55,6 +58,7 @@ pub struct AggregateOptions {
 impl Default for AggregateOptions {
     fn default() -> Self {
         AggregateOptions {
+            profile: Profile::everything(DEFAULT_PROFILE),
             separator: Separator::default(),
             entry: "lifeline".to_owned(),
             client: None,
@@ -75,6 +79,8 @@ pub(crate) struct Aggregate {
     remembered: Mutex<Remembered>,
     /// The catalog the host was last given (calls are routed by it).
     given: Mutex<Option<Arc<Catalog>>>,
+    /// Whether the log was told that the profile shows none of its servers' tools.
+    warned_empty: std::sync::atomic::AtomicBool,
 }
 
 impl Aggregate {
@@ -84,6 +90,7 @@ impl Aggregate {
             options,
             remembered: Mutex::default(),
             given: Mutex::default(),
+            warned_empty: Default::default(),
         }
     }
 

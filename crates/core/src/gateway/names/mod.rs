@@ -21,6 +21,7 @@ mod assign_props;
 #[cfg(test)]
 mod tests;
 
+pub use crate::config::{BadSeparator, Separator, ServerClash, fold_server, server_clashes};
 pub use budget::{ClientKind, OverLimit, ToolLimit, UnknownKind};
 
 use sha2::{Digest, Sha256};
@@ -40,42 +41,6 @@ const HASH_CHARS: usize = 52;
 /// `MIN_BUDGET..=MAX_BUDGET`.
 pub fn clamp_budget(budget: usize) -> usize {
     budget.clamp(MIN_BUDGET, MAX_BUDGET)
-}
-
-/// What goes between the server's part and the tool's: 1 to 3 of `A-Z a-z 0-9 _ -`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Separator(String);
-
-impl Separator {
-    /// The separator `sep`, or why it is not one.
-    pub fn try_new(sep: &str) -> Result<Separator, BadSeparator> {
-        let ok = (1..=3).contains(&sep.len()) && sep.bytes().all(is_name_byte);
-        if ok {
-            Ok(Separator(sep.to_owned()))
-        } else {
-            let shown: String = sep.chars().take(16).collect();
-            Err(BadSeparator { shown })
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for Separator {
-    /// `__`, as most gateways and hosts write `server__tool`.
-    fn default() -> Separator {
-        Separator("__".to_owned())
-    }
-}
-
-/// A separator refused by `Separator::try_new`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the name separator must be 1 to 3 of `A-Z`, `a-z`, `0-9`, `_` and `-` (not {shown:?})")]
-pub struct BadSeparator {
-    /// The value, at most its first 16 characters.
-    shown: String,
 }
 
 /// Names kept from an earlier run (`store::load`): (server, original name) → host name.
@@ -275,52 +240,6 @@ fn change_of(name: &str, whole: &Whole, holder: Option<(&str, &str)>, budget: us
         Why::Remembered
     };
     Change::Shortened(why)
-}
-
-/// Two configured servers whose tools' names and resource URIs could be confused: their
-/// names are equal in lowercase once `.`, `-` and `_` are taken as one character. The
-/// config refuses them rather than telling them apart, since any way of telling them apart
-/// makes one server's names depend on whether the other is there.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "servers `{first}` and `{second}` differ only in case or in `.`, `-` and `_`, so their \
-     tools' names would be confused; rename one of them"
-)]
-pub struct ServerClash {
-    /// The first of the two in byte order.
-    pub first: String,
-    pub second: String,
-}
-
-/// A server name as `server_clashes` compares it: ASCII lowercase (server names are ASCII),
-/// `.`, `-` and `_` all `_`.
-pub fn fold_server(name: &str) -> String {
-    name.chars()
-        .map(|c| match c {
-            '.' | '-' | '_' => '_',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect()
-}
-
-/// Every pair of `servers` that clash, in byte order: each server clashing with the first
-/// of its kind, so three twins are two clashes. None for distinct names.
-pub fn server_clashes<'a>(servers: impl IntoIterator<Item = &'a str>) -> Vec<ServerClash> {
-    let sorted: BTreeSet<&str> = servers.into_iter().collect();
-    let mut first: HashMap<String, &str> = HashMap::new();
-    let mut out = Vec::new();
-    for server in sorted {
-        match first.get(&fold_server(server)) {
-            Some(holder) => out.push(ServerClash {
-                first: (*holder).to_owned(),
-                second: server.to_owned(),
-            }),
-            None => {
-                first.insert(fold_server(server), server);
-            }
-        }
-    }
-    out
 }
 
 /// Whether `b` may appear in a host name.
