@@ -1,12 +1,12 @@
 //! `lifeline`: call and list tools on any MCP server from a terminal, and act as the client
 //! the official conformance suite drives. Thin: every decision lives in lifeline-core.
 
+mod bridge;
 mod bundle;
 mod call;
 mod clients;
 mod conformance;
 mod connect;
-mod connect_all;
 mod fleet;
 mod host_stdio;
 mod import;
@@ -248,28 +248,27 @@ async fn run(cli: Cli) -> i32 {
             login::logout(&name, config.as_deref(), json).await
         }
         Command::Connect {
-            name: Some(name),
+            name,
             config,
             no_attach,
-            ..
-        } => connect::run(&name, config.as_deref(), !no_attach).await,
-        Command::Connect {
-            config,
             profile,
             client,
             entry,
             ..
         } => {
-            let profile = profile
-                .as_deref()
-                .unwrap_or(lifeline_core::config::DEFAULT_PROFILE);
-            connect_all::run(
-                config.as_deref(),
-                profile,
-                client.as_deref(),
-                entry.as_deref(),
-            )
-            .await
+            let target = match name {
+                Some(name) => connect::Serve::Server(name),
+                None => {
+                    let profile = profile
+                        .as_deref()
+                        .unwrap_or(lifeline_core::config::DEFAULT_PROFILE);
+                    match connect::Serve::profile(profile, client.as_deref(), entry.as_deref()) {
+                        Ok(target) => target,
+                        Err(code) => return code,
+                    }
+                }
+            };
+            connect::run(target, config.as_deref(), !no_attach).await
         }
         Command::Serve {
             command: Some(serve::ServeCommand::Token { command }),

@@ -8,9 +8,10 @@ use crate::fleet;
 use crate::output::{EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, Out};
 use clap::Subcommand;
 use lifeline_core::events::EventBus;
-use lifeline_core::gateway::GatewayOptions;
+use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::Refusal;
 use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens, tokens};
+use lifeline_core::gateway::{GatewayOptions, Served, Target};
 use lifeline_core::supervisor::{Fleet, Supervisor};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,16 +106,23 @@ pub async fn run(args: Args) -> i32 {
     let served = Arc::new(served);
     let resolve: Resolve = {
         let served = served.clone();
-        Arc::new(move |name: String| {
-            let found = match served.get(&name) {
-                Some((s, o)) => Ok((s.clone(), o.clone())),
-                None => Err((
-                    Refusal::Unknown,
-                    format!(
-                        "no server named `{name}` here (served: {})",
-                        served.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ),
-                )),
+        let config = Arc::new(config.clone());
+        Arc::new(move |target: Target| {
+            let found = match target {
+                Target::Server(name) => match served.get(&name) {
+                    Some((s, o)) => Ok(Served::Server(s.clone(), o.clone())),
+                    None => Err((
+                        Refusal::Unknown,
+                        format!(
+                            "no server named `{name}` here (served: {})",
+                            served.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    )),
+                },
+                Target::Profile(name) => {
+                    let share = |server: &str| served.get(server).map(|(s, _)| s.clone());
+                    aggregate::serve_profile(&config, &name, share, None)
+                }
             };
             Box::pin(async move { found })
         })
@@ -137,6 +145,12 @@ pub async fn run(args: Args) -> i32 {
     ));
     for name in served.keys() {
         out.line(&format!("  {name}  {}", endpoint.url(name)));
+    }
+    for profile in config.profile_names() {
+        out.line(&format!(
+            "  profile {profile}  {}",
+            http::profile_url(port, profile)
+        ));
     }
     if !args.no_auth {
         out.line(

@@ -15,10 +15,9 @@
 //! to `Guard::serve`'s `on_line` with the rest of their connection.
 
 use lifeline_core::gateway::attach::{Answer, Refusal, Request};
-use lifeline_core::gateway::{self, GatewayOptions};
+use lifeline_core::gateway::{self, Served};
 use lifeline_core::lines::{LineRead, fmt_bytes, read_line_capped};
 use lifeline_core::local_socket::{self, Listener, Stream};
-use lifeline_core::supervisor::Supervisor;
 use std::fs::{File, TryLockError};
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -156,8 +155,9 @@ fn ask_to_show(dir: &Path) -> bool {
     })
 }
 
-/// What an attach request gets: the supervisor to serve the host with and how, or why not.
-pub type Attached = Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)>;
+/// What an attach request gets: what serves the host (a supervisor, or a profile's) and
+/// how, or why not.
+pub type Attached = Result<Served, (Refusal, String)>;
 
 /// Answers an attach request (the app: `AppState::attach`).
 pub type OnAttach =
@@ -254,7 +254,7 @@ async fn attach(
 ) {
     let attached = match request {
         Ok(request) => {
-            let name = request.name.clone();
+            let name = request.target.shown();
             on_attach(request).await.map(|a| (name, a))
         }
         Err(kind) => Err((
@@ -265,7 +265,7 @@ async fn attach(
             ),
         )),
     };
-    let (name, (supervisor, options)) = match attached {
+    let (name, served) = match attached {
         Ok(a) => a,
         Err((kind, message)) => {
             tracing::info!("a bridge could not attach: {} {message}", kind.as_str());
@@ -282,10 +282,10 @@ async fn attach(
     {
         return;
     }
-    tracing::info!("a host attached to `{name}` (lifeline connect)");
+    tracing::info!("a host attached to {name} (lifeline connect)");
     let (read, write) = tokio::io::split(reader);
-    gateway::serve_lines(supervisor, read, write, options).await;
-    tracing::info!("a host detached from `{name}`");
+    gateway::serve_session(served.start(), read, write).await;
+    tracing::info!("a host detached from {name}");
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 use crate::Core;
 use crate::error::ErrorView;
 use lifeline_core::config::ServeSettings;
+use lifeline_core::gateway::Target;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens};
 use serde::Serialize;
@@ -158,11 +159,18 @@ pub fn start(core: &Arc<Core>, settings: ServeSettings) {
 
 /// Each host session is attached to the app's supervisor as a `lifeline connect` bridge is.
 pub fn resolver(core: Weak<Core>) -> Resolve {
-    Arc::new(move |name: String| {
+    Arc::new(move |target: Target| {
         let core = core.upgrade();
         Box::pin(async move {
             match core {
-                Some(core) => core.state.attach(&Request { name, config: None }).await,
+                Some(core) => {
+                    core.state
+                        .attach(&Request {
+                            target,
+                            config: None,
+                        })
+                        .await
+                }
                 None => Err((Refusal::Closing, "the app is stopping".into())),
             }
         })

@@ -41,6 +41,13 @@ pub const OAUTH_KEYS: [&str; 3] = ["clientId", "scopes", "callbackPort"];
 /// The app's local HTTP endpoint, `lifeline.serve` (`config::ServeSettings`).
 pub const SERVE_KEYS: [&str; 2] = ["enabled", "port"];
 
+/// The keys of `lifeline` besides the policy: `serve`, and the aggregated endpoint's
+/// `profiles` and `separator` (`config::profiles`), names and globs, no secrets.
+pub const LIFELINE_KEYS: [&str; 3] = ["serve", "profiles", "separator"];
+
+/// The keys of a profile (`config::Profile`).
+pub const PROFILE_KEYS: [&str; 2] = ["servers", "tools"];
+
 /// The supervisor settings, in `lifeline` and in a server entry (`config::policy`).
 pub const POLICY_KEYS: [&str; 3] = ["reconnect", "timeouts", "maxConcurrentCalls"];
 
@@ -132,8 +139,10 @@ fn section(value: &Value, keys: &[&str], redactor: &Redactor) -> Value {
         let shown = match key.as_str() {
             "reconnect" if keys == POLICY_KEYS => section(value, &RECONNECT_KEYS, redactor),
             "timeouts" if keys == POLICY_KEYS => section(value, &TIMEOUT_KEYS, redactor),
-            // Only the `lifeline` block is read with POLICY_KEYS, and only it has `serve`.
+            // Only the `lifeline` block is read with POLICY_KEYS, and only it has `serve`,
+            // `profiles` and `separator`.
             "serve" if keys == POLICY_KEYS => section(value, &SERVE_KEYS, redactor),
+            "profiles" | "separator" if keys == POLICY_KEYS => scrub_json(value, redactor),
             k if keys.contains(&k) => scrub_json(value, redactor),
             _ => unknown(value, redactor),
         };
@@ -234,7 +243,8 @@ mod tests {
                 "reconnect": {"maxAttempts": 3, "extra": "x-canary"},
             }},
             "lifeline": {"timeouts": {"requestMs": 1000, "other": 1}, "notes": "n-canary",
-                         "serve": {"enabled": true, "port": 7424, "token": "t-canary"}},
+                         "serve": {"enabled": true, "port": 7424, "token": "t-canary"},
+                         "profiles": {"coding": {"servers": ["gh"]}}, "separator": "__"},
             "x-my-notes": "keys Lifeline does not know",
         }));
         assert_eq!(
@@ -247,7 +257,8 @@ mod tests {
                     "reconnect": {"maxAttempts": 3, "extra": "***"},
                 }},
                 "lifeline": {"timeouts": {"requestMs": 1000, "other": "***"}, "notes": "***",
-                             "serve": {"enabled": true, "port": 7424, "token": "***"}},
+                             "serve": {"enabled": true, "port": 7424, "token": "***"},
+                             "profiles": {"coding": {"servers": ["gh"]}}, "separator": "__"},
                 "x-my-notes": "***",
             })
         );
@@ -355,8 +366,17 @@ mod tests {
                 Some(("timeouts", k)) => TIMEOUT_KEYS.contains(&k),
                 Some(("oauth", k)) => OAUTH_KEYS.contains(&k) || k == "clientSecret",
                 Some(("serve", k)) => SERVE_KEYS.contains(&k),
+                Some(("profiles", k)) => {
+                    k == "P"
+                        || k.strip_prefix("P.")
+                            .is_some_and(|k| PROFILE_KEYS.contains(&k))
+                }
                 Some(_) => false,
-                None => TOP_KEYS.contains(&key) || SERVER_KEYS.contains(&key),
+                None => {
+                    TOP_KEYS.contains(&key)
+                        || SERVER_KEYS.contains(&key)
+                        || LIFELINE_KEYS.contains(&key)
+                }
             };
             assert!(
                 known,

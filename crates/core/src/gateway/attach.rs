@@ -8,11 +8,15 @@
 //! app → bridge   ok\n                        (or `error KIND MESSAGE\n`, then it closes)
 //! ```
 //!
-//! Server names are ASCII letters, digits, `-`, `_` and `.` (the config's rule), so NAME
-//! never holds a space; CONFIG_PATH is the rest of the line (the `--config` the bridge was
+//! NAME is a server's name, or `@P` for profile P's aggregated endpoint (`lifeline connect
+//! --profile P`, `--all` is `@default`). Server and profile names are ASCII letters, digits,
+//! `-`, `_` and `.` (the config's rule), so NAME never holds a space, and `@` is in neither:
+//! an app that predates profiles refuses `@P` as malformed, and the bridge serves the
+//! profile itself. CONFIG_PATH is the rest of the line (the `--config` the bridge was
 //! given, made absolute). An app that predates attach reads the line, finds it is not
 //! `show`, and closes without an answer: the bridge takes that as "cannot attach".
 
+use super::Target;
 use crate::lines::{LineRead, fmt_bytes, read_line_capped};
 use crate::local_socket::{self, Stream};
 use std::path::{Path, PathBuf};
@@ -85,8 +89,8 @@ pub async fn ask(dir: &Path, request: &Request) -> Asked {
 /// What a bridge asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
-    /// The server to attach to.
-    pub name: String,
+    /// The server, or the profile, to attach to.
+    pub target: Target,
     /// The config the bridge was told to use (`--config`), if any: the app attaches only
     /// when it is the config the app runs.
     pub config: Option<PathBuf>,
@@ -146,9 +150,13 @@ pub enum Answer {
 impl Request {
     /// The request line, newline included.
     pub fn to_line(&self) -> String {
+        let name = match &self.target {
+            Target::Server(name) => name.clone(),
+            Target::Profile(name) => format!("@{name}"),
+        };
         match &self.config {
-            Some(path) => format!("attach {VERSION} {} {}\n", self.name, path.display()),
-            None => format!("attach {VERSION} {}\n", self.name),
+            Some(path) => format!("attach {VERSION} {name} {}\n", path.display()),
+            None => format!("attach {VERSION} {name}\n"),
         }
     }
 
@@ -169,17 +177,19 @@ impl Request {
             Some((name, _)) => (name, None),
             None => (rest, None),
         };
-        let valid = !name.is_empty()
-            && name
+        let target = match name.strip_prefix('@') {
+            Some(profile) => Target::Profile(profile.to_owned()),
+            None => Target::Server(name.to_owned()),
+        };
+        let (Target::Server(bare) | Target::Profile(bare)) = &target;
+        let valid = !bare.is_empty()
+            && bare
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !valid {
             return Some(Err(Refusal::Malformed));
         }
-        Some(Ok(Request {
-            name: name.to_owned(),
-            config,
-        }))
+        Some(Ok(Request { target, config }))
     }
 }
 
@@ -225,12 +235,19 @@ mod tests {
             Some(PathBuf::from("/home/ada/My Configs/lifeline.json")),
         ] {
             let req = Request {
-                name: "fixture.v2".into(),
-                config,
+                target: Target::Server("fixture.v2".into()),
+                config: config.clone(),
             };
             let line = req.to_line();
             assert!(line.ends_with('\n') && line.starts_with("attach v1 fixture.v2"));
             assert_eq!(Request::parse(&line), Some(Ok(req)));
+            let profile = Request {
+                target: Target::Profile("coding".into()),
+                config,
+            };
+            let line = profile.to_line();
+            assert!(line.starts_with("attach v1 @coding"), "{line}");
+            assert_eq!(Request::parse(&line), Some(Ok(profile)));
         }
     }
 
@@ -259,6 +276,9 @@ mod tests {
             Request::parse("attach v1 a/b\n"),
             Some(Err(Refusal::Malformed))
         );
+        for bad in ["attach v1 @\n", "attach v1 @@x\n", "attach v1 @a/b\n"] {
+            assert_eq!(Request::parse(bad), Some(Err(Refusal::Malformed)), "{bad}");
+        }
     }
 
     #[test]

@@ -197,6 +197,46 @@ pub(crate) fn fingerprint(shared: &Shared) -> ToolSet {
     tools
 }
 
+/// What a host asked to be served: one server (`lifeline connect NAME`,
+/// `/servers/NAME/mcp`), or a profile's servers behind one endpoint (`lifeline connect
+/// --profile P`, `/profiles/P/mcp`, `/mcp` for `default`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    Server(String),
+    Profile(String),
+}
+
+impl Target {
+    /// The target in words, for a log line or a message: `` `github` `` or `profile
+    /// `coding``.
+    pub fn shown(&self) -> String {
+        match self {
+            Target::Server(name) => format!("`{name}`"),
+            Target::Profile(name) => format!("profile `{name}`"),
+        }
+    }
+}
+
+/// What serves a host: one server's supervisor, or several behind the aggregated endpoint,
+/// each with its gateway options.
+pub enum Served {
+    Server(Arc<Supervisor>, GatewayOptions),
+    Aggregate(
+        Vec<(Arc<Supervisor>, GatewayOptions)>,
+        aggregate::AggregateOptions,
+    ),
+}
+
+impl Served {
+    /// Starts the host's session on what serves it.
+    pub fn start(self) -> HostSession {
+        match self {
+            Served::Server(supervisor, options) => start(supervisor, options),
+            Served::Aggregate(servers, options) => start_aggregate(servers, options),
+        }
+    }
+}
+
 /// One host's gateway session without its transport: the host's messages go in on
 /// `input`, the messages for the host come out of `output`. Dropping `input` ends the
 /// session: its requests in flight are cancelled, and `done` resolves once every task of

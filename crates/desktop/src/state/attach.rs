@@ -4,10 +4,11 @@
 //! it, so the host's calls run on the app's call lane and show in its activity feed.
 
 use super::{AppState, lock};
-use lifeline_core::gateway::GatewayOptions;
+use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::{Refusal, Request};
+use lifeline_core::gateway::{GatewayOptions, Served, Target};
 use lifeline_core::redact::Redactor;
-use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
+use lifeline_core::supervisor::SupervisorConfig;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,13 +17,11 @@ use std::time::Duration;
 const INITIALIZE_WAIT: Duration = Duration::from_secs(10);
 
 impl AppState {
-    /// The supervisor a bridge asked for, shared, and how its gateway session waits; or
-    /// why not. A disabled server is attached all the same (the host is told it is
-    /// disabled on each request, and enabling it in the app serves it).
-    pub async fn attach(
-        &self,
-        request: &Request,
-    ) -> Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)> {
+    /// What serves the host a bridge asked for: the app's supervisor for a server, shared,
+    /// and how its gateway session waits; or a profile's supervisors behind the aggregated
+    /// endpoint; or why not. A disabled server is attached all the same (the host is told it
+    /// is disabled on each request, and enabling it in the app serves it).
+    pub async fn attach(&self, request: &Request) -> Result<Served, (Refusal, String)> {
         if let Some(theirs) = &request.config {
             let ours = lock(&self.info).config_path.clone();
             if !ours
@@ -42,19 +41,23 @@ impl AppState {
         if *self.stopping.borrow() {
             return Err((Refusal::Closing, "the app is closing".into()));
         }
+        let name = match &request.target {
+            Target::Server(name) => name,
+            Target::Profile(profile) => return self.attach_profile(profile).await,
+        };
         let fleet = self.fleet.read().await;
         let Some(fleet) = fleet.as_ref() else {
             return Err((Refusal::Closing, "the app is closing".into()));
         };
-        let Some(supervisor) = fleet.get(&request.name) else {
+        let Some(supervisor) = fleet.get(name) else {
             return Err((
                 Refusal::Unknown,
-                format!("the app runs no server named `{}`", request.name),
+                format!("the app runs no server named `{name}`"),
             ));
         };
         let server = lock(&self.detail.servers)
             .iter()
-            .find(|s| s.name == request.name)
+            .find(|s| s.name == *name)
             .cloned();
         let mut options = GatewayOptions {
             hosts: Some(self.hosts.clone()),
@@ -67,7 +70,19 @@ impl AppState {
                 options.initialize_wait = cfg.request_timeout.min(INITIALIZE_WAIT);
             }
         }
-        Ok((Arc::new(supervisor.share()), options))
+        Ok(Served::Server(Arc::new(supervisor.share()), options))
+    }
+
+    /// The app's supervisors of profile `profile` of the config it runs, behind one
+    /// aggregated session.
+    async fn attach_profile(&self, profile: &str) -> Result<Served, (Refusal, String)> {
+        let config = self.live_config().await;
+        let fleet = self.fleet.read().await;
+        let Some(fleet) = fleet.as_ref() else {
+            return Err((Refusal::Closing, "the app is closing".into()));
+        };
+        let share = |name: &str| fleet.get(name).map(|s| Arc::new(s.share()));
+        aggregate::serve_profile(&config, profile, share, Some(&self.hosts))
     }
 }
 

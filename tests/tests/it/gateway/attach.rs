@@ -10,9 +10,10 @@ use super::{calls_of, config};
 use crate::cli::lifeline_bin;
 use crate::support::{TempDirGuard, stdio_fixture, wait_for_log};
 use lifeline_core::events::{EventBody, EventBus, HostMode};
+use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::{Answer, Request};
 use lifeline_core::gateway::hosts::Hosts;
-use lifeline_core::gateway::{self, GatewayOptions};
+use lifeline_core::gateway::{self, GatewayOptions, Served, Target};
 use lifeline_core::local_socket::Listener;
 use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
 use serde_json::{Value, json};
@@ -49,6 +50,7 @@ fn app(dir: &Path, config_path: &Path) -> App {
     let mut listener = Listener::bind(dir).unwrap();
     let attached = Arc::new(AtomicUsize::new(0));
     let (count, shared) = (attached.clone(), supervisor.clone());
+    let app_hosts = hosts.clone();
     let task = tokio::spawn(async move {
         let mut sessions = tokio::task::JoinSet::new();
         loop {
@@ -59,7 +61,6 @@ fn app(dir: &Path, config_path: &Path) -> App {
             let mut line = String::new();
             reader.read_line(&mut line).await.unwrap();
             let request = Request::parse(&line).expect("an attach request").unwrap();
-            assert_eq!(request.name, "fixture");
             count.fetch_add(1, Ordering::SeqCst);
             reader
                 .write_all(Answer::Ok.to_line().as_bytes())
@@ -69,12 +70,18 @@ fn app(dir: &Path, config_path: &Path) -> App {
             // closes the connection at once, as the app's exit does.
             let (mut ours, theirs) = tokio::io::duplex(1 << 16);
             let (read, write) = tokio::io::split(theirs);
-            tokio::spawn(gateway::serve_lines(
-                shared.clone(),
-                read,
-                write,
-                options.clone(),
-            ));
+            let served = match request.target {
+                Target::Server(name) => {
+                    assert_eq!(name, "fixture");
+                    Served::Server(shared.clone(), options.clone())
+                }
+                Target::Profile(name) => {
+                    let share = |server: &str| (server == "fixture").then(|| shared.clone());
+                    aggregate::serve_profile(&config, &name, share, Some(&app_hosts))
+                        .expect("a profile of the config")
+                }
+            };
+            tokio::spawn(gateway::serve_session(served.start(), read, write));
             sessions.spawn(async move {
                 let _ = tokio::io::copy_bidirectional(&mut reader, &mut ours).await;
             });
@@ -285,6 +292,55 @@ async fn gateway_attach_the_app_quitting_hands_the_session_to_the_bridge() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("serving `fixture` from this process now"),
+        "{stderr}"
+    );
+    drop(app.supervisor);
+}
+
+#[tokio::test]
+async fn gateway_attach_serves_a_profile_and_takes_it_over_when_the_app_quits() {
+    let dir = TempDirGuard::new("gateway-attach");
+    let (path, fx) = fixture_config(&dir);
+    let app = app(dir.path(), &path);
+    let config_arg = path.display().to_string();
+    let mut host = bridge(dir.path(), &["--all", "--config", &config_arg]);
+    let init = host.initialize().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "lifeline", "{init}");
+    assert_eq!(
+        app.attached.load(Ordering::SeqCst),
+        1,
+        "the bridge attached to the app"
+    );
+    let call = host
+        .rpc(
+            "tools/call",
+            json!({"name": "fixture__echo", "arguments": {"text": "via the app"}}),
+        )
+        .await;
+    assert_eq!(
+        call["result"]["content"][0]["text"], "via the app",
+        "{call}"
+    );
+
+    app.task.abort();
+    let _ = app.task.await;
+    let call = host
+        .rpc(
+            "tools/call",
+            json!({"name": "fixture__echo", "arguments": {"text": "after"}}),
+        )
+        .await;
+    assert_eq!(call["result"]["content"][0]["text"], "after", "{call}");
+    assert_eq!(calls_of(&fx.log, "echo"), 2);
+    drop(host.stdin);
+    let out = tokio::time::timeout(PATIENCE, host.child.wait_with_output())
+        .await
+        .expect("the bridge exits when the host closes stdin")
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("serving profile `default` from this process now"),
         "{stderr}"
     );
     drop(app.supervisor);

@@ -3,11 +3,14 @@
 //! holds its first attempt for the host's `initialize` (bounded), so it is initialized with
 //! the host's client capabilities the first time, as `lifeline connect NAME` does.
 
+use super::AggregateOptions;
 use crate::config::{Config, Profile};
 use crate::error::Error;
 use crate::events::EventBus;
-use crate::gateway::GatewayOptions;
+use crate::gateway::attach::Refusal;
 use crate::gateway::hosts::Hosts;
+use crate::gateway::names::store;
+use crate::gateway::{GatewayOptions, Served};
 use crate::supervisor::{Supervisor, fleet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,4 +59,42 @@ pub async fn stop_local(servers: Vec<Arc<Supervisor>>, limit: Duration) {
         }
     });
     futures_util::future::join_all(stops).await;
+}
+
+/// What serves profile `name` of `config` with supervisors already running (the app's
+/// fleet, `lifeline serve`'s): every enabled server the profile serves that `share` gives a
+/// handle on, each with its gateway options, recorded in `hosts`. Names are kept in the
+/// store beside the history. An unknown profile is refused, naming the profiles there are.
+pub fn serve_profile(
+    config: &Config,
+    name: &str,
+    share: impl Fn(&str) -> Option<Arc<Supervisor>>,
+    hosts: Option<&Hosts>,
+) -> Result<Served, (Refusal, String)> {
+    let Some(profile) = config.profile(name) else {
+        let known = config.profile_names().join(", ");
+        return Err((
+            Refusal::Unknown,
+            format!("there is no profile `{name}` in the config; its profiles are: {known}"),
+        ));
+    };
+    let servers = config
+        .servers
+        .iter()
+        .filter(|s| !s.disabled && profile.serves(&s.name))
+        .filter_map(|server| {
+            let options = GatewayOptions {
+                hosts: hosts.cloned(),
+                ..GatewayOptions::for_server(server)
+            };
+            Some((share(&server.name)?, options))
+        })
+        .collect();
+    let options = AggregateOptions {
+        profile,
+        separator: config.separator.clone(),
+        names: store::default_path(),
+        ..AggregateOptions::default()
+    };
+    Ok(Served::Aggregate(servers, options))
 }

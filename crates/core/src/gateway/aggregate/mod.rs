@@ -16,7 +16,7 @@ mod local;
 
 pub(crate) use catalog::Catalog;
 pub(crate) use changes::watch_tools;
-pub use local::{start_local, stop_local};
+pub use local::{serve_profile, start_local, stop_local};
 
 use super::names::{ClientKind, Remembered, Separator};
 use super::{Shared, Upstream, errors, forward};
@@ -232,13 +232,19 @@ async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
     json!({ "tools": tools })
 }
 
-/// The catalog calls are routed by: the one the host was given, else one built now (a
-/// host may call a tool by a name it kept from an earlier session).
-async fn routing(shared: &Shared, agg: &Aggregate) -> Arc<Catalog> {
-    if let Some(given) = agg.given.lock().expect("given lock").clone() {
-        return given;
+/// The server and tool's own name a host name stands for: by the catalog the host was
+/// given, else by one built now, once the servers have had their chance to connect (a host
+/// may call by a name it kept from an earlier session, or one that appeared since it
+/// listed: after a takeover, say).
+async fn route(shared: &Shared, agg: &Aggregate, name: &str) -> Option<(String, String)> {
+    let given = agg.given.lock().expect("given lock").clone();
+    if let Some((server, tool)) = given.as_ref().and_then(|c| c.names.route(name)) {
+        return Some((server.to_owned(), tool.to_owned()));
     }
-    Arc::new(Catalog::build(shared, agg).await)
+    catalog::wait_for_first_tools(shared, agg).await;
+    let fresh = Catalog::build(shared, agg).await;
+    let (server, tool) = fresh.names.route(name)?;
+    Some((server.to_owned(), tool.to_owned()))
 }
 
 /// The error for a name that is not in the endpoint's list.
@@ -272,17 +278,16 @@ async fn call(
             data: None,
         }));
     };
-    let catalog = routing(shared, agg).await;
-    let Some((server, tool)) = catalog.names.route(name) else {
+    let Some((server, tool)) = route(shared, agg, name).await else {
         return Some(Err(unknown("tool", name)));
     };
-    let Some(up) = upstream(shared, server) else {
+    let Some(up) = upstream(shared, &server) else {
         return Some(Err(unknown("tool", name)));
     };
     let mut params = r.params.clone().unwrap_or_else(|| json!({}));
-    params["name"] = Value::from(tool);
+    params["name"] = Value::from(tool.as_str());
     let _busy = super::host_requests::busy(up);
-    let guard = up.recorder.as_ref().map(|h| h.call(tool));
+    let guard = up.recorder.as_ref().map(|h| h.call(&tool));
     let answer = forward::call(shared, up, &r.id, Some(params), cancel).await;
     if let (Some(guard), Some(answer)) = (guard, &answer) {
         let (outcome, kind) = errors::call_outcome(answer);

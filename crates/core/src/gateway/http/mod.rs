@@ -25,10 +25,9 @@ pub mod tokens;
 #[cfg(test)]
 mod tests;
 
-use super::GatewayOptions;
 use super::attach::Refusal;
+pub use super::{Served, Target};
 use crate::protocol::{Message, RpcError};
-use crate::supervisor::Supervisor;
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Limited};
@@ -118,13 +117,13 @@ const STOP_WAIT: Duration = Duration::from_secs(5);
 
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-/// What serving NAME needs: the supervisor (a shared handle) and the gateway's options, or
-/// why NAME cannot be served (`Unknown` is a 404, `Closing` a 503).
-pub type Resolved = Result<(Arc<Supervisor>, GatewayOptions), (Refusal, String)>;
+/// What serving a target needs: its supervisors (shared handles) and the gateway's options,
+/// or why it cannot be served (`Unknown` is a 404, `Closing` a 503).
+pub type Resolved = Result<Served, (Refusal, String)>;
 
-/// Finds the server a host asked for, at its `initialize`.
+/// Finds what a host asked for (a server, or a profile), at its `initialize`.
 pub type Resolve =
-    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Resolved> + Send>> + Send + Sync>;
+    Arc<dyn Fn(Target) -> Pin<Box<dyn Future<Output = Resolved> + Send>> + Send + Sync>;
 
 /// Who may call.
 pub enum Auth {
@@ -248,6 +247,16 @@ pub fn url(port: u16, name: &str) -> String {
     format!("http://127.0.0.1:{port}/servers/{name}/mcp")
 }
 
+/// The aggregated endpoint's URL: `http://127.0.0.1:PORT/mcp` for `default`, else
+/// `http://127.0.0.1:PORT/profiles/P/mcp`.
+pub fn profile_url(port: u16, profile: &str) -> String {
+    if profile == crate::config::DEFAULT_PROFILE {
+        format!("http://127.0.0.1:{port}/mcp")
+    } else {
+        format!("http://127.0.0.1:{port}/profiles/{profile}/mcp")
+    }
+}
+
 /// Serves one accepted connection; `permit` is its place under `Limits::connections`.
 async fn serve(state: Arc<State>, stream: TcpStream, permit: OwnedSemaphorePermit) {
     let service = service_fn(move |req: Request<Incoming>| {
@@ -309,15 +318,20 @@ fn accept(parts: &Parts) -> Option<String> {
     (!all.is_empty()).then(|| all.join(", ").to_ascii_lowercase())
 }
 
-/// The NAME of `/servers/NAME/mcp`.
-fn server_name(path: &str) -> Option<&str> {
-    let name = path.strip_prefix("/servers/")?.strip_suffix("/mcp")?;
-    let valid = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    valid.then_some(name)
+/// What a path asks for: `/servers/NAME/mcp` a server, `/profiles/P/mcp` a profile, `/mcp`
+/// the `default` profile. Names are the config's: 1 to 64 of letters, digits, `-_.`.
+fn target(path: &str) -> Option<Target> {
+    if path == "/mcp" {
+        return Some(Target::Profile(crate::config::DEFAULT_PROFILE.to_owned()));
+    }
+    let name_in = |prefix: &str| {
+        let name = path.strip_prefix(prefix)?.strip_suffix("/mcp")?;
+        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+        (!name.is_empty() && name.len() <= 64 && name.chars().all(ok)).then(|| name.to_owned())
+    };
+    name_in("/servers/")
+        .map(Target::Server)
+        .or_else(|| name_in("/profiles/").map(Target::Profile))
 }
 
 async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
@@ -355,12 +369,13 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
             ),
         );
     }
-    let Some(name) = server_name(parts.uri.path()).map(str::to_owned) else {
+    let Some(name) = target(parts.uri.path()) else {
         return refuse(
             StatusCode::NOT_FOUND,
             -32000,
             format!(
-                "no endpoint at {:?}: Lifeline serves each server at /servers/NAME/mcp",
+                "no endpoint at {:?}: Lifeline serves each server at /servers/NAME/mcp, every \
+                 server at /mcp and a profile's at /profiles/P/mcp",
                 guard::shown(parts.uri.path())
             ),
         );
@@ -409,7 +424,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
 fn session_of(
     state: &State,
     parts: &Parts,
-    name: &str,
+    name: &Target,
     client: Option<&str>,
 ) -> Result<Arc<HttpSession>, Box<Response<Body>>> {
     if let Err(why) = guard::protocol_version(header(parts, "mcp-protocol-version")) {
@@ -424,7 +439,7 @@ fn session_of(
     };
     let sessions = state.sessions.lock().expect("sessions lock");
     match sessions.get(id) {
-        Some(s) if s.server == name && s.client.as_deref() == client => Ok(s.clone()),
+        Some(s) if s.target == *name && s.client.as_deref() == client => Ok(s.clone()),
         _ => Err(Box::new(session_gone())),
     }
 }
@@ -433,7 +448,7 @@ async fn post(
     state: &Arc<State>,
     parts: &Parts,
     body: Incoming,
-    name: String,
+    name: Target,
     client: Option<String>,
 ) -> Response<Body> {
     let json_body = header(parts, "content-type").is_some_and(|c| {
@@ -541,7 +556,7 @@ async fn answer(
 }
 
 /// The session's own event stream, for what does not belong to a request.
-fn get(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Response<Body> {
+fn get(state: &State, parts: &Parts, name: &Target, client: Option<&str>) -> Response<Body> {
     if !accept(parts).is_some_and(|a| a.contains("text/event-stream")) {
         return refuse(
             StatusCode::NOT_ACCEPTABLE,
@@ -564,7 +579,7 @@ fn get(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Respon
 }
 
 /// Ends a session: its calls in flight are cancelled upstream.
-fn delete(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Response<Body> {
+fn delete(state: &State, parts: &Parts, name: &Target, client: Option<&str>) -> Response<Body> {
     let session = match session_of(state, parts, name, client) {
         Ok(s) => s,
         Err(r) => return *r,
@@ -574,7 +589,7 @@ fn delete(state: &State, parts: &Parts, name: &str, client: Option<&str>) -> Res
         .lock()
         .expect("sessions lock")
         .remove(&session.id);
-    tracing::info!("gateway: a host ended its session on `{name}`");
+    tracing::info!("gateway: a host ended its session on {}", name.shown());
     tokio::spawn(session.end());
     empty(StatusCode::OK)
 }

@@ -6,6 +6,7 @@
 use super::reply::refuse;
 use super::session::HttpSession;
 use super::{Body, IDLE, State, answer};
+use crate::gateway::Target;
 use crate::gateway::attach::Refusal;
 use crate::protocol::{Message, RpcError};
 use hyper::header::HeaderValue;
@@ -17,14 +18,14 @@ use std::time::Duration;
 pub(super) async fn initialize(
     state: &Arc<State>,
     msg: Message,
-    name: String,
+    name: Target,
     client: Option<String>,
     stream: bool,
 ) -> Response<Body> {
     if let Err(why) = sweep(state, client.as_deref()) {
         return refuse(StatusCode::SERVICE_UNAVAILABLE, -32000, why);
     }
-    let (supervisor, options) = match (state.resolve)(name.clone()).await {
+    let served = match (state.resolve)(name.clone()).await {
         Ok(found) => found,
         Err((kind, message)) => {
             let status = match kind {
@@ -49,8 +50,7 @@ pub(super) async fn initialize(
         id.clone(),
         name.clone(),
         client.clone(),
-        supervisor,
-        options,
+        served,
         state.limits.stream_queue,
     );
     state
@@ -59,8 +59,9 @@ pub(super) async fn initialize(
         .expect("sessions lock")
         .insert(id.clone(), session.clone());
     tracing::info!(
-        "gateway: {} opened a session on `{name}` over HTTP",
-        client.as_deref().unwrap_or("a host")
+        "gateway: {} opened a session on {} over HTTP",
+        client.as_deref().unwrap_or("a host"),
+        name.shown()
     );
     let Message::Request(r) = &msg else {
         unreachable!("initialize is a request")
@@ -126,9 +127,9 @@ fn sweep(state: &State, client: Option<&str>) -> Result<(), String> {
     };
     for s in ended {
         tracing::info!(
-            "gateway: ending idle session {} on `{}`",
+            "gateway: ending idle session {} on {}",
             s.short_id(),
-            s.server
+            s.target.shown()
         );
         tokio::spawn(s.end());
     }

@@ -282,7 +282,7 @@ async fn accepted_connections_send_without_delay() {
     let sup = Arc::new(upstream(Default::default()));
     let resolve: Resolve = Arc::new(move |_| {
         let sup = sup.clone();
-        Box::pin(async move { Ok((sup, GatewayOptions::default())) })
+        Box::pin(async move { Ok(super::super::Served::Server(sup, GatewayOptions::default())) })
     });
     let ep = Endpoint::bind(0, resolve, Auth::Open).await.unwrap();
     let mut client = tokio::net::TcpStream::connect(ep.addr()).await.unwrap();

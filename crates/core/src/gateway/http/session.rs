@@ -11,9 +11,8 @@
 //! stops reading a stream while messages keep coming has that stream closed, with one log
 //! line naming the session, rather than Lifeline holding its backlog without end.
 
-use crate::gateway::{self, GatewayOptions, Outgoing};
+use crate::gateway::{self, Outgoing, Served, Target};
 use crate::protocol::{Message, RequestId};
-use crate::supervisor::Supervisor;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -40,8 +39,8 @@ struct Routes {
 
 pub struct HttpSession {
     pub id: String,
-    /// The server this session is for (`/servers/NAME/mcp`).
-    pub server: String,
+    /// What this session serves (`/servers/NAME/mcp`, `/profiles/P/mcp`, `/mcp`).
+    pub target: Target,
     /// The client whose token opened it (`None` without tokens).
     pub client: Option<String>,
     /// How many events each of its streams holds for a host that is slow to read.
@@ -71,23 +70,23 @@ pub fn event(msg: &Message) -> Bytes {
 }
 
 impl HttpSession {
-    /// Starts the gateway session for `server` and the task that routes what it sends.
+    /// Starts the gateway session for `target` on what serves it, and the task that routes
+    /// what it sends.
     pub fn start(
         id: String,
-        server: String,
+        target: Target,
         client: Option<String>,
-        supervisor: Arc<Supervisor>,
-        options: GatewayOptions,
+        served: Served,
         queue: usize,
     ) -> Arc<HttpSession> {
         let gateway::HostSession {
             input,
             mut output,
             done,
-        } = gateway::start(supervisor, options);
+        } = served.start();
         let session = Arc::new(HttpSession {
             id,
-            server,
+            target,
             client,
             queue: queue.max(1),
             input: Mutex::new(Some(input)),
@@ -155,10 +154,10 @@ impl HttpSession {
             Err(mpsc::error::TrySendError::Closed(_)) => false,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 tracing::warn!(
-                    "gateway: closing {which} event stream of session {} on `{}` ({}): its \
+                    "gateway: closing {which} event stream of session {} on {} ({}): its \
                      host stopped reading and {} events are waiting",
                     self.short_id(),
-                    self.server,
+                    self.target.shown(),
                     self.client.as_deref().unwrap_or("no token"),
                     self.queue
                 );

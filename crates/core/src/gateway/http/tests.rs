@@ -4,9 +4,10 @@
 //! under load (`load_tests.rs`).
 
 use super::{Auth, Endpoint, Limits, Resolve, Tokens, tokens};
-use crate::gateway::GatewayOptions;
+use crate::gateway::aggregate::AggregateOptions;
 use crate::gateway::attach::Refusal;
 use crate::gateway::tests::upstream;
+use crate::gateway::{GatewayOptions, Served, Target};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -84,13 +85,18 @@ async fn endpoint_with(
         .map(|c| tokens::add(&path, c).unwrap())
         .collect();
     let sup = Arc::new(upstream(Default::default()));
-    let resolve: Resolve = Arc::new(move |name: String| {
+    let resolve: Resolve = Arc::new(move |target: Target| {
         let sup = sup.clone();
         Box::pin(async move {
-            if name == "mem" {
-                Ok((sup, GatewayOptions::default()))
-            } else {
-                Err((Refusal::Unknown, format!("no server `{name}`")))
+            match target {
+                Target::Server(name) if name == "mem" => {
+                    Ok(Served::Server(sup, GatewayOptions::default()))
+                }
+                Target::Profile(name) if name == "default" => Ok(Served::Aggregate(
+                    vec![(sup, GatewayOptions::default())],
+                    AggregateOptions::default(),
+                )),
+                other => Err((Refusal::Unknown, format!("no {}", other.shown()))),
             }
         })
     });
@@ -308,3 +314,57 @@ async fn what_belongs_to_no_request_goes_on_the_get_stream() {
 
 #[path = "load_tests.rs"]
 mod load_tests;
+
+#[tokio::test]
+async fn every_server_is_served_at_mcp_and_a_profile_at_its_own_path() {
+    let (ep, mut host, _dir) = endpoint().await;
+    let port = ep.addr().port();
+    host.url = super::profile_url(port, "default");
+    assert!(
+        host.url
+            .ends_with(":{port}/mcp".replace("{port}", &port.to_string()).as_str())
+    );
+    let r = host.post(None, init(1)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let answer: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "lifeline",
+        "{answer}"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = host
+        .post_accepting("application/json", Some(&session), list)
+        .send()
+        .await
+        .unwrap();
+    let got: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    let names: Vec<&str> = got["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{got}");
+    assert!(names.iter().all(|n| n.starts_with("mem__")), "{names:?}");
+
+    // The session belongs to its path: not usable at a server's.
+    let server = Host {
+        url: ep.url("mem"),
+        ..host
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let r = server.post(Some(&session), ping).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+
+    // A profile the resolver does not know is a 404 naming it.
+    let nope = Host {
+        url: super::profile_url(port, "nope"),
+        ..server
+    };
+    assert!(nope.url.ends_with("/profiles/nope/mcp"));
+    let r = nope.post(None, init(1)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(r.text().await.unwrap().contains("no profile `nope`"));
+    ep.stop().await;
+}

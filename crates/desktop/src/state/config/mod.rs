@@ -127,6 +127,11 @@ impl AppState {
         .await
     }
 
+    /// The config the fleet runs now (the demo's in demo mode).
+    pub(crate) async fn live_config(&self) -> Config {
+        self.live.lock().await.config.clone()
+    }
+
     /// Bumped whenever the servers or `info` changed; the UI re-snapshots.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
