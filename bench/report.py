@@ -178,6 +178,54 @@ def gateway_section(gw):
     return out
 
 
+# Issue 27's targets for search mode: the ranking behind `find_tools` over 1,000 tools, and
+# the host's first tool list in search mode against the full one (20 servers x 25 tools).
+SEARCH_P50_US = 1000
+SEARCH_TOKEN_RATIO = 0.05
+
+
+def search_targets(se, row):
+    s, t = se.get("search") or {}, se.get("tokens") or {}
+    if not s:
+        return [row("`find_tools`' ranking p50 at most 1 ms over 1,000 tools", None, ""),
+                row("search mode's first tool list at most 5 % of the full list's tokens",
+                    None, "")]
+    return [row(f"`find_tools`' ranking (`Index::search`) p50 at most 1 ms over "
+                f"{s['tools']:,} tools", s["p50_us"] <= SEARCH_P50_US,
+                f"{s['p50_us']:g} µs (p99 {s['p99_us']:g} µs)"),
+            row(f"search mode's first tool list at most {SEARCH_TOKEN_RATIO * 100:g} % of the "
+                f"full list's tokens ({t['servers']} servers × {t['tools_per_server']} tools)",
+                t["ratio"] <= SEARCH_TOKEN_RATIO,
+                f"{t['ratio'] * 100:.2f} % (≈{t['search_tokens']:,} of ≈{t['full_tokens']:,} "
+                "tokens)")]
+
+
+def search_section(se):
+    s, t = se.get("search") or {}, se.get("tokens") or {}
+    if not s:
+        return []
+    return ["", "## Search mode", "",
+            f"The ranking behind `find_tools` (`lifeline_core::gateway::search`; "
+            f"bench/src/bin/search.rs): {s['tools']:,} tools made from the 50 real tools of "
+            "crates/core/tests/data/real-tools.json (each under 20 server names, its "
+            f"description given a word of its copy), `Index::search(query, {s['limit']})` for "
+            f"each of the {s['queries']} labelled queries, {s['searches']:,} searches after one "
+            f"unmeasured round; medians of {se.get('runs', 1)} run(s). The tokens are an "
+            "approximation, the compact JSON's bytes ÷ 4 (no host's tokenizer is public); the "
+            "ratio does not depend on the divisor. The full list is the `tools/list` result of "
+            f"{t['servers']} servers × {t['tools_per_server']} tools (the real tools in turn, "
+            "named `server__tool`); search mode's is its three meta-tools, `find_tools`, "
+            "`call_tool` and `describe_tool`, as the bench writes them until the endpoint "
+            "serves them.", "",
+            "| what | value |", "|---|---:|",
+            f"| one search over {s['tools']:,} tools, p50 µs | {s['p50_us']:g} |",
+            f"| one search, p99 µs | {s['p99_us']:g} |",
+            f"| building the index, ms | {s['build_ms']:g} |",
+            f"| full `tools/list`: bytes, ≈ tokens | {t['full_bytes']:,}, {t['full_tokens']:,} |",
+            f"| search mode's: bytes, ≈ tokens | {t['search_bytes']:,}, {t['search_tokens']:,} |",
+            f"| search mode's share of the full list's tokens | {t['ratio'] * 100:.2f} % |"]
+
+
 def targets(result):
     """The issue's targets, each checked against this record: met, missed (and where), or
     not measured."""
@@ -201,6 +249,7 @@ def targets(result):
         rows.append(row("p50 and throughput at least the best peer's", None, ""))
     rows += gateway_targets(result.get("gateway") or {}, row)
     rows += serve_targets(result.get("serve") or {}, row)
+    rows += search_targets(result.get("search") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
     hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
@@ -270,10 +319,14 @@ def write(result, md_path, charts_dir):
     ]
     if result.get("note"):
         lines += [f"> **{result['note']}**", ""]
-    if result.get("carried_over"):
-        c = result["carried_over"]
-        lines += [f"Sections {', '.join(c['sections'])} are from the run of {c['from']} "
-                  f"(load average then {c['machine']['loadavg'][0]}); the rest from the run below.", ""]
+    carried = result.get("carried_over") or []
+    for c in [carried] if isinstance(carried, dict) else carried:
+        which = ("Sections " + ", ".join(c["sections"]) + " are" if len(c["sections"]) > 1
+                 else f"Section {c['sections'][0]} is")
+        lines += [f"{which} from the run of {c['from']} "
+                  f"(load average then {c['machine']['loadavg'][0]})."]
+    if carried:
+        lines += ["The rest are from the run below.", ""]
     if result.get("remeasured"):
         r = result["remeasured"]
         app_at = (f"; the app on {r['app_at']} (load average {r['app_loadavg'][0]})"
@@ -409,6 +462,7 @@ def write(result, md_path, charts_dir):
             ]
         if ap.get("error"):
             lines += ["", f"The app's start was not measured: {ap['error']}."]
+    lines += search_section(result.get("search") or {})
     lines += what_dominates(result.get("profile"))
     if result["failures"]:
         lines += ["", "### Failed runs", ""]

@@ -9,8 +9,8 @@ CPU time and peak RSS are its own.
 
     bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
     bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
-    bench/run.py --only app      one section (call_path, gateway, serve, faults, scale, app); the
-                                 others are kept
+    bench/run.py --only app      one section (call_path, gateway, serve, faults, scale, app,
+                                 search); the others are kept
     bench/run.py --only serve    `lifeline serve` on a kept-alive connection against a fresh one
                                  and the server direct (needs only release lifeline and
                                  lifeline-fixture: cargo build --release -p lifeline-cli -p
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import app as app_section
 import report
+import search as search_section
 import serve as serve_section
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +87,7 @@ class Tools:
             "rust": [str(built / f"bench-rmcp{EXE}")],
         }
         self.scale = str(built / f"bench-scale{EXE}")
+        self.search = str(built / f"bench-search{EXE}")
         self.lifeline = str(built / f"lifeline{EXE}")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
@@ -461,6 +463,13 @@ def ratios(records):
     return out
 
 
+def carried_groups(record):
+    """A record's `carried_over` as a list of {sections, from, machine}: older records hold
+    one such dict, newer ones a list (sections carried from runs of different days)."""
+    carried = record.get("carried_over") or []
+    return [carried] if isinstance(carried, dict) else carried
+
+
 def keep_sections(result, path, sections):
     """With --only, the sections not rerun keep their previous results (and say when)."""
     if not path.exists():
@@ -470,7 +479,7 @@ def keep_sections(result, path, sections):
     for section, keys in [("call_path", ["call_path", "ratios"]), ("gateway", ["gateway"]),
                           ("serve", ["serve"]),
                           ("faults", ["fault_matrix"]),
-                          ("scale", ["scale"]), ("app", ["app"])]:
+                          ("scale", ["scale"]), ("app", ["app"]), ("search", ["search"])]:
         if section not in sections and previous.get(keys[0]):
             for k in keys:
                 result[k] = previous.get(k)
@@ -479,14 +488,17 @@ def keep_sections(result, path, sections):
     if previous.get("profile"):
         result["profile"] = previous["profile"]
     if carried:
-        # Sections the previous record itself carried over keep the run they came from.
-        earlier = previous.get("carried_over") or {}
-        if set(carried) <= set(earlier.get("sections", [])):
-            result["carried_over"] = {"sections": carried, "from": earlier.get("from"),
-                                      "machine": earlier.get("machine")}
-        else:
-            result["carried_over"] = {"sections": carried, "from": previous.get("generated_at"),
-                                      "machine": previous.get("machine")}
+        # A section the previous record itself carried over keeps the run it came from; the
+        # others come from the previous run. One group per run, oldest first.
+        groups = {}
+        for section in carried:
+            origin = next((g for g in carried_groups(previous) if section in g["sections"]),
+                          {"from": previous.get("generated_at"),
+                           "machine": previous.get("machine")})
+            group = groups.setdefault(origin["from"], {"sections": [], "from": origin["from"],
+                                                       "machine": origin["machine"]})
+            group["sections"].append(section)
+        result["carried_over"] = sorted(groups.values(), key=lambda g: g["from"] or "")
         old = previous.get("method", {})
         owned = {"call_path": ["runs", "calls", "warmup", "order", "fixture_build"],
                  "faults": ["hang_bound_s"]}
@@ -521,7 +533,7 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app",
+    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app,search",
                    help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
@@ -582,6 +594,12 @@ def main():
         scale_result = scale(tools, args, scratch, log)
         if "error" in scale_result:
             failures.append({"cell": "scale", "error": scale_result["error"]})
+    search_result = {}
+    if "search" in sections:
+        log("bench: search mode (the ranking over 1,000 tools; the first tool list's tokens)")
+        search_result, search_failures = search_section.search(tools, args, ROOT, run_driver,
+                                                               log)
+        failures += search_failures
     app_result = {}
     if "app" in sections and sys.platform != "linux":
         # Xvfb, a private D-Bus session bus and /proc (bench/app.py) are Linux's.
@@ -606,6 +624,7 @@ def main():
         "fault_matrix": faults,
         "scale": scale_result,
         "app": app_result,
+        "search": search_result,
         "failures": failures,
         "seconds": round(time.time() - started, 1),
     }

@@ -27,6 +27,7 @@ pub mod hosts;
 pub mod http;
 pub mod names;
 mod notes;
+pub mod search;
 pub mod stats;
 mod subs;
 
