@@ -457,3 +457,76 @@ fn an_unknown_profile_is_refused_with_the_profiles_named() {
     );
     assert!(out.stdout.is_empty(), "stdout carries only JSON-RPC");
 }
+
+#[tokio::test]
+async fn a_search_profile_shows_three_meta_tools_that_find_and_call_every_tool() {
+    let dir = TempDirGuard::new("aggregate");
+    let (a, b) = (stdio_fixture(&json!({})), stdio_fixture(&json!({})));
+    let path = dir.path().join("config.json");
+    let file = json!({
+        "mcpServers": {
+            "alpha": { "command": a.program, "args": a.args },
+            "beta": { "command": b.program, "args": b.args },
+        },
+        "lifeline": { "profiles": { "lean": { "tools": "search" } } },
+    });
+    std::fs::write(&path, file.to_string()).unwrap();
+    let mut host = RawHost::start(&path, dir.path(), &["--profile", "lean"]);
+    host.initialize("claude-code").await;
+    assert_eq!(
+        host.tool_names().await,
+        ["call_tool", "describe_tool", "find_tools"]
+    );
+
+    let found = host
+        .call(
+            "find_tools",
+            json!({"query": "sum of two numbers", "limit": 2}),
+        )
+        .await;
+    let tools = found["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .clone();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alpha__add", "beta__add"], "{found}");
+    assert!(
+        tools[0]["inputSchema"]["properties"]["a"].is_object(),
+        "full definitions: {found}"
+    );
+
+    let sum = host
+        .call(
+            "call_tool",
+            json!({"name": "beta__add", "arguments": {"a": 2, "b": 3}}),
+        )
+        .await;
+    assert_eq!(text(&sum), "5");
+    let described = host
+        .call("describe_tool", json!({"name": "alpha__echo"}))
+        .await;
+    assert_eq!(
+        described["result"]["structuredContent"]["name"], "alpha__echo",
+        "{described}"
+    );
+    // A found tool may be called by its name too.
+    assert_eq!(
+        text(&host.call("alpha__echo", json!({"text": "direct"})).await),
+        "direct"
+    );
+    let unknown = host
+        .call("call_tool", json!({"name": "gamma__add", "arguments": {}}))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let bad = host.call("find_tools", json!({"limit": 3})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`query`"),
+        "{bad}"
+    );
+    host.close().await;
+    assert_eq!(echoed(&a.log), ["direct"]);
+}

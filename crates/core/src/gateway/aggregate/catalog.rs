@@ -4,9 +4,10 @@
 //! flap is no list change. Names come from `names::Names` at the host's budget, seeded with
 //! every name given before (this session's, and the store's), so they do not move.
 
-use super::Aggregate;
+use super::{Aggregate, search_mode};
 use crate::events::{Generation, StateName};
-use crate::gateway::names::{Change, Names, store};
+use crate::gateway::names::{Change, Names, Remembered, Separator, store};
+use crate::gateway::search::Index;
 use crate::gateway::{Shared, ToolSet, Upstream, errors, forward};
 use crate::protocol::mcp::Tool;
 use serde_json::Value;
@@ -20,8 +21,20 @@ pub(crate) struct Catalog {
     pub(crate) names: Names,
     /// The tools as the host is sent them: each server's own JSON under its host name.
     pub(crate) tools: Vec<Value>,
-    /// Host names and input schemas, sorted: what a change of is a list change.
+    /// What the host is shown, as names and input schemas, sorted: what a change of is a
+    /// list change (in search mode, the meta-tools: never).
     pub(crate) fingerprint: ToolSet,
+    /// Search mode's index of `tools`.
+    pub(crate) index: Option<Index>,
+}
+
+impl Catalog {
+    /// The tool the host knows as `name` (case ignored, as routing ignores it).
+    pub(crate) fn tool(&self, name: &str) -> Option<&Value> {
+        let (server, own) = self.names.route(name)?;
+        let host = self.names.host_name(server, own)?;
+        self.tools.iter().find(|t| t["name"] == host)
+    }
 }
 
 /// Whether `up`'s tools are in the list: not when it will not come back on its own soon.
@@ -64,39 +77,69 @@ impl Catalog {
     /// (per budget), and keeps the names given in the store (off the runtime's threads).
     pub(crate) async fn build(shared: &Shared, agg: &Aggregate) -> Catalog {
         let budget = agg.budget();
-        let separator = agg.options.separator.clone();
         let remembered = remembered(agg, budget).await;
-        let servers = gathered(shared, agg);
-        let pairs = servers.iter().flat_map(|(up, tools)| {
+        let servers: Vec<(&str, Vec<Tool>)> = gathered(shared, agg)
+            .into_iter()
+            .map(|(up, tools)| (up.supervisor.name(), tools))
+            .collect();
+        let catalog = assemble(
+            &servers,
+            budget,
+            &agg.options.separator,
+            &remembered,
+            agg.options.profile.search(),
+        );
+        keep(agg, &catalog.names).await;
+        catalog
+    }
+}
+
+/// The catalog of `servers`' tools (the ones shown, in order) under names at `budget`,
+/// seeded with `remembered`; in search mode with its index. Pure.
+pub(crate) fn assemble(
+    servers: &[(&str, Vec<Tool>)],
+    budget: usize,
+    separator: &Separator,
+    remembered: &Remembered,
+    search: bool,
+) -> Catalog {
+    let pairs = servers
+        .iter()
+        .flat_map(|(server, tools)| tools.iter().map(move |t| (*server, t.name.as_str())));
+    let names = Names::assign(pairs, budget, separator, remembered);
+    let mut tools = Vec::new();
+    let mut fingerprint = ToolSet::new();
+    for (server, list) in servers {
+        for tool in list {
+            let Some(entry) = names.entry(server, &tool.name) else {
+                continue;
+            };
+            let mut json = tool.raw_json();
+            json["name"] = Value::from(entry.name.as_str());
+            if matches!(entry.change, Change::Shortened(_)) && tool.title.is_none() {
+                // People still see the tool's own name.
+                json["title"] = Value::from(tool.name.as_str());
+            }
+            tools.push(json);
+            fingerprint.push((entry.name.clone(), tool.input_schema.clone()));
+        }
+    }
+    fingerprint.sort_by(|a, b| a.0.cmp(&b.0));
+    let index = search.then(|| {
+        Index::build(
             tools
                 .iter()
-                .map(|t| (up.supervisor.name(), t.name.as_str()))
-        });
-        let names = Names::assign(pairs, budget, &separator, &remembered);
-        let mut tools = Vec::new();
-        let mut fingerprint = ToolSet::new();
-        for (up, list) in &servers {
-            for tool in list {
-                let Some(entry) = names.entry(up.supervisor.name(), &tool.name) else {
-                    continue;
-                };
-                let mut json = tool.raw_json();
-                json["name"] = Value::from(entry.name.as_str());
-                if matches!(entry.change, Change::Shortened(_)) && tool.title.is_none() {
-                    // People still see the tool's own name.
-                    json["title"] = Value::from(tool.name.as_str());
-                }
-                tools.push(json);
-                fingerprint.push((entry.name.clone(), tool.input_schema.clone()));
-            }
-        }
-        fingerprint.sort_by(|a, b| a.0.cmp(&b.0));
-        keep(agg, &names).await;
-        Catalog {
-            names,
-            tools,
-            fingerprint,
-        }
+                .map(|t| (t["name"].as_str().unwrap_or_default(), t)),
+        )
+    });
+    if search {
+        fingerprint = search_mode::fingerprint();
+    }
+    Catalog {
+        names,
+        tools,
+        fingerprint,
+        index,
     }
 }
 

@@ -34,8 +34,13 @@ pub(crate) async fn watch_tools(shared: Arc<Shared>) {
         if !quiet(agg, &mut changes).await {
             return;
         }
-        let now = Catalog::build(&shared, agg).await.fingerprint;
-        tell_if_changed(&shared, now);
+        let catalog = Catalog::build(&shared, agg).await;
+        tell_if_changed(&shared, catalog.fingerprint.clone());
+        // In search mode the host's list never changes; what it finds and calls is the
+        // catalog now.
+        if agg.options.profile.search() {
+            *agg.given.lock().expect("given lock") = Some(Arc::new(catalog));
+        }
     }
 }
 

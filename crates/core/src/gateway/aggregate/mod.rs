@@ -13,10 +13,13 @@ mod catalog;
 mod changes;
 mod lists;
 mod local;
+mod preview;
+mod search_mode;
 
 pub(crate) use catalog::Catalog;
 pub(crate) use changes::watch_tools;
 pub use local::{serve_profile, start_local, stop_local};
+pub use preview::{ProfilePreview, ToolPreview, estimate_tokens, preview};
 
 use super::names::{ClientKind, Remembered, Separator};
 use super::{Shared, Upstream, errors, forward};
@@ -222,14 +225,30 @@ fn cap(mut text: String, max: usize) -> String {
     text
 }
 
-/// The catalog now, given to the host (calls are routed by it from now on).
+/// The catalog now, given to the host (calls are routed by it from now on); in search mode
+/// the host is shown the meta-tools instead.
 async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
     catalog::wait_for_first_tools(shared, agg).await;
     let catalog = Arc::new(Catalog::build(shared, agg).await);
     *shared.known.lock().expect("known lock") = Some((catalog.fingerprint.clone(), false));
-    let tools = catalog.tools.clone();
+    let tools = if agg.options.profile.search() {
+        search_mode::meta_tools()
+    } else {
+        catalog.tools.clone()
+    };
     *agg.given.lock().expect("given lock") = Some(catalog);
     json!({ "tools": tools })
+}
+
+/// The catalog to search: the latest built, else one built now.
+async fn searched(shared: &Shared, agg: &Aggregate) -> Arc<Catalog> {
+    if let Some(given) = agg.given.lock().expect("given lock").clone() {
+        return given;
+    }
+    catalog::wait_for_first_tools(shared, agg).await;
+    let catalog = Arc::new(Catalog::build(shared, agg).await);
+    *agg.given.lock().expect("given lock") = Some(catalog.clone());
+    catalog
 }
 
 /// The server and tool's own name a host name stands for: by the catalog the host was
@@ -278,13 +297,36 @@ async fn call(
             data: None,
         }));
     };
-    let Some((server, tool)) = route(shared, agg, name).await else {
-        return Some(Err(unknown("tool", name)));
+    let mut params = r.params.clone().unwrap_or_else(|| json!({}));
+    let mut name = name.to_owned();
+    if search_mode::is_meta(agg, &name) {
+        let args = params
+            .get("arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let catalog = searched(shared, agg).await;
+        match name.as_str() {
+            search_mode::FIND => {
+                let empty = crate::gateway::search::Index::default();
+                let index = catalog.index.as_ref().unwrap_or(&empty);
+                return Some(search_mode::find(&catalog, index, &args));
+            }
+            search_mode::DESCRIBE => return Some(search_mode::describe(&catalog, &args)),
+            _ => match search_mode::call_target(&args) {
+                Ok((target, arguments)) => {
+                    name = target;
+                    params["arguments"] = arguments;
+                }
+                Err(e) => return Some(Err(e)),
+            },
+        }
+    }
+    let Some((server, tool)) = route(shared, agg, &name).await else {
+        return Some(Err(unknown("tool", &name)));
     };
     let Some(up) = upstream(shared, &server) else {
-        return Some(Err(unknown("tool", name)));
+        return Some(Err(unknown("tool", &name)));
     };
-    let mut params = r.params.clone().unwrap_or_else(|| json!({}));
     params["name"] = Value::from(tool.as_str());
     let _busy = super::host_requests::busy(up);
     let guard = up.recorder.as_ref().map(|h| h.call(&tool));
