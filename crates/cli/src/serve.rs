@@ -2,7 +2,8 @@
 //! served to AI clients that take a URL, over Streamable HTTP at
 //! `http://127.0.0.1:PORT/servers/NAME/mcp` (`lifeline_core::gateway::http`), until
 //! SIGINT/SIGTERM. `lifeline serve token add|list|show|remove CLIENT` manages the bearer
-//! tokens clients must send. docs/gateway.md, "The local HTTP endpoint".
+//! tokens clients must send, `token add CLIENT --profile P` one that opens profile P alone.
+//! docs/gateway.md, "The local HTTP endpoint".
 
 use crate::fleet;
 use crate::output::{EXIT_OK, EXIT_UNAVAILABLE, EXIT_USAGE, Out};
@@ -33,11 +34,18 @@ pub enum TokenCommand {
     Add {
         /// A name for the client: claude-code, vscode, cursor, …
         client: String,
+        /// Bind the token to profile P: it opens /mcp as P, /profiles/P/mcp, and nothing else
+        #[arg(long, value_name = "P")]
+        profile: Option<String>,
+        /// The config whose profiles --profile is checked against (default: $LIFELINE_CONFIG,
+        /// else the platform config dir's lifeline/config.json)
+        #[arg(long, requires = "profile")]
+        config: Option<PathBuf>,
         /// The port the endpoint listens on, for the printed URLs
         #[arg(long, default_value_t = http::DEFAULT_PORT)]
         port: u16,
     },
-    /// List the clients that have a token (not the tokens)
+    /// List the clients that have a token (not the tokens), and the profile each is bound to
     List,
     /// Print CLIENT's token
     Show { client: String },
@@ -188,13 +196,28 @@ pub fn token(command: TokenCommand) -> i32 {
         EXIT_USAGE
     };
     match command {
-        TokenCommand::Add { client, port } => match tokens::add(&path, &client) {
-            Ok(token) => {
-                print_usage(&path, &client, &token, port);
-                EXIT_OK
+        TokenCommand::Add {
+            client,
+            profile,
+            config,
+            port,
+        } => {
+            if let Some(p) = &profile
+                && let Err(why) = check_profile(p, config.as_deref(), &out)
+            {
+                out.note(&format!("lifeline serve token {verb}: {why}"));
+                return EXIT_USAGE;
             }
-            Err(e) => failed(e),
-        },
+            match tokens::add_bound(&path, &client, profile.as_deref()) {
+                Ok(token) => {
+                    // Printed as is: `Out` would scrub the token, which is the point here.
+                    let usage = tokens::usage(&path, &client, &token, profile.as_deref(), port);
+                    print!("{usage}");
+                    EXIT_OK
+                }
+                Err(e) => failed(e),
+            }
+        }
         TokenCommand::List => match tokens::list(&path) {
             Ok(clients) if clients.is_empty() => {
                 out.line(&format!("no client has a token ({})", path.display()));
@@ -202,7 +225,11 @@ pub fn token(command: TokenCommand) -> i32 {
             }
             Ok(clients) => {
                 for c in clients {
-                    out.line(&format!("{}  (made {})", c.name, c.created));
+                    let bound = c
+                        .profile
+                        .map(|p| format!(", bound to profile {p}"))
+                        .unwrap_or_default();
+                    out.line(&format!("{}  (made {}{bound})", c.name, c.created));
                 }
                 EXIT_OK
             }
@@ -237,8 +264,22 @@ pub fn token(command: TokenCommand) -> i32 {
     }
 }
 
-/// The token, and how the common hosts take a URL and a header.
-/// Printed as is: `Out` would scrub the token, which is the point here.
-fn print_usage(path: &Path, client: &str, token: &str, port: u16) {
-    print!("{}", tokens::usage(path, client, token, port));
+/// Why a token cannot be bound to `profile`: its name, or a profile the config lacks. The
+/// config `--config` names must load; the default one need not (then only the name is
+/// checked, and that is said).
+fn check_profile(profile: &str, config: Option<&Path>, out: &Out) -> Result<(), String> {
+    tokens::check_profile(profile, None)?;
+    match fleet::load(config) {
+        Ok(loaded) => tokens::check_profile(profile, Some(&loaded)),
+        Err(e) if config.is_some() => Err(e.to_string()),
+        Err(e) => {
+            let why = e.to_string();
+            out.note(&format!(
+                "lifeline serve token add: profile `{profile}` is not checked against the \
+                 config, which did not load ({})",
+                why.lines().next().unwrap_or_default()
+            ));
+            Ok(())
+        }
+    }
 }

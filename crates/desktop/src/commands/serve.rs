@@ -72,7 +72,7 @@ pub fn gateway_token_add(served: &Served, client: String) -> Result<NewToken, Er
     tokens::check_client(&client).map_err(|m| ErrorView::new("serve", m))?;
     let token = tokens::add(path, &client).map_err(io_error)?;
     tracing::info!("made a token for the HTTP client `{client}`");
-    let usage = tokens::usage(path, &client, &token, served.snippet_port());
+    let usage = tokens::usage(path, &client, &token, None, served.snippet_port());
     Ok(NewToken {
         client,
         token,

@@ -7,7 +7,9 @@
 //! TypeScript host also answers the server's sampling, elicitation and roots requests, which
 //! reach it on its GET stream.
 //! Raw requests check what is refused: no token or a wrong one (401), a foreign Host or
-//! Origin (403). The token file is 0600 and the token appears in none of the output.
+//! Origin (403). The token file is 0600 and the token appears in none of the output. A token
+//! bound to a profile (`token add --profile`, checked against the config) opens `/mcp` as
+//! that profile and is refused a server's path (403).
 
 use super::config;
 use super::sdk_host::{assert_survived, run_host_with};
@@ -268,4 +270,112 @@ async fn gateway_http_serve_says_in_one_line_that_its_port_is_taken() {
         "{stderr}"
     );
     drop(taken);
+}
+
+#[tokio::test]
+async fn gateway_http_a_token_bound_to_a_profile_opens_it_alone() {
+    let dir = TempDirGuard::new("gateway-http-bound");
+    let history = dir.path().join("data").join("history.db");
+    let fx = stdio_fixture(&json!({}));
+    let path = dir.path().join("config.json");
+    let file = json!({
+        "lifeline": { "profiles": { "coding": { "servers": ["fixture"] } } },
+        "mcpServers": { "fixture": { "command": fx.program, "args": fx.args } },
+    });
+    std::fs::write(&path, file.to_string()).unwrap();
+    let config = path.to_str().unwrap();
+
+    // A profile the config lacks, or a name it could not have, is refused (exit 2).
+    for (profile, told) in [
+        (
+            "nope",
+            "the config has no profile `nope` (its profiles: default, coding)",
+        ),
+        ("a/b", "\"a/b\" is not a profile name"),
+    ] {
+        let out = std::process::Command::new(lifeline_bin())
+            .args(["serve", "token", "add", "cursor", "--profile", profile])
+            .args(["--config", config])
+            .env("LIFELINE_HISTORY", &history)
+            .output()
+            .expect("lifeline serve token runs");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(told), "{stderr}");
+    }
+    let add = ["add", "cursor", "--profile", "coding", "--config", config];
+    let printed = token_command(&history, &add);
+    assert!(
+        printed.starts_with("Token for `cursor`, bound to profile `coding`"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("http://127.0.0.1:7424/profiles/coding/mcp"),
+        "{printed}"
+    );
+    let listed = token_command(&history, &["list"]);
+    assert!(listed.contains(", bound to profile coding)"), "{listed}");
+    let token = token_command(&history, &["show", "cursor"])
+        .trim()
+        .to_owned();
+
+    let served = serve(&path, &history, &dir.path().join("serve.stderr")).await;
+    let port = served.port;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let post = |url: String, session: Option<&str>, body: Value| {
+        let mut req = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .header("authorization", format!("Bearer {token}"))
+            .body(body.to_string());
+        if let Some(s) = session {
+            req = req.header("mcp-session-id", s);
+        }
+        req.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}});
+
+    // `/mcp` is profile `coding` for this token: the fixture's tools, namespaced.
+    let mcp = format!("http://127.0.0.1:{port}/mcp");
+    let r = post(mcp.clone(), None, init.clone()).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let answer: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "lifeline",
+        "{answer}"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = post(mcp, Some(&session), list).await.unwrap();
+    let got: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    let tools = got["result"]["tools"].as_array().expect("a tool list");
+    assert!(!tools.is_empty(), "{got}");
+    for t in tools {
+        let name = t["name"].as_str().unwrap();
+        assert!(name.starts_with("fixture__"), "{got}");
+    }
+
+    // A server's own path is refused, naming the profile and its URL.
+    let r = post(
+        format!("http://127.0.0.1:{port}/servers/fixture/mcp"),
+        None,
+        init,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let body: Value = serde_json::from_str(&r.text().await.unwrap()).unwrap();
+    assert_eq!(
+        body["error"]["message"],
+        format!(
+            "the token of `cursor` is bound to profile `coding` and opens only that, not \
+             `fixture`: use http://127.0.0.1:{port}/profiles/coding/mcp"
+        ),
+        "{body}"
+    );
+    drop(served);
 }

@@ -128,6 +128,7 @@ async fn a_failing_accept_backs_off_instead_of_spinning() {
     let state = Arc::new(State {
         resolve,
         auth: Auth::Open,
+        port: 0,
         limits: limits(),
         sessions: Default::default(),
     });

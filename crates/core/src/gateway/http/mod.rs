@@ -6,7 +6,8 @@
 //!
 //! Before anything else a request must pass `guard.rs`: bound to 127.0.0.1 only, a `Host`
 //! naming the loopback and no foreign `Origin` (403: DNS rebinding), a client's bearer
-//! token from `tokens.rs` (401), a known `MCP-Protocol-Version` (400).
+//! token from `tokens.rs` (401), a known `MCP-Protocol-Version` (400). A token bound to a
+//! profile opens that profile alone (`route.rs`; elsewhere 403).
 //!
 //! Under load it stays fair and bounded (`Limits`): at most `MAX_CONNECTIONS` connections
 //! (`accept.rs`: past it 503, and a backoff when `accept` fails), `MAX_SESSIONS` sessions
@@ -19,6 +20,7 @@ mod accept;
 pub mod guard;
 mod open;
 mod reply;
+mod route;
 mod session;
 pub mod tokens;
 
@@ -38,9 +40,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use reply::{
-    empty, event_stream, json_response, refuse, request_stream, session_gone, unauthorized,
-};
+use reply::{empty, event_stream, json_response, refuse, request_stream, session_gone};
 use serde_json::Value;
 use session::{Answer, HttpSession};
 use std::collections::HashMap;
@@ -136,6 +136,8 @@ pub enum Auth {
 struct State {
     resolve: Resolve,
     auth: Auth,
+    /// The port it listens on, for the URLs its answers name.
+    port: u16,
     limits: Limits,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
 }
@@ -167,6 +169,7 @@ impl Endpoint {
         let state = Arc::new(State {
             resolve,
             auth,
+            port: addr.port(),
             limits,
             sessions: Mutex::default(),
         });
@@ -272,8 +275,8 @@ async fn serve(state: Arc<State>, stream: TcpStream, permit: OwnedSemaphorePermi
     drop(permit);
 }
 
-/// Ends the sessions of the clients whose token was removed or replaced: their streams
-/// close and their calls in flight are cancelled upstream.
+/// Ends the sessions of the clients whose token was removed, replaced or bound anew: their
+/// streams close and their calls in flight are cancelled upstream.
 fn end_revoked(state: &State) {
     let Auth::Tokens(tokens) = &state.auth else {
         return;
@@ -296,7 +299,9 @@ fn end_revoked(state: &State) {
             .iter()
             .filter(|s| s.client.as_ref() == Some(client))
             .count();
-        tracing::info!("gateway: `{client}`'s token was removed; ending its {n} sessions");
+        tracing::info!(
+            "gateway: `{client}`'s token was removed or changed; ending its {n} sessions"
+        );
     }
     for s in ended {
         tokio::spawn(s.end());
@@ -316,22 +321,6 @@ fn accept(parts: &Parts) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .collect();
     (!all.is_empty()).then(|| all.join(", ").to_ascii_lowercase())
-}
-
-/// What a path asks for: `/servers/NAME/mcp` a server, `/profiles/P/mcp` a profile, `/mcp`
-/// the `default` profile. Names are the config's: 1 to 64 of letters, digits, `-_.`.
-fn target(path: &str) -> Option<Target> {
-    if path == "/mcp" {
-        return Some(Target::Profile(crate::config::DEFAULT_PROFILE.to_owned()));
-    }
-    let name_in = |prefix: &str| {
-        let name = path.strip_prefix(prefix)?.strip_suffix("/mcp")?;
-        let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
-        (!name.is_empty() && name.len() <= 64 && name.chars().all(ok)).then(|| name.to_owned())
-    };
-    name_in("/servers/")
-        .map(Target::Server)
-        .or_else(|| name_in("/profiles/").map(Target::Profile))
 }
 
 async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
@@ -369,39 +358,27 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
             ),
         );
     }
-    let Some(name) = target(parts.uri.path()) else {
+    let path = parts.uri.path();
+    let Some(target) = route::target(path) else {
         return refuse(
             StatusCode::NOT_FOUND,
             -32000,
             format!(
                 "no endpoint at {:?}: Lifeline serves each server at /servers/NAME/mcp, every \
                  server at /mcp and a profile's at /profiles/P/mcp",
-                guard::shown(parts.uri.path())
+                guard::shown(path)
             ),
         );
     };
-    let client = match &state.auth {
-        Auth::Open => None,
-        Auth::Tokens(tokens) => {
-            let Some(token) = header(&parts, "authorization").and_then(guard::bearer) else {
-                return unauthorized(
-                    "Lifeline's endpoint needs `Authorization: Bearer TOKEN`; make a token \
-                     with `lifeline serve token add CLIENT`",
-                );
-            };
-            let found = tokens.client_of(token);
-            end_revoked(&state);
-            match found {
-                Some(client) => Some(client),
-                None => {
-                    return unauthorized(
-                        "the bearer token is not one of Lifeline's clients' (see `lifeline \
-                         serve token list`; `lifeline serve token add CLIENT` makes a new one)",
-                    );
-                }
-            }
-        }
+    let caller = match route::caller(&state, &parts) {
+        Ok(caller) => caller,
+        Err(r) => return *r,
     };
+    let name = match route::opens(path, target, caller.as_ref(), state.port) {
+        Ok(name) => name,
+        Err(r) => return *r,
+    };
+    let client = caller.map(|c| c.client);
     match parts.method {
         Method::POST => post(&state, &parts, body, name, client).await,
         Method::GET => get(&state, &parts, &name, client.as_deref()),

@@ -1,7 +1,7 @@
 //! The local endpoint over real loopback HTTP, in front of the in-process upstream of
 //! `gateway/tests.rs`: who is let in (Host, Origin, token), sessions (issued, unknown,
 //! missing, ended), the protocol version header, and answers as JSON and as event streams;
-//! under load (`load_tests.rs`).
+//! tokens bound to a profile; under load (`load_tests.rs`).
 
 use super::{Auth, Endpoint, Limits, Resolve, Tokens, tokens};
 use crate::gateway::aggregate::AggregateOptions;
@@ -10,7 +10,7 @@ use crate::gateway::tests::upstream;
 use crate::gateway::{GatewayOptions, Served, Target};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 struct Host {
     http: reqwest::Client,
@@ -78,24 +78,43 @@ async fn endpoint_with(
     limits: Limits,
     clients: &[&str],
 ) -> (Endpoint, Vec<Host>, tempfile::TempDir) {
+    let unbound: Vec<_> = clients.iter().map(|c| (*c, None)).collect();
+    let (ep, hosts, dir, _) = endpoint_bound(limits, &unbound).await;
+    (ep, hosts, dir)
+}
+
+/// What the resolver was asked for, in order.
+type Asked = Arc<Mutex<Vec<Target>>>;
+
+/// `endpoint_with`, each client's token bound to its profile if it has one; the server
+/// `mem` and the profiles `default` and `coding` are served.
+async fn endpoint_bound(
+    limits: Limits,
+    clients: &[(&str, Option<&str>)],
+) -> (Endpoint, Vec<Host>, tempfile::TempDir, Asked) {
     let dir = tempfile::tempdir().unwrap();
     let path = tokens::path_in(dir.path());
     let tokens: Vec<_> = clients
         .iter()
-        .map(|c| tokens::add(&path, c).unwrap())
+        .map(|(c, p)| tokens::add_bound(&path, c, *p).unwrap())
         .collect();
     let sup = Arc::new(upstream(Default::default()));
+    let asked = Asked::default();
+    let seen = asked.clone();
     let resolve: Resolve = Arc::new(move |target: Target| {
         let sup = sup.clone();
+        seen.lock().unwrap().push(target.clone());
         Box::pin(async move {
             match target {
                 Target::Server(name) if name == "mem" => {
                     Ok(Served::Server(sup, GatewayOptions::default()))
                 }
-                Target::Profile(name) if name == "default" => Ok(Served::Aggregate(
-                    vec![(sup, GatewayOptions::default())],
-                    AggregateOptions::default(),
-                )),
+                Target::Profile(name) if name == "default" || name == "coding" => {
+                    Ok(Served::Aggregate(
+                        vec![(sup, GatewayOptions::default())],
+                        AggregateOptions::default(),
+                    ))
+                }
                 other => Err((Refusal::Unknown, format!("no {}", other.shown()))),
             }
         })
@@ -112,7 +131,7 @@ async fn endpoint_with(
             token,
         })
         .collect();
-    (ep, hosts, dir)
+    (ep, hosts, dir, asked)
 }
 
 #[tokio::test]
@@ -366,5 +385,155 @@ async fn every_server_is_served_at_mcp_and_a_profile_at_its_own_path() {
     let r = nope.post(None, init(1)).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     assert!(r.text().await.unwrap().contains("no profile `nope`"));
+    ep.stop().await;
+}
+
+/// A POST of `initialize` at `url`; its status, session id and body.
+async fn init_at(host: &Host, url: &str) -> (StatusCode, Option<String>, Value) {
+    let at = Host {
+        url: url.to_owned(),
+        http: host.http.clone(),
+        token: host.token.clone(),
+    };
+    let r = at
+        .post_accepting("application/json", None, init(1))
+        .send()
+        .await
+        .unwrap();
+    let session = r
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let status = r.status();
+    (
+        status,
+        session,
+        serde_json::from_str(&r.text().await.unwrap()).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_token_bound_to_a_profile_opens_that_profile_alone() {
+    let clients = [("cursor", Some("coding")), ("free", None)];
+    let (ep, hosts, _dir, asked) = endpoint_bound(Limits::default(), &clients).await;
+    let (bound, free) = (&hosts[0], &hosts[1]);
+    let port = ep.addr().port();
+    let asked = move || std::mem::take(&mut *asked.lock().unwrap());
+    let profile = |p: &str| Target::Profile(p.to_owned());
+
+    // `/mcp` is its profile, not `default`; its session serves the profile's tools.
+    let (status, session, answer) = init_at(bound, &super::profile_url(port, "default")).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["result"]["serverInfo"]["name"], "lifeline");
+    assert_eq!(asked(), [profile("coding")]);
+    let session = session.unwrap();
+    let mcp = Host {
+        url: super::profile_url(port, "default"),
+        http: bound.http.clone(),
+        token: bound.token.clone(),
+    };
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = mcp.post_accepting("application/json", Some(&session), list);
+    let got: Value = serde_json::from_str(&r.send().await.unwrap().text().await.unwrap()).unwrap();
+    let tools = got["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 3, "{got}");
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["name"].as_str().unwrap().starts_with("mem__")),
+        "{got}"
+    );
+    // The session is profile `coding`'s, so its own path takes it too.
+    let own = Host {
+        url: super::profile_url(port, "coding"),
+        ..mcp
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let r = own.post(Some(&session), ping).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let (status, _, _) = init_at(bound, &own.url).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(asked(), [profile("coding")]);
+
+    // Any other path is 403, naming the profile and the URL to use; nothing is resolved.
+    let wanted = format!(
+        "the token of `cursor` is bound to profile `coding` and opens only that, not {{}}: use \
+         http://127.0.0.1:{port}/profiles/coding/mcp"
+    );
+    for (url, shown) in [
+        (super::profile_url(port, "other"), "profile `other`"),
+        (
+            format!("http://127.0.0.1:{port}/profiles/default/mcp"),
+            "profile `default`",
+        ),
+        (ep.url("mem"), "`mem`"),
+    ] {
+        let (status, session, body) = init_at(bound, &url).await;
+        assert_eq!(
+            (status, session),
+            (StatusCode::FORBIDDEN, None),
+            "{url}: {body}"
+        );
+        assert_eq!(body["id"], Value::Null, "{body}");
+        assert_eq!(
+            body["error"]["message"],
+            wanted.replace("{}", shown),
+            "{body}"
+        );
+    }
+    let r = bound
+        .http
+        .get(ep.url("mem"))
+        .header("accept", "text/event-stream")
+        .header("authorization", format!("Bearer {}", bound.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "whatever the method");
+    assert_eq!(asked(), []);
+
+    // An unbound token opens every path, `/mcp` as `default`.
+    let (status, _, _) = init_at(free, &super::profile_url(port, "default")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, _) = init_at(free, &ep.url("mem")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(asked(), [profile("default"), Target::Server("mem".into())]);
+    ep.stop().await;
+}
+
+/// A token bound anew in the file (the token itself kept) is revoked as a replaced one:
+/// the sessions it opened served another profile, so they end, streams and all.
+#[tokio::test]
+async fn binding_a_token_anew_ends_its_sessions() {
+    let (ep, hosts, dir, asked) =
+        endpoint_bound(Limits::default(), &[("cursor", Some("coding"))]).await;
+    let mut host = hosts.into_iter().next().unwrap();
+    host.url = super::profile_url(ep.addr().port(), "default");
+    let (status, session, _) = init_at(&host, &host.url).await;
+    assert_eq!(status, StatusCode::OK);
+    let session = session.unwrap();
+    let stream = host.get_stream(&session).send().await.unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+
+    let path = tokens::path_in(dir.path());
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    file["clients"]["cursor"]["profile"] = json!("default");
+    std::fs::write(&path, file.to_string()).unwrap();
+    // Nothing is asked of the endpoint: it notices on its own.
+    let rest = tokio::time::timeout(std::time::Duration::from_secs(10), stream.text())
+        .await
+        .expect("the GET stream of a token bound anew ends within 10 s")
+        .unwrap();
+    assert_eq!(rest, "");
+    assert_eq!(ep.sessions(), 0);
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let r = host.post(Some(&session), ping).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    // The same token now opens its new profile at `/mcp`.
+    let (status, _, _) = init_at(&host, &host.url).await;
+    assert_eq!(status, StatusCode::OK);
+    let profiles: Vec<_> = asked.lock().unwrap().clone();
+    let profile = |p: &str| Target::Profile(p.to_owned());
+    assert_eq!(profiles, [profile("coding"), profile("default")]);
     ep.stop().await;
 }

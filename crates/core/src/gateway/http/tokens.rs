@@ -2,10 +2,13 @@
 //! `gateway-tokens.json` beside the history (the instance directory), 0600 in a 0700
 //! directory: any process of another user on this machine can reach 127.0.0.1, so a
 //! request must carry one of these. The file is read again whenever it changed, so
-//! `lifeline serve token add|remove` takes effect on a running endpoint.
+//! `lifeline serve token add|remove` takes effect on a running endpoint. A token may be
+//! bound to a profile (`"profile"`, absent in older files): it then opens that profile's
+//! endpoint and nothing else (`route.rs`).
 //!
 //! ```json
-//! { "clients": { "claude-code": { "token": "lifeline_…", "created": "2026-12-02T05:00:00.000Z" } } }
+//! { "clients": { "claude-code": { "token": "lifeline_…", "created": "2026-12-02T05:00:00.000Z" },
+//!                "cursor": { "token": "lifeline_…", "created": "…", "profile": "coding" } } }
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +42,9 @@ struct Entry {
     token: String,
     #[serde(default)]
     created: String,
+    /// The profile the token is bound to; without one it opens every path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    profile: Option<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -46,6 +52,7 @@ impl std::fmt::Debug for Entry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Entry")
             .field("created", &self.created)
+            .field("profile", &self.profile)
             .finish_non_exhaustive()
     }
 }
@@ -55,6 +62,15 @@ impl std::fmt::Debug for Entry {
 pub struct Client {
     pub name: String,
     pub created: String,
+    /// The profile its token is bound to, if it is bound.
+    pub profile: Option<String>,
+}
+
+/// Who a request's token belongs to: the client, and the profile its token is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub client: String,
+    pub profile: Option<String>,
 }
 
 /// How to put the tokens elsewhere, for an error refusing where they are.
@@ -91,19 +107,40 @@ fn lock(path: &Path) -> io::Result<crate::private::StoreLock> {
     crate::private::lock_beside(path)
 }
 
-/// Why a client name is not one (the config's rule for server names), if it is not.
-pub fn check_client(name: &str) -> Result<(), String> {
-    let valid = !name.is_empty()
+/// The config's rule for server and profile names: 1 to 64 of ASCII letters, digits, `-_.`.
+fn is_name(name: &str) -> bool {
+    !name.is_empty()
         && name.len() <= 64
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if valid {
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Why a client name is not one (the config's rule for server names), if it is not.
+pub fn check_client(name: &str) -> Result<(), String> {
+    if is_name(name) {
         Ok(())
     } else {
         Err(format!(
             "{name:?} is not a client name: 1 to 64 ASCII letters, digits, `-`, `_` or `.`"
         ))
+    }
+}
+
+/// Why a token cannot be bound to `profile`, if it cannot: a name the config would not
+/// take, or, given the config, a profile it does not have (naming those it has).
+pub fn check_profile(profile: &str, config: Option<&crate::config::Config>) -> Result<(), String> {
+    if !is_name(profile) {
+        return Err(format!(
+            "{profile:?} is not a profile name: 1 to 64 ASCII letters, digits, `-`, `_` or `.`"
+        ));
+    }
+    match config {
+        Some(config) if config.profile(profile).is_none() => Err(format!(
+            "the config has no profile `{profile}` (its profiles: {})",
+            config.profile_names().join(", ")
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -117,7 +154,17 @@ fn new_token() -> io::Result<String> {
 
 /// Makes a token for `client` (a new one in place of any it had) and returns it.
 pub fn add(path: &Path, client: &str) -> io::Result<String> {
-    check_client(client).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
+    add_bound(path, client, None)
+}
+
+/// `add`, the token bound to `profile` when there is one: it opens that profile alone.
+/// The profile's name is checked, not that the config has it (`check_profile`).
+pub fn add_bound(path: &Path, client: &str, profile: Option<&str>) -> io::Result<String> {
+    let invalid = |m| io::Error::new(io::ErrorKind::InvalidInput, m);
+    check_client(client).map_err(invalid)?;
+    if let Some(p) = profile {
+        check_profile(p, None).map_err(invalid)?;
+    }
     let _lock = lock(path)?;
     let mut file = read(path)?;
     let token = new_token()?;
@@ -126,28 +173,61 @@ pub fn add(path: &Path, client: &str) -> io::Result<String> {
         Entry {
             token: token.clone(),
             created: crate::events::rfc3339(SystemTime::now()),
+            profile: profile.map(str::to_owned),
         },
     );
     write(path, &file)?;
     Ok(token)
 }
 
-/// How the common hosts take the endpoint with `client`'s `token`: the token, each server's
-/// URL on `port`, the header, and the Claude Code / VS Code / Cursor snippets. What
-/// `lifeline serve token add` prints and the app's "Serve over HTTP" dialog shows once. It
-/// holds the token: never log it.
-pub fn usage(path: &Path, client: &str, token: &str, port: u16) -> String {
-    let url = super::url(port, "NAME");
+/// How the common hosts take the endpoint with `client`'s `token`: the token, the URLs on
+/// `port` (a token bound to `profile` gets that profile's alone, under one entry named
+/// `lifeline`; another gets each server's, and every server's at /mcp), the header, and the
+/// Claude Code / VS Code / Cursor snippets. What `lifeline serve token add` prints and the
+/// app's "Serve over HTTP" dialog shows once. It holds the token: never log it.
+pub fn usage(path: &Path, client: &str, token: &str, profile: Option<&str>, port: u16) -> String {
     let header = format!("Authorization: Bearer {token}");
+    let (bound, urls, entry, url) = match profile {
+        Some(p) => {
+            let url = super::profile_url(port, p);
+            let at = if p == crate::config::DEFAULT_PROFILE {
+                ""
+            } else {
+                ", at /mcp too"
+            };
+            (
+                format!(", bound to profile `{p}`"),
+                format!(
+                    "URL:                {url}\n                    \
+                     (profile `{p}`{at}: this token opens nothing else)\n"
+                ),
+                "lifeline",
+                url,
+            )
+        }
+        None => {
+            let url = super::url(port, "NAME");
+            (
+                String::new(),
+                format!(
+                    "Each server's URL:  {url}\n\
+                     Every server:       {} (a profile's: /profiles/P/mcp)\n",
+                    super::profile_url(port, crate::config::DEFAULT_PROFILE)
+                ),
+                "NAME",
+                url,
+            )
+        }
+    };
     format!(
-        "Token for `{client}` (kept in {}, readable by you only):\n  {token}\n\n\
-         Each server's URL:  {url}\n\
+        "Token for `{client}`{bound} (kept in {}, readable by you only):\n  {token}\n\n\
+         {urls}\
          Header:             {header}\n\n\
-         Claude Code:\n  claude mcp add --transport http NAME {url} --header \"{header}\"\n\
+         Claude Code:\n  claude mcp add --transport http {entry} {url} --header \"{header}\"\n\
          VS Code (.vscode/mcp.json, under \"servers\"):\n  \
-         \"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n\
+         \"{entry}\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n\
          Cursor (~/.cursor/mcp.json, under \"mcpServers\"):\n  \
-         \"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n",
+         \"{entry}\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer {token}\" }} }}\n",
         path.display()
     )
 }
@@ -176,6 +256,7 @@ pub fn list(path: &Path) -> io::Result<Vec<Client>> {
         .map(|(name, e)| Client {
             name,
             created: e.created,
+            profile: e.profile,
         })
         .collect())
 }
@@ -193,8 +274,8 @@ fn stamp(path: &Path) -> Stamp {
     Some((m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len(), ino))
 }
 
-/// Each client's name and token.
-type Pairs = Vec<(String, String)>;
+/// Each client's name and entry.
+type Pairs = Vec<(String, Entry)>;
 
 /// The tokens a running endpoint checks requests against, read again when the file
 /// changed.
@@ -207,8 +288,8 @@ pub struct Tokens {
 struct Cache {
     /// The file's stamp and its pairs when it was last read; `None` before the first read.
     read: Option<(Stamp, Pairs)>,
-    /// The clients whose token went away (removed, or replaced by a new one) since
-    /// `take_revoked` last asked: their sessions must end.
+    /// The clients whose token went away (removed, replaced by a new one, or bound to
+    /// another profile) since `take_revoked` last asked: their sessions must end.
     revoked: Vec<String>,
 }
 
@@ -224,26 +305,25 @@ impl Tokens {
         &self.path
     }
 
-    /// Reads the file again when it changed, noting the clients whose token went away.
+    /// Reads the file again when it changed, noting the clients whose token went away or
+    /// whose binding changed.
     fn refresh(&self, cache: &mut Cache) {
         let stamp = stamp(&self.path);
         if cache.read.as_ref().is_some_and(|(s, _)| *s == stamp) {
             return;
         }
         let pairs: Pairs = match read(&self.path) {
-            Ok(file) => file
-                .clients
-                .into_iter()
-                .map(|(name, e)| (name, e.token))
-                .collect(),
+            Ok(file) => file.clients.into_iter().collect(),
             Err(e) => {
                 tracing::warn!("gateway: cannot read the tokens ({e}); refusing every request");
                 Vec::new()
             }
         };
         if let Some((_, old)) = &cache.read {
-            for (name, token) in old {
-                let kept = pairs.iter().any(|(n, t)| n == name && t == token);
+            for (name, was) in old {
+                let kept = pairs
+                    .iter()
+                    .any(|(n, e)| n == name && e.token == was.token && e.profile == was.profile);
                 if !kept && !cache.revoked.contains(name) {
                     cache.revoked.push(name.clone());
                 }
@@ -252,28 +332,36 @@ impl Tokens {
         cache.read = Some((stamp, pairs));
     }
 
-    /// The clients whose token was removed or replaced since the last call (the file is
-    /// read again if it changed): the endpoint ends their sessions.
+    /// The clients whose token was removed, replaced or bound anew since the last call (the
+    /// file is read again if it changed): the endpoint ends their sessions.
     pub fn take_revoked(&self) -> Vec<String> {
         let mut cache = self.cache.lock().expect("tokens lock");
         self.refresh(&mut cache);
         std::mem::take(&mut cache.revoked)
     }
 
-    /// The client whose token `token` is, if any. A file that cannot be read holds no
-    /// tokens (every request is refused) and is logged.
-    pub fn client_of(&self, token: &str) -> Option<String> {
+    /// The client whose token `token` is, and the profile it is bound to, if any. A file
+    /// that cannot be read holds no tokens (every request is refused) and is logged.
+    pub fn caller_of(&self, token: &str) -> Option<Caller> {
         let mut cache = self.cache.lock().expect("tokens lock");
         self.refresh(&mut cache);
         let (_, pairs) = cache.read.as_ref().expect("just read");
         // Every entry is compared, so the time taken does not say which one matched.
         let mut found = None;
-        for (name, t) in pairs {
-            if super::guard::same_token(t, token) && found.is_none() {
-                found = Some(name.clone());
+        for (name, e) in pairs {
+            if super::guard::same_token(&e.token, token) && found.is_none() {
+                found = Some(Caller {
+                    client: name.clone(),
+                    profile: e.profile.clone(),
+                });
             }
         }
         found
+    }
+
+    /// The client whose token `token` is, if any (`caller_of` without the binding).
+    pub fn client_of(&self, token: &str) -> Option<String> {
+        self.caller_of(token).map(|c| c.client)
     }
 }
 
@@ -284,151 +372,5 @@ impl std::fmt::Debug for Tokens {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_are_added_found_listed_and_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = path_in(&dir.path().join("lifeline"));
-        let tokens = Tokens::new(path.clone());
-        assert_eq!(tokens.client_of("nope"), None);
-        let a = add(&path, "claude-code").unwrap();
-        let b = add(&path, "vscode").unwrap();
-        assert!(a.starts_with("lifeline_") && a.len() == 9 + 64 && a != b);
-        assert_eq!(tokens.client_of(&a).as_deref(), Some("claude-code"));
-        assert_eq!(tokens.client_of(&b).as_deref(), Some("vscode"));
-        assert_eq!(tokens.client_of(&a[..20]), None);
-        let names: Vec<_> = list(&path).unwrap().into_iter().map(|c| c.name).collect();
-        assert_eq!(names, ["claude-code", "vscode"]);
-        assert_eq!(get(&path, "vscode").unwrap().as_deref(), Some(b.as_str()));
-        // A new token for a client replaces its old one.
-        let a2 = add(&path, "claude-code").unwrap();
-        assert_eq!(tokens.client_of(&a), None);
-        assert_eq!(tokens.client_of(&a2).as_deref(), Some("claude-code"));
-        assert!(remove(&path, "vscode").unwrap());
-        assert!(!remove(&path, "vscode").unwrap());
-        assert_eq!(tokens.client_of(&b), None);
-        assert!(add(&path, "no spaces").is_err());
-    }
-
-    #[test]
-    fn a_removed_or_replaced_token_is_revoked_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = path_in(dir.path());
-        add(&path, "a").unwrap();
-        add(&path, "b").unwrap();
-        add(&path, "c").unwrap();
-        let tokens = Tokens::new(path.clone());
-        assert!(
-            tokens.take_revoked().is_empty(),
-            "the first read revokes nothing"
-        );
-        remove(&path, "a").unwrap();
-        add(&path, "b").unwrap();
-        // A request reading the file first does not hide the change.
-        assert_eq!(tokens.client_of("lifeline_nope"), None);
-        assert_eq!(tokens.take_revoked(), ["a", "b"]);
-        assert!(tokens.take_revoked().is_empty());
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn the_file_is_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = path_in(&dir.path().join("lifeline"));
-        add(&path, "c").unwrap();
-        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(path.parent().unwrap()), 0o700);
-    }
-
-    /// `LIFELINE_HISTORY` in a shared directory: a tokens file someone else could have put
-    /// there admits nobody, and `add` refuses it, naming the path and the fix.
-    #[cfg(unix)]
-    #[test]
-    fn a_tokens_file_another_user_could_have_planted_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
-        let chmod = |p: &Path, mode: u32| {
-            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-        };
-        let scratch = tempfile::tempdir().unwrap();
-        let dir = scratch.path().join("shared");
-        let path = path_in(&dir);
-        let planted = add(&path, "intruder").unwrap();
-        let root = rustix::process::geteuid().is_root();
-        let mut cases: Vec<(u32, u32, Option<u32>, String)> = vec![
-            (
-                0o777,
-                0o600,
-                None,
-                format!("the directory {}", dir.display()),
-            ),
-            (0o700, 0o666, None, format!("the file {}", path.display())),
-        ];
-        if root {
-            // What another user's own file looks like to root, who must refuse it too.
-            cases.push((
-                0o700,
-                0o600,
-                Some(65534),
-                format!("the file {}", path.display()),
-            ));
-        }
-        for (dir_mode, file_mode, owner, named) in cases {
-            chmod(&dir, dir_mode);
-            chmod(&path, file_mode);
-            std::os::unix::fs::chown(&path, owner.or(Some(0)).filter(|_| root), None).unwrap();
-            let tokens = Tokens::new(path.clone());
-            assert_eq!(tokens.client_of(&planted), None, "{named}");
-            let e = add(&path, "me").unwrap_err();
-            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
-            let text = e.to_string();
-            assert!(text.starts_with(&named), "{text}");
-            assert!(
-                text.ends_with("or set LIFELINE_HISTORY to a file in a directory of your own"),
-                "{text}"
-            );
-        }
-        chmod(&dir, 0o700);
-        chmod(&path, 0o600);
-        std::os::unix::fs::chown(&path, Some(0).filter(|_| root), None).unwrap();
-        assert_eq!(
-            Tokens::new(path.clone()).client_of(&planted).as_deref(),
-            Some("intruder"),
-            "a file and directory of ours are trusted again"
-        );
-    }
-
-    #[test]
-    fn debug_never_shows_a_token() {
-        let e = Entry {
-            token: "lifeline_secret".into(),
-            created: "now".into(),
-        };
-        assert!(!format!("{e:?}").contains("secret"));
-    }
-
-    #[test]
-    fn usage_gives_each_host_the_url_and_the_header() {
-        let text = usage(
-            Path::new("/d/gateway-tokens.json"),
-            "cursor",
-            "lifeline_t",
-            7424,
-        );
-        let url = "http://127.0.0.1:7424/servers/NAME/mcp";
-        assert!(text.starts_with("Token for `cursor` (kept in /d/gateway-tokens.json"));
-        assert!(text.contains(&format!(
-            "claude mcp add --transport http NAME {url} --header \"Authorization: Bearer lifeline_t\""
-        )));
-        let vscode = format!(
-            "\"NAME\": {{ \"type\": \"http\", \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
-        );
-        let cursor = format!(
-            "\"NAME\": {{ \"url\": \"{url}\", \"headers\": {{ \"Authorization\": \"Bearer lifeline_t\" }} }}"
-        );
-        assert!(text.contains(&vscode) && text.contains(&cursor), "{text}");
-    }
-}
+#[path = "tokens_tests.rs"]
+mod tests;
