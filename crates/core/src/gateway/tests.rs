@@ -21,7 +21,17 @@ pub(super) type Calls = Arc<Mutex<Vec<String>>>;
 /// An upstream whose `die` tool ends its generation without answering, and whose `once`
 /// tool does so only the first time; `peek` declares readOnlyHint.
 pub(super) fn upstream(calls: Calls) -> Supervisor {
-    scripted(None, move |mut end, generation| {
+    upstream_named("mem", calls, &[])
+}
+
+/// `upstream` under another name, listing `listed` tools besides its own (the aggregated
+/// endpoint's tests serve several, and route only what is listed).
+pub(super) fn upstream_named(
+    name: &str,
+    calls: Calls,
+    listed: &'static [&'static str],
+) -> Supervisor {
+    scripted_named(name, None, move |mut end, generation| {
         let calls = calls.clone();
         async move {
             while let Some(msg) = end.from_client.recv().await {
@@ -53,6 +63,10 @@ pub(super) fn upstream(calls: Calls) -> Supervisor {
                         ]);
                         if generation > 1 {
                             tools.as_array_mut().unwrap().push(json!({"name": "extra"}));
+                        }
+                        for name in listed {
+                            let tool = json!({"name": name, "inputSchema": {"type": "object"}});
+                            tools.as_array_mut().unwrap().push(tool);
                         }
                         json!({ "tools": tools })
                     }
@@ -148,6 +162,18 @@ pub(super) fn scripted<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    scripted_named("mem", hold, serve)
+}
+
+/// `scripted` under another name.
+pub(super) fn scripted_named<F>(
+    name: &str,
+    hold: Option<Duration>,
+    serve: impl Fn(ServerEnd, usize) -> F + Send + Sync + 'static,
+) -> Supervisor
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let opened = AtomicUsize::new(0);
     let connector = Arc::new(move || {
         let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
@@ -155,7 +181,7 @@ where
         tokio::spawn(serve(end, generation));
         Ok(conn)
     });
-    let mut cfg = SupervisorConfig::new("mem", Stage::Connect, connector);
+    let mut cfg = SupervisorConfig::new(name, Stage::Connect, connector);
     cfg.ping_interval = None;
     if let Some(wait) = hold {
         cfg.hosts.hold_first_attempt(wait);
@@ -175,7 +201,7 @@ pub(super) async fn respond(end: &ServerEnd, id: RequestId, outcome: Result<Valu
 
 /// Sends one request and returns the whole answer (result or error), skipping
 /// notifications, which are returned beside it.
-async fn ask(
+pub(super) async fn ask(
     w: &mut (impl AsyncWriteExt + Unpin),
     r: &mut tokio::io::Lines<BufReader<impl tokio::io::AsyncRead + Unpin>>,
     id: i64,
@@ -449,7 +475,7 @@ async fn progress_reaches_the_host_and_its_cancel_reaches_the_server() {
 }
 
 /// Waits (paused time, bounded) until the upstream received `what`.
-async fn seen_upstream(calls: &Calls, what: &str) {
+pub(super) async fn seen_upstream(calls: &Calls, what: &str) {
     let seen = async {
         while !calls.lock().unwrap().iter().any(|c| c == what) {
             tokio::time::sleep(Duration::from_millis(1)).await;

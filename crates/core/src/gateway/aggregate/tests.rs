@@ -37,3 +37,174 @@ fn instructions_past_the_cap_are_cut_on_a_character_and_say_so() {
     assert!(cut.ends_with("[the servers' instructions were cut here]"));
     assert_eq!(cap("short".to_owned(), 5), "short");
 }
+
+mod sessions {
+    //! Aggregated sessions over in-process servers on a paused clock: what the per-server
+    //! gateway guarantees holds per server behind one endpoint.
+
+    use super::super::AggregateOptions;
+    use crate::gateway::tests::{Calls, ask, seen_upstream, upstream_named};
+    use crate::gateway::{GatewayOptions, serve_session, start_aggregate};
+    use crate::supervisor::Supervisor;
+    use serde_json::{Value, json};
+    use std::sync::Arc;
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+    type Host = (
+        WriteHalf<DuplexStream>,
+        tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    );
+
+    fn aggregate(servers: &[Arc<Supervisor>]) -> Host {
+        let (host, gw) = tokio::io::duplex(1 << 16);
+        let (gw_read, gw_write) = tokio::io::split(gw);
+        let options = GatewayOptions {
+            request_wait: Duration::from_secs(5),
+            ..GatewayOptions::default()
+        };
+        let servers = servers
+            .iter()
+            .map(|s| (s.clone(), options.clone()))
+            .collect();
+        let session = start_aggregate(servers, AggregateOptions::default());
+        tokio::spawn(serve_session(session, gw_read, gw_write));
+        let (host_read, host_write) = tokio::io::split(host);
+        (host_write, BufReader::new(host_read).lines())
+    }
+
+    fn names(list: &Value) -> Vec<String> {
+        let mut names: Vec<String> = list["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn list_changes(notes: &[Value]) -> usize {
+        notes
+            .iter()
+            .filter(|n| n["method"] == "notifications/tools/list_changed")
+            .count()
+    }
+
+    /// Reads what the host is sent until it has seen `want` list_changed notifications
+    /// (the clock is paused: the debounce passes as soon as nothing else can run).
+    async fn until_list_changes(host: &mut Host, seen: &mut Vec<Value>, want: usize) {
+        let read = async {
+            while list_changes(seen) < want {
+                let line = host
+                    .1
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("the session is open");
+                seen.push(serde_json::from_str(&line).unwrap());
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .unwrap_or_else(|_| panic!("{want} tools/list_changed never came: {seen:?}"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn subscriptions_progress_and_notifications_go_per_server() {
+        let (a_calls, b_calls) = (Calls::default(), Calls::default());
+        let alpha = Arc::new(upstream_named("alpha", a_calls.clone(), &[]));
+        let beta = Arc::new(upstream_named("beta", b_calls.clone(), &["prog", "notify"]));
+        let mut host = aggregate(&[alpha.clone(), beta.clone()]);
+        let (w, r) = (&mut host.0, &mut host.1);
+        let (init, _) = ask(w, r, 1, "initialize", json!({})).await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "lifeline", "{init}");
+        let instructions = init["result"]["instructions"].as_str().unwrap();
+        assert!(instructions.contains("[alpha] hi") && instructions.contains("[beta] hi"));
+        let (list, _) = ask(w, r, 2, "tools/list", json!({})).await;
+        let all = [
+            "alpha__die",
+            "alpha__echo",
+            "alpha__peek",
+            "beta__die",
+            "beta__echo",
+            "beta__notify",
+            "beta__peek",
+            "beta__prog",
+        ];
+        assert_eq!(names(&list), all);
+
+        // A subscription reaches its own server under its own URI, and is made again when
+        // that server reconnects.
+        let uri = json!({"uri": "lifeline://alpha/file:///a"});
+        let (ok, _) = ask(w, r, 3, "resources/subscribe", uri).await;
+        assert_eq!(ok["result"], json!({}), "{ok}");
+        seen_upstream(&a_calls, "resources/subscribe file:///a@1").await;
+        ask(w, r, 4, "tools/call", json!({"name": "alpha__die"})).await;
+        seen_upstream(&a_calls, "resources/subscribe file:///a@2").await;
+        assert!(
+            !b_calls
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|c| c.starts_with("resources/")),
+            "beta heard nothing of it"
+        );
+
+        // Progress comes under the host's token, before the answer.
+        let params = json!({"name": "beta__prog", "_meta": {"progressToken": "t-1"}});
+        let (done, notes) = ask(w, r, 5, "tools/call", params).await;
+        assert_eq!(done["result"]["content"][0]["text"], "prog@1", "{done}");
+        let progress: Vec<&Value> = notes
+            .iter()
+            .filter(|n| n["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 2, "{notes:?}");
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["params"]["progressToken"] == "t-1")
+        );
+
+        // A server's resource notification names the resource by its host URI.
+        let (_, mut notes) = ask(w, r, 6, "tools/call", json!({"name": "beta__notify"})).await;
+        let (_, more) = ask(w, r, 7, "ping", json!({})).await;
+        notes.extend(more);
+        let updated = notes
+            .iter()
+            .find(|n| n["method"] == "notifications/resources/updated")
+            .unwrap_or_else(|| panic!("{notes:?}"));
+        assert_eq!(updated["params"]["uri"], "lifeline://beta/file:///a");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_host_hears_once_per_burst_when_a_server_leaves_and_comes_back() {
+        let alpha = Arc::new(upstream_named("alpha", Calls::default(), &[]));
+        let beta = Arc::new(upstream_named("beta", Calls::default(), &[]));
+        let mut host = aggregate(&[alpha.clone(), beta.clone()]);
+        let mut id = 1;
+        ask(&mut host.0, &mut host.1, id, "initialize", json!({})).await;
+        id += 1;
+        let (list, _) = ask(&mut host.0, &mut host.1, id, "tools/list", json!({})).await;
+        assert_eq!(names(&list).len(), 6);
+
+        let mut seen = Vec::new();
+        beta.disable();
+        until_list_changes(&mut host, &mut seen, 1).await;
+        id += 1;
+        let (list, notes) = ask(&mut host.0, &mut host.1, id, "tools/list", json!({})).await;
+        seen.extend(notes);
+        assert_eq!(names(&list), ["alpha__die", "alpha__echo", "alpha__peek"]);
+        assert_eq!(list_changes(&seen), 1, "one for the burst: {seen:?}");
+
+        beta.enable();
+        until_list_changes(&mut host, &mut seen, 2).await;
+        id += 1;
+        let (list, notes) = ask(&mut host.0, &mut host.1, id, "tools/list", json!({})).await;
+        seen.extend(notes);
+        // Back on its second generation, which lists one more tool.
+        assert_eq!(names(&list).len(), 7, "beta is back: {list}");
+        assert!(names(&list).contains(&"beta__extra".to_owned()), "{list}");
+        assert_eq!(list_changes(&seen), 2, "{seen:?}");
+    }
+}
