@@ -530,3 +530,62 @@ async fn a_search_profile_shows_three_meta_tools_that_find_and_call_every_tool()
     host.close().await;
     assert_eq!(echoed(&a.log), ["direct"]);
 }
+
+#[tokio::test]
+async fn a_stateless_upstream_gets_mcp_name_matching_the_tools_own_name() {
+    let dir = TempDirGuard::new("aggregate");
+    let fx = crate::support::stateless_fixture(json!({})).await;
+    let path = config(&dir, json!({ "state": { "url": fx.url } }));
+    let mut host = RawHost::start(&path, dir.path(), &[]);
+    host.initialize("claude-code").await;
+    assert!(host.tool_names().await.contains(&"state__echo".to_owned()));
+    // The fixture refuses (-32020) a call whose Mcp-Name header differs from params.name.
+    let echo = host.call("state__echo", json!({"text": "named"})).await;
+    assert_eq!(text(&echo), "named", "{echo}");
+    let calls = received(&read_log(&fx.log), "tools/call");
+    assert!(
+        calls.iter().any(|e| e["params"]["name"] == "echo"),
+        "the server got its own name: {calls:?}"
+    );
+    host.close().await;
+}
+
+#[tokio::test]
+async fn names_fit_every_hosts_budget() {
+    let dir = TempDirGuard::new("aggregate");
+    let a = stdio_fixture(&json!({}));
+    let long = "a-server-with-a-name-long-enough-to-need-shortening-everywhere";
+    let path = config(
+        &dir,
+        json!({ long: { "command": a.program, "args": a.args } }),
+    );
+    // (the host, the length its own prefix adds for the entry `lifeline`, its limit)
+    for (client, prefix, limit) in [
+        ("claude-code", "mcp__lifeline__".len(), 64),
+        ("claude-ai", "mcp__lifeline__".len(), 64),
+        ("cursor-vscode", "lifeline".len(), 59),
+        ("Visual Studio Code", "mcp_lifeline_".len(), 64),
+        ("codex-mcp-client", "mcp__lifeline__".len(), 64),
+        ("some-new-host", "mcp__lifeline__".len(), 64),
+    ] {
+        let mut host = RawHost::start(&path, dir.path(), &[]);
+        host.initialize(client).await;
+        let names = host.tool_names().await;
+        assert_eq!(names.len(), 10, "{client}: {names:?}");
+        for name in &names {
+            assert!(prefix + name.len() <= limit, "{client}: {name} is too long");
+        }
+        assert_eq!(
+            text(
+                &host
+                    .call(
+                        names.iter().find(|n| n.contains("echo")).unwrap(),
+                        json!({"text": client})
+                    )
+                    .await
+            ),
+            client
+        );
+        host.close().await;
+    }
+}
