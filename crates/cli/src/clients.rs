@@ -1,9 +1,12 @@
-//! `lifeline clients list|connect|restore`: route an AI client's servers through
-//! `lifeline connect NAME` and undo it. The planning, backup and restore live in
+//! `lifeline clients list|connect|restore|show`: route an AI client's servers through
+//! `lifeline connect NAME`, or put them behind one entry serving a profile, undo it, and
+//! show what the client sees through Lifeline. The planning, backup and restore live in
 //! `lifeline_core::config::clients`; this prints what they did.
 
 mod connect;
 mod list;
+mod reach;
+mod show;
 
 use crate::output::{EXIT_OK, Out};
 use clap::Subcommand;
@@ -13,6 +16,7 @@ use lifeline_core::config::clients::{Choice, Client, ClientError, backup};
 use lifeline_core::redact::Redactor;
 use serde_json::json;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum ClientsCommand {
@@ -21,7 +25,8 @@ pub enum ClientsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Rewrite a client's config so the chosen servers go through `lifeline connect NAME`
+    /// Rewrite a client's config so the chosen servers go through `lifeline connect NAME`,
+    /// or so one entry serves a profile in place of the servers it serves
     Connect {
         /// claude-desktop | claude-code | cursor | vscode
         client: String,
@@ -31,6 +36,13 @@ pub enum ClientsCommand {
         /// Every server of the client that Lifeline can run
         #[arg(long, conflicts_with = "servers")]
         all: bool,
+        /// One entry running `lifeline connect --profile P` in place of the servers profile P
+        /// serves (`default`: every server)
+        #[arg(long, value_name = "P", conflicts_with_all = ["servers", "all"])]
+        profile: Option<String>,
+        /// With --profile: the name of that entry in the client's config (default: lifeline)
+        #[arg(long, requires = "profile")]
+        entry: Option<String>,
         /// Print the diff and write nothing
         #[arg(long)]
         dry_run: bool,
@@ -56,15 +68,42 @@ pub enum ClientsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What a client sees through Lifeline: each profile's tools under the names it gets,
+    /// their estimated tokens, and the client's tool limit
+    Show {
+        /// claude-desktop | claude-code | cursor | vscode
+        client: String,
+        /// This profile (default: the profile of each of the client's Lifeline entries, else
+        /// `default`)
+        #[arg(long, value_name = "P")]
+        profile: Option<String>,
+        /// The name of Lifeline's entry in the client's config (default: as its entry says,
+        /// else lifeline)
+        #[arg(long)]
+        entry: Option<String>,
+        /// Lifeline's config (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The client's config file (default: where the client keeps it)
+        #[arg(long)]
+        client_config: Option<PathBuf>,
+        /// How long each server has to connect and list its tools, e.g. 20s, 1m
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "20s")]
+        timeout: Duration,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
-pub fn run(command: ClientsCommand) -> i32 {
+pub async fn run(command: ClientsCommand) -> i32 {
     match command {
         ClientsCommand::List { json } => list::list(&out(json)),
         ClientsCommand::Connect {
             client,
             servers,
             all,
+            profile,
+            entry,
             dry_run,
             config,
             client_config,
@@ -77,6 +116,8 @@ pub fn run(command: ClientsCommand) -> i32 {
             };
             let args = connect::ConnectArgs {
                 choice,
+                profile,
+                entry,
                 dry_run,
                 config,
                 client_config,
@@ -93,6 +134,28 @@ pub fn run(command: ClientsCommand) -> i32 {
         } => with_client(&client, &out(json), |c, out| {
             restore(c, force, client_config.as_deref(), out)
         }),
+        ClientsCommand::Show {
+            client,
+            profile,
+            entry,
+            config,
+            client_config,
+            timeout,
+            json,
+        } => match Client::parse(&client) {
+            Ok(client) => {
+                let args = show::ShowArgs {
+                    client,
+                    profile,
+                    entry,
+                    config,
+                    client_config,
+                    timeout,
+                };
+                show::show(&args, out(json)).await
+            }
+            Err(e) => out(json).error(&Error::from(e)),
+        },
     }
 }
 

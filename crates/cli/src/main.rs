@@ -236,7 +236,7 @@ async fn run(cli: Cli) -> i32 {
             json,
         } => import::run(&from, config.as_deref(), dry_run, json),
         Command::Conformance { url } => conformance::run(&url).await,
-        Command::Clients { command } => clients::run(command),
+        Command::Clients { command } => clients::run(command).await,
         Command::Secrets { command } => secrets::run(command),
         Command::Login {
             name,

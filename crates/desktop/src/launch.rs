@@ -167,16 +167,8 @@ pub(crate) fn serve_socket(core: &Arc<Core>, guard: Guard) {
     let lines = Arc::downgrade(core);
     // `lifeline connect NAME` bridges attach to this app's supervisors.
     let on_attach: instance::OnAttach = Arc::new(move |request| {
-        let core = attaches.upgrade();
-        Box::pin(async move {
-            match core {
-                Some(core) => core.state.attach(&request).await,
-                None => Err((
-                    lifeline_core::gateway::attach::Refusal::Closing,
-                    "the app is stopping".into(),
-                )),
-            }
-        })
+        let core = attaches.clone();
+        Box::pin(async move { crate::serve::attach(&core, &request).await })
     });
     let on_line: instance::OnLine = Arc::new(move |line, reader| {
         let core = lines.upgrade();

@@ -11,9 +11,10 @@
 use crate::Core;
 use crate::error::ErrorView;
 use lifeline_core::config::ServeSettings;
-use lifeline_core::gateway::Target;
+use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::http::{self, Auth, Endpoint, Resolve, Tokens};
+use lifeline_core::gateway::{self, Target};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Weak;
@@ -160,21 +161,47 @@ pub fn start(core: &Arc<Core>, settings: ServeSettings) {
 /// Each host session is attached to the app's supervisor as a `lifeline connect` bridge is.
 pub fn resolver(core: Weak<Core>) -> Resolve {
     Arc::new(move |target: Target| {
-        let core = core.upgrade();
+        let core = core.clone();
         Box::pin(async move {
-            match core {
-                Some(core) => {
-                    core.state
-                        .attach(&Request {
-                            target,
-                            config: None,
-                        })
-                        .await
-                }
-                None => Err((Refusal::Closing, "the app is stopping".into())),
-            }
+            let request = Request {
+                target,
+                config: None,
+            };
+            attach(&core, &request).await
         })
     })
+}
+
+/// What serves a bridge's or an HTTP host's request from the app (`AppState::attach`); an
+/// aggregated session follows the app's config (a server added to the profile joins it,
+/// one removed leaves it). Holds the core weakly.
+pub async fn attach(
+    core: &Weak<Core>,
+    request: &Request,
+) -> Result<gateway::Served, (Refusal, String)> {
+    let Some(strong) = core.upgrade() else {
+        return Err((Refusal::Closing, "the app is stopping".into()));
+    };
+    let mut served = strong.state.attach(request).await?;
+    if let (gateway::Served::Aggregate(_, options), Target::Profile(profile)) =
+        (&mut served, &request.target)
+    {
+        let (weak, profile) = (core.clone(), profile.clone());
+        let current: aggregate::Current = Arc::new(move || {
+            let (weak, profile) = (weak.clone(), profile.clone());
+            Box::pin(async move {
+                match weak.upgrade() {
+                    Some(core) => core.state.profile_servers(&profile).await,
+                    None => Vec::new(),
+                }
+            })
+        });
+        options.members = Some(aggregate::Members {
+            changed: strong.state.changes(),
+            current,
+        });
+    }
+    Ok(served)
 }
 
 #[cfg(test)]

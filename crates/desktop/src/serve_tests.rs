@@ -222,3 +222,56 @@ fn a_port_another_program_holds_is_said_to_the_ui() {
     );
     drop(taken);
 }
+
+/// A profile attached to the app follows its config: a server added to the file (and so to
+/// the `default` profile) is among the servers the session is told of.
+#[test]
+fn an_attached_profile_follows_the_apps_config() {
+    let (_dir, state) = crate::test_support::state_with_file(
+        r#"{"mcpServers": {"notes": {"command": "/nonexistent/lifeline-app-test", "disabled": true}}}"#,
+    );
+    let core = crate::test_support::core_with(state);
+    let weak = Arc::downgrade(&core);
+    let request = Request {
+        target: Target::Profile("default".into()),
+        config: None,
+    };
+    crate::test_support::block_on(async {
+        let served = attach(&weak, &request).await.expect("the default profile");
+        let gateway::Served::Aggregate(servers, options) = served else {
+            panic!("an aggregated session");
+        };
+        assert!(servers.is_empty(), "the only server is disabled");
+        let members = options.members.expect("it follows the config");
+        let mut changed = members.changed.clone();
+        changed.borrow_and_update();
+        let form = crate::state::config::edit::ServerForm {
+            name: "more".into(),
+            transport: "stdio".into(),
+            command: "/nonexistent/lifeline-app-test-2".into(),
+            args: vec![],
+            env: vec![],
+            cwd: None,
+            url: String::new(),
+            headers: vec![],
+            disabled: false,
+        };
+        core.state.server_add(form).await.expect("added");
+        tokio::time::timeout(PATIENCE, changed.changed())
+            .await
+            .expect("the config's change is told")
+            .unwrap();
+        let now = (members.current)().await;
+        let names: Vec<&str> = now.iter().map(|(s, _)| s.name()).collect();
+        assert_eq!(names, ["more"]);
+    });
+    let unknown = Request {
+        target: Target::Profile("nope".into()),
+        config: None,
+    };
+    let refused = crate::test_support::block_on(attach(&weak, &unknown));
+    let Err((Refusal::Unknown, message)) = refused else {
+        panic!("an unknown profile is refused");
+    };
+    assert!(message.contains("there is no profile `nope`"), "{message}");
+}

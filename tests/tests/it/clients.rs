@@ -1,6 +1,8 @@
 //! `lifeline clients`: the real binary rewrites a client's file in a scratch home — dry runs
 //! write nothing, a connect backs up and imports, restore round-trips byte for byte and
-//! refuses over later edits unless forced, and no secret is ever printed.
+//! refuses over later edits unless forced, and no secret is ever printed; `connect
+//! --profile` puts one entry in place of a profile's servers, and `show` lists what the
+//! client sees through it.
 
 use crate::cli::{CliRun, lifeline_bin, lifeline_with_env};
 use crate::support::TempDirGuard;
@@ -53,7 +55,7 @@ impl Home {
         let ours = self.ours().display().to_string();
         let mut all = vec!["clients"];
         all.extend_from_slice(args);
-        if args.first() == Some(&"connect") {
+        if matches!(args.first(), Some(&"connect" | &"show")) {
             all.extend(["--config", ours.as_str()]);
         }
         self.run(&all).await
@@ -413,4 +415,176 @@ async fn clients_the_rewritten_entry_starts_a_working_gateway() {
         .expect("a call through the gateway");
     assert_eq!(echo["content"][0]["text"], "via lifeline");
     session.close().await;
+}
+
+/// Lifeline's config with `fs` and profile `coding` (`fs` and every `g…` server).
+fn write_coding(home: &Home) {
+    let ours = json!({
+        "mcpServers": { "fs": { "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] } },
+        "lifeline": { "profiles": { "coding": { "servers": ["fs", "g*"] } } }
+    });
+    std::fs::write(home.ours(), ours.to_string()).unwrap();
+}
+
+#[tokio::test]
+async fn clients_connect_a_profile_puts_one_entry_in_place_of_its_servers() {
+    let home = Home::new("clients-profile");
+    let file = write_cursor(&home);
+    write_coding(&home);
+
+    // An unknown profile is refused, naming the profiles there are; nothing is written.
+    let unknown = home
+        .clients(&["connect", "cursor", "--profile", "writing"])
+        .await;
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("its profiles are: default, coding"),
+        "{unknown:?}"
+    );
+    assert_eq!(read(&file), cursor_text());
+
+    let run = home
+        .clients(&["connect", "cursor", "--profile", "coding"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+    no_secret(&run);
+    let ours = home.ours().display().to_string();
+    let exe = std::fs::canonicalize(lifeline_bin()).unwrap();
+    let v: Value = serde_json::from_str(&read(&file)).unwrap();
+    assert_eq!(
+        v["mcpServers"],
+        json!({
+            "lifeline": { "command": exe.display().to_string(), "args": [
+                "connect", "--profile", "coding", "--client", "cursor", "--entry", "lifeline",
+                "--config", ours] },
+            "left": { "command": "left-alone" },
+        })
+    );
+    assert_eq!(v["x-unknown"], json!({ "kept": true }));
+    for line in [
+        "entry mcpServers.lifeline: runs `lifeline connect --profile coding --client cursor \
+         --entry lifeline`",
+        "removed mcpServers.fs: server fs is served behind `lifeline` (profile coding)\n",
+        "removed mcpServers.gh: server gh is served behind `lifeline` (profile coding); \
+         imported into Lifeline's config first",
+        "unchanged mcpServers.left: profile coding does not serve it",
+        "-    \"gh\": {",
+        "+    \"lifeline\": {",
+    ] {
+        assert!(run.stdout.contains(line), "{line:?} in {run:?}");
+    }
+    // Nothing lost: the server taken out is in Lifeline's config, with its secret.
+    let imported: Value = serde_json::from_str(&read(&home.ours())).unwrap();
+    assert_eq!(imported["mcpServers"]["gh"]["env"]["GITHUB_TOKEN"], CANARY);
+
+    // A second connect changes nothing; restore puts the file back byte for byte.
+    let again = home
+        .clients(&["connect", "cursor", "--profile", "coding"])
+        .await;
+    assert!(again.stdout.contains("nothing to change"), "{again:?}");
+    assert_eq!(home.backups().len(), 1);
+    let restore = home.clients(&["restore", "cursor"]).await;
+    assert_eq!(restore.code, 0, "{restore:?}");
+    assert_eq!(read(&file), cursor_text(), "byte for byte");
+}
+
+/// A server name long enough that its tools' names must be shortened at every host.
+const LONG: &str = "a-server-with-a-name-long-enough-to-need-shortening";
+
+#[tokio::test]
+async fn clients_show_lists_the_tools_tokens_shortened_names_and_unreachable_servers() {
+    let home = Home::new("clients-show");
+    let fx = crate::support::stdio_fixture(&json!({}));
+    let ours = json!({
+        "mcpServers": {
+            "fixture": { "command": fx.program, "args": fx.args },
+            LONG: { "command": fx.program, "args": fx.args },
+            "broken": { "command": home.path().join("no-such-server").display().to_string() },
+        },
+        "lifeline": { "profiles": { "coding": {
+            "tools": { "fixture": { "exclude": ["crash"] } } } } }
+    });
+    std::fs::write(home.ours(), ours.to_string()).unwrap();
+    let file = home.path().join(".cursor").join("mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "{\n  \"mcpServers\": {}\n}\n").unwrap();
+    let run = home
+        .clients(&["connect", "cursor", "--profile", "coding"])
+        .await;
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // The profile its entry serves, each tool under the name Cursor gets.
+    let show = home.clients(&["show", "cursor"]).await;
+    assert_eq!(show.code, 0, "{show:?}");
+    let out = &show.stdout;
+    assert!(
+        out.contains(
+            "profile coding (as mcpServers.lifeline serves it): names for cursor, at \
+                      most 51 characters with entry `lifeline`"
+        ),
+        "{show:?}"
+    );
+    assert!(out.contains("\n  fixture__echo\n"), "{show:?}");
+    let crash = out.lines().find(|l| l.contains("fixture__crash")).unwrap();
+    assert!(crash.ends_with("filtered out by the profile"), "{crash}");
+    let shortened = out
+        .lines()
+        .find(|l| l.contains(&format!("echo of {LONG}: shortened: the whole name has")))
+        .unwrap_or_else(|| panic!("a shortened name with its reason: {show:?}"));
+    assert!(!shortened.contains(&format!("{LONG}__echo")), "{shortened}");
+    assert!(
+        out.contains("  broken: cannot connect, its tools are unknown and not counted: "),
+        "{show:?}"
+    );
+    let totals = out.lines().last().unwrap();
+    assert!(totals.contains(" tools listed · about "), "{totals}");
+    assert!(
+        totals.ends_with("within the 40 tools cursor handles"),
+        "{totals}"
+    );
+
+    // --json: the preview itself, and the server that could not be reached.
+    let json = home.clients(&["show", "cursor", "--json"]).await;
+    let o = json.outcome();
+    let p = &o["result"]["profiles"][0];
+    assert_eq!(p["field"], "mcpServers.lifeline");
+    assert_eq!(p["preview"]["profile"], "coding");
+    assert_eq!(p["preview"]["client"], "cursor");
+    assert!(p["preview"]["tokens"].as_u64().unwrap() > 100, "{p}");
+    let listed = p["preview"]["listed"].as_u64().unwrap();
+    let tools = p["preview"]["tools"].as_array().unwrap();
+    assert_eq!(
+        tools.len() as u64,
+        listed + 1,
+        "every tool but crash is listed"
+    );
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["server"] == LONG && t["changed"].as_str().is_some()),
+        "{p}"
+    );
+    assert_eq!(p["unreachable"][0]["server"], "broken");
+    assert_eq!(p["unreachable"][0]["error"]["kind"], "spawn");
+
+    // A long entry name leaves less room: a short server's names are shortened too.
+    let entry = "an-entry-name-of-forty-characters-long-x";
+    let long_entry = home
+        .clients(&["show", "cursor", "--profile", "default", "--entry", entry])
+        .await;
+    assert_eq!(long_entry.code, 0, "{long_entry:?}");
+    assert!(
+        long_entry.stdout.contains(
+            "list_changed of fixture: shortened: the whole name has 21 characters, over \
+             this host's 19"
+        ),
+        "{long_entry:?}"
+    );
+    let unknown = home.clients(&["show", "cursor", "--profile", "nope"]).await;
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("its profiles are: default, coding"),
+        "{unknown:?}"
+    );
 }

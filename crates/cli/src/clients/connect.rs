@@ -1,28 +1,36 @@
 //! `lifeline clients connect CLIENT`: plan routing the chosen servers through `lifeline
-//! connect NAME` (`config::clients::plan`), carry it out (`config::clients::apply`) unless
-//! `--dry-run`, and print the diff and what was done.
+//! connect NAME` (`config::clients::plan`), or with `--profile P` one entry serving P in
+//! place of the servers it serves (`config::clients::profile`), carry it out
+//! (`config::clients::apply`) unless `--dry-run`, and print the diff and what was done.
 
 use super::{client_file, state_path};
 use crate::output::{EXIT_OK, EXIT_USAGE, Out};
 use lifeline_core::Error;
 use lifeline_core::config;
 use lifeline_core::config::clients::apply::{Applied, ClientFile, apply, read_ours};
+use lifeline_core::config::clients::profile::{
+    DEFAULT_ENTRY, ProfileRequest, plan_profile, profile_of,
+};
 use lifeline_core::config::clients::{self, Choice, Client, Plan, Request};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 pub struct ConnectArgs {
     pub choice: Choice,
+    /// One entry serving this profile instead of an entry per server.
+    pub profile: Option<String>,
+    /// That entry's name.
+    pub entry: Option<String>,
     pub dry_run: bool,
     pub config: Option<PathBuf>,
     pub client_config: Option<PathBuf>,
 }
 
 pub fn connect(client: Client, args: &ConnectArgs, out: &Out) -> i32 {
-    if args.choice == Choice::Named(Vec::new()) {
+    if args.profile.is_none() && args.choice == Choice::Named(Vec::new()) {
         out.note(&format!(
-            "error: name the servers to route with --server NAME, or pass --all (see `lifeline \
-             clients list` for {}'s servers)",
+            "error: name the servers to route with --server NAME, pass --all, or put them \
+             behind one entry with --profile P (see `lifeline clients list` for {}'s servers)",
             client.id()
         ));
         return EXIT_USAGE;
@@ -62,16 +70,31 @@ pub fn connect(client: Client, args: &ConnectArgs, out: &Out) -> i32 {
             )));
         }
     };
-    let request = Request {
-        client,
-        path: &path,
-        text: &text,
-        choice: &args.choice,
-        lifeline: &ours,
-        command: &command,
-        config_arg,
+    let entry = args.entry.as_deref().unwrap_or(DEFAULT_ENTRY);
+    let planned = match &args.profile {
+        None => clients::plan(&Request {
+            client,
+            path: &path,
+            text: &text,
+            choice: &args.choice,
+            lifeline: &ours,
+            command: &command,
+            config_arg,
+        }),
+        Some(name) => profile_of(&ours, name).and_then(|profile| {
+            plan_profile(&ProfileRequest {
+                client,
+                path: &path,
+                text: &text,
+                profile: &profile,
+                entry,
+                lifeline: &ours,
+                command: &command,
+                config_arg,
+            })
+        }),
     };
-    let plan = match clients::plan(&request) {
+    let plan = match planned {
         Ok(p) => p,
         Err(e) => return out.error(&Error::from(e)),
     };
@@ -100,6 +123,8 @@ pub fn connect(client: Client, args: &ConnectArgs, out: &Out) -> i32 {
         path: &path,
         ours_path: &ours_path,
         dry_run: args.dry_run,
+        profile: args.profile.as_deref(),
+        entry,
     };
     print_connect(&out, &shown, &plan, applied.as_ref());
     EXIT_OK
@@ -111,6 +136,9 @@ struct Shown<'a> {
     path: &'a Path,
     ours_path: &'a Path,
     dry_run: bool,
+    /// With `--profile`: the profile and its entry's name.
+    profile: Option<&'a str>,
+    entry: &'a str,
 }
 
 /// What `connect` planned and did: the diff, what stays and why, what was imported.
@@ -140,15 +168,24 @@ fn print_connect(out: &Out, shown: &Shown, plan: &Plan, applied: Option<&Applied
             .iter()
             .map(|(f, why)| json!({ "field": f, "reason": why }))
             .collect();
+        let removed: Vec<Value> = plan
+            .removed
+            .iter()
+            .map(|r| json!({ "field": r.field, "server": r.name }))
+            .collect();
         out.json_line(&json!({ "ok": true, "result": {
             "client": client.id(), "path": path, "config": ours_path, "dry_run": shown.dry_run,
-            "routed": routed, "unchanged": unchanged, "import": to_import,
+            "profile": shown.profile, "entry": shown.profile.map(|_| shown.entry),
+            "routed": routed, "removed": removed, "unchanged": unchanged, "import": to_import,
             "backup": backup_path, "diff": plan.diff,
         }}));
         return;
     }
     if !plan.diff.is_empty() {
         out.line(plan.diff.trim_end_matches('\n'));
+    }
+    if let Some(profile) = shown.profile {
+        print_profile(out, shown, profile, plan);
     }
     for (field, why) in &plan.unchanged {
         out.line(&format!("unchanged {field}: {why}"));
@@ -183,6 +220,36 @@ fn print_connect(out: &Out, shown: &Shown, plan: &Plan, applied: Option<&Applied
             path.display(),
             client.id(),
             client.id()
+        ));
+    }
+}
+
+/// What `--profile` does besides the diff: the one entry, and each entry it replaces.
+fn print_profile(out: &Out, shown: &Shown, profile: &str, plan: &Plan) {
+    let kind = shown.client.id();
+    let entry = shown.entry;
+    for r in &plan.routed {
+        out.line(&format!(
+            "entry {}: runs `lifeline connect --profile {profile} --client {kind} --entry \
+             {entry}`",
+            r.field
+        ));
+    }
+    let imported: Vec<&str> = plan
+        .import
+        .servers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    for r in &plan.removed {
+        let first = if imported.contains(&r.name.as_str()) {
+            "; imported into Lifeline's config first"
+        } else {
+            ""
+        };
+        out.line(&format!(
+            "removed {}: server {} is served behind `{entry}` (profile {profile}){first}",
+            r.field, r.name
         ));
     }
 }

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 /// Answers `r` unless the host cancelled it (then, as the spec asks, nothing is sent).
 pub(super) async fn answer(shared: &Shared, r: Request, cancel: watch::Receiver<bool>) {
-    let up = shared.upstream();
+    let up = &shared.upstream();
     let outcome = match r.method.as_str() {
         "initialize" => {
             let answer = initialize(up, r.params.as_ref()).await;
@@ -159,7 +159,7 @@ async fn initialize(up: &Upstream, params: Option<&Value>) -> Result<Value, RpcE
 /// The supervisor's tool list (stale while reconnecting, which is what the host wants);
 /// an empty one waits for ready first.
 async fn tools_list(shared: &Shared) -> Result<Value, RpcError> {
-    let up = shared.upstream();
+    let up = &shared.upstream();
     let sup = &up.supervisor;
     if sup.tools().is_empty() {
         let wait = up.options.request_wait;

@@ -215,25 +215,40 @@ pub(super) fn attach(shared: &Shared, params: Option<&Value>) {
         .filter(|c| c.is_object())
         .cloned()
         .unwrap_or_else(|| json!({}));
-    for up in &shared.upstreams {
-        *up.host.capabilities.lock().expect("caps lock") = caps.clone();
-        let mut key = up.host.key.lock().expect("key lock");
-        if key.is_none() {
-            let link: Arc<dyn Host> = up.host.clone();
-            *key = Some(up.supervisor.hosts().attach(link));
-        }
+    *shared.host_capabilities.lock().expect("caps lock") = Some(caps);
+    for up in shared.upstreams().iter() {
+        attach_one(shared, up);
+    }
+}
+
+/// Attaches the host to one server with the capabilities its `initialize` declared (a
+/// server that joins an aggregated session later); nothing before the host initialized.
+pub(crate) fn attach_one(shared: &Shared, up: &Upstream) {
+    let Some(caps) = shared.host_capabilities.lock().expect("caps lock").clone() else {
+        return;
+    };
+    *up.host.capabilities.lock().expect("caps lock") = caps;
+    let mut key = up.host.key.lock().expect("key lock");
+    if key.is_none() {
+        let link: Arc<dyn Host> = up.host.clone();
+        *key = Some(up.supervisor.hosts().attach(link));
     }
 }
 
 /// Detaches the host when its session ends; the servers' requests still waiting for it
 /// fail at once ("the host went away").
 pub(super) fn detach(shared: &Shared) {
-    for up in &shared.upstreams {
-        if let Some(key) = up.host.key.lock().expect("key lock").take() {
-            up.supervisor.hosts().detach(key);
-        }
+    for up in shared.upstreams().iter() {
+        detach_one(up);
     }
     shared.asked.waiting.lock().expect("waiting lock").clear();
+}
+
+/// Detaches the host from one server (one that left an aggregated session).
+pub(crate) fn detach_one(up: &Upstream) {
+    if let Some(key) = up.host.key.lock().expect("key lock").take() {
+        up.supervisor.hosts().detach(key);
+    }
 }
 
 /// After the host's `initialize` found the server ready: when the live generation was
@@ -267,7 +282,7 @@ pub(super) async fn reinitialize(up: &Upstream) {
 /// every server (one that asks for roots again gets the host's new list).
 pub(super) fn notification(shared: &Shared, method: &str, params: Option<Value>) {
     if method == "notifications/roots/list_changed" {
-        for up in &shared.upstreams {
+        for up in shared.upstreams().iter() {
             let supervisor = up.supervisor.clone();
             let (method, params) = (method.to_owned(), params.clone());
             tokio::spawn(async move {

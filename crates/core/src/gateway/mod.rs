@@ -22,7 +22,7 @@ pub mod aggregate;
 pub mod attach;
 mod errors;
 mod forward;
-mod host_requests;
+pub(crate) mod host_requests;
 pub mod hosts;
 pub mod http;
 pub mod names;
@@ -112,6 +112,9 @@ pub(crate) struct Upstream {
     pub(crate) host: Arc<host_requests::HostLink>,
     /// This session's host as the dashboard sees it, when the options record hosts.
     pub(crate) recorder: Option<hosts::HostRecorder>,
+    /// Its tasks in the session (`spawn_tasks`), ended with the session or when the server
+    /// leaves it.
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Upstream {
@@ -137,6 +140,25 @@ impl Upstream {
             subscriptions: Mutex::default(),
             host,
             recorder,
+            tasks: Mutex::default(),
+        }
+    }
+
+    /// Starts its tasks in `shared`'s session: its notifications to the host, and its
+    /// subscriptions made again on each new generation.
+    pub(crate) fn spawn_tasks(self: &Arc<Self>, shared: &Arc<Shared>) {
+        let notes = tokio::spawn(notes::pass_on(shared.clone(), self.clone()));
+        let subs = tokio::spawn(subs::resubscribe(self.clone()));
+        self.tasks.lock().expect("tasks lock").extend([notes, subs]);
+    }
+
+    /// Ends its tasks, and waits until they are gone (with them their handles on the
+    /// supervisor).
+    pub(crate) async fn stop_tasks(&self) {
+        let tasks: Vec<_> = self.tasks.lock().expect("tasks lock").drain(..).collect();
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
         }
     }
 }
@@ -149,8 +171,11 @@ pub(crate) enum View {
 
 /// What the session's tasks share.
 pub(crate) struct Shared {
-    /// The servers this session serves.
-    pub(crate) upstreams: Vec<Arc<Upstream>>,
+    /// The servers this session serves (an aggregated session's change with the config:
+    /// `aggregate::follow`).
+    upstreams: std::sync::RwLock<Arc<Vec<Arc<Upstream>>>>,
+    /// Bumped when `upstreams` changed.
+    pub(crate) membership: watch::Sender<u64>,
     pub(crate) view: View,
     pub(crate) out: mpsc::UnboundedSender<Outgoing>,
     /// The tool set the host was last given (`tools/list`), and whether it was already
@@ -158,6 +183,8 @@ pub(crate) struct Shared {
     pub(crate) known: Mutex<Option<(ToolSet, bool)>>,
     /// The requests sent to the host, whichever server asked (`host_requests.rs`).
     pub(crate) asked: Arc<host_requests::Asked>,
+    /// The client capabilities of the host's `initialize`, once it sent one.
+    pub(crate) host_capabilities: Mutex<Option<Value>>,
 }
 
 impl Shared {
@@ -176,9 +203,20 @@ impl Shared {
         });
     }
 
+    /// The servers this session serves now.
+    pub(crate) fn upstreams(&self) -> Arc<Vec<Arc<Upstream>>> {
+        self.upstreams.read().expect("upstreams lock").clone()
+    }
+
+    /// Replaces the servers this session serves, telling whoever follows them.
+    pub(crate) fn set_upstreams(&self, upstreams: Vec<Arc<Upstream>>) {
+        *self.upstreams.write().expect("upstreams lock") = Arc::new(upstreams);
+        self.membership.send_modify(|n| *n += 1);
+    }
+
     /// The one server of a per-server session.
-    pub(crate) fn upstream(&self) -> &Arc<Upstream> {
-        &self.upstreams[0]
+    pub(crate) fn upstream(&self) -> Arc<Upstream> {
+        self.upstreams()[0].clone()
     }
 }
 
@@ -299,11 +337,13 @@ fn start_with(servers: Vec<(Arc<Supervisor>, GatewayOptions)>, view: View) -> Ho
         .map(|(supervisor, options)| Arc::new(Upstream::new(supervisor, options, &out, &asked)))
         .collect();
     let shared = Arc::new(Shared {
-        upstreams,
+        upstreams: std::sync::RwLock::new(Arc::new(upstreams)),
+        membership: watch::channel(0).0,
         view,
         out,
         known: Mutex::new(None),
         asked,
+        host_capabilities: Mutex::new(None),
     });
     let input = Input {
         tx,
@@ -320,16 +360,20 @@ fn start_with(servers: Vec<(Arc<Supervisor>, GatewayOptions)>, view: View) -> Ho
 /// The session loop: dispatches the host's messages until `input` closes, then cancels
 /// what is in flight (bounded) and ends every task of the session.
 async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
-    // The session's own tasks: the tools watcher, and per server its notifications and
-    // its subscriptions.
+    // The session's own tasks: the tools watcher (and an aggregate's following of its
+    // servers); each server's notifications and subscriptions are its own (`spawn_tasks`).
     let mut tasks: JoinSet<()> = JoinSet::new();
     match shared.view {
-        View::Server => tasks.spawn(watch_tools(shared.clone())),
-        View::Aggregate(_) => tasks.spawn(aggregate::watch_tools(shared.clone())),
+        View::Server => {
+            tasks.spawn(watch_tools(shared.clone()));
+        }
+        View::Aggregate(_) => {
+            tasks.spawn(aggregate::watch_tools(shared.clone()));
+            tasks.spawn(aggregate::follow(shared.clone()));
+        }
     };
-    for up in &shared.upstreams {
-        tasks.spawn(notes::pass_on(shared.clone(), up.clone()));
-        tasks.spawn(subs::resubscribe(up.clone()));
+    for up in shared.upstreams().iter() {
+        up.spawn_tasks(&shared);
     }
     let mut requests: JoinSet<()> = JoinSet::new();
     let mut cancels: HashMap<RequestId, watch::Sender<bool>> = HashMap::new();
@@ -356,7 +400,7 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
                     let id = r.id.clone();
                     match &shared.view {
                         View::Server => {
-                            let _busy = host_requests::busy(shared.upstream());
+                            let _busy = host_requests::busy(&shared.upstream());
                             forward::answer(&shared, r, cancel_rx).await;
                         }
                         // Marks busy the server the request is routed to.
@@ -394,6 +438,9 @@ async fn run(shared: Arc<Shared>, mut input: mpsc::UnboundedReceiver<Message>) {
     while requests.join_next().await.is_some() {}
     tasks.abort_all();
     while tasks.join_next().await.is_some() {}
+    for up in shared.upstreams().iter() {
+        up.stop_tasks().await;
+    }
     host_requests::detach(&shared);
     // Every clone of `shared` is gone with this, so the caller holds the only
     // `Arc<Supervisor>` it gave and can stop it.

@@ -8,7 +8,7 @@ use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::{GatewayOptions, Served, Target};
 use lifeline_core::redact::Redactor;
-use lifeline_core::supervisor::SupervisorConfig;
+use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +43,14 @@ impl AppState {
         }
         let name = match &request.target {
             Target::Server(name) => name,
-            Target::Profile(profile) => return self.attach_profile(profile).await,
+            Target::Profile(profile) => {
+                let served = self.attach_profile(profile).await?;
+                // A new session: counted by the Profiles view while it holds these servers.
+                if let Served::Aggregate(servers, _) = &served {
+                    self.profile_session(profile, servers);
+                }
+                return Ok(served);
+            }
         };
         let fleet = self.fleet.read().await;
         let Some(fleet) = fleet.as_ref() else {
@@ -71,6 +78,15 @@ impl AppState {
             }
         }
         Ok(Served::Server(Arc::new(supervisor.share()), options))
+    }
+
+    /// The servers of profile `profile` now (none when it is gone, or the app is closing):
+    /// what an aggregated session attached to the app follows as the config changes.
+    pub async fn profile_servers(&self, profile: &str) -> Vec<(Arc<Supervisor>, GatewayOptions)> {
+        match self.attach_profile(profile).await {
+            Ok(Served::Aggregate(servers, _)) => servers,
+            _ => Vec::new(),
+        }
     }
 
     /// The app's supervisors of profile `profile` of the config it runs, behind one

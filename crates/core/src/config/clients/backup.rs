@@ -32,7 +32,8 @@ pub struct Connection {
     pub sha256: String,
     /// When, RFC 3339 UTC.
     pub at: String,
-    /// The servers routed through Lifeline.
+    /// The servers routed through Lifeline (with a profile: its entry's name, then the
+    /// servers taken out of the file).
     pub servers: Vec<String>,
     /// SHA-256 of each server entry and top-level key as written, to name what changed.
     pub written: BTreeMap<String, String>,
@@ -98,7 +99,9 @@ pub fn write(
         backup,
         sha256: sha256(&plan.text),
         at,
-        servers: plan.routed.iter().map(|r| r.name.clone()).collect(),
+        servers: (plan.routed.iter().chain(&plan.removed))
+            .map(|r| r.name.clone())
+            .collect(),
         written: fingerprint(client, &plan.text),
     };
     let _lock = lock(state)?;

@@ -2,11 +2,14 @@
 //! is pure — from the client's file, the servers chosen and our own config, it gives the
 //! client's new text, where each chosen entry becomes `lifeline connect NAME` and every
 //! other byte stays as it was, the servers to import into our config first, and a redacted
-//! diff. `backup` writes it (backup first, atomically) and puts it back. The importer
-//! (`config::import`) knows where each client keeps its file and how it is shaped.
+//! diff. `profile` plans the other way to connect, one entry serving one of Lifeline's
+//! profiles in place of the servers it serves. `backup` writes it (backup first,
+//! atomically) and puts it back. The importer (`config::import`) knows where each client
+//! keeps its file and how it is shaped.
 
 pub mod apply;
 pub mod backup;
+pub mod profile;
 mod spans;
 mod text;
 
@@ -187,6 +190,10 @@ pub struct Plan {
     /// The client's new file; equal to the old one when there is nothing to do.
     pub text: String,
     pub routed: Vec<Routed>,
+    /// Entries taken out of the file, their servers now served behind the one entry that
+    /// `profile::plan_profile` puts in (`routed` then holds that entry alone, when it
+    /// changes). Always empty for `plan`.
+    pub removed: Vec<Routed>,
     /// Servers to add to our config first (`import::merge`). May hold secrets.
     pub import: ImportReport,
     /// Entries left as they are, with why (already through Lifeline, not runnable, …).
@@ -199,7 +206,7 @@ pub struct Plan {
 
 impl Plan {
     pub fn changes(&self) -> bool {
-        !self.routed.is_empty()
+        !self.routed.is_empty() || !self.removed.is_empty()
     }
 }
 
@@ -243,6 +250,7 @@ pub fn plan(req: &Request) -> Result<Plan, ClientError> {
     let mut out = Plan {
         text: String::new(),
         routed: Vec::new(),
+        removed: Vec::new(),
         import: ImportReport {
             path: report.path.clone(),
             ..ImportReport::default()

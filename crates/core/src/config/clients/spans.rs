@@ -50,6 +50,16 @@ pub(crate) fn parse(text: &str) -> Result<Node, usize> {
     Ok(node)
 }
 
+/// Where the next token at or after `from` starts: whitespace and comments skipped.
+pub(crate) fn next_token(text: &str, from: usize) -> usize {
+    let mut p = Parser {
+        b: text.as_bytes(),
+        i: from,
+    };
+    p.skip();
+    p.i
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
@@ -210,6 +220,14 @@ mod tests {
         assert_eq!(&text[root.get("d").unwrap().span.clone()], "null");
         let m = &root.members.as_ref().unwrap()[0];
         assert_eq!(&text[m.key_start..m.key_start + 3], "\"a\"");
+    }
+
+    #[test]
+    fn the_next_token_skips_blanks_and_comments() {
+        let text = "1 , // c\n /* d */ ,";
+        assert_eq!(next_token(text, 1), 2);
+        assert_eq!(next_token(text, 3), text.len() - 1);
+        assert_eq!(next_token(text, text.len()), text.len());
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Text edits to a client's file in the file's own style: a new entry is written with the
 //! file's indent (spaces or tabs) and line ending at the depth of the entry it replaces;
 //! edits are byte ranges replaced, so everything outside them stays byte for byte; and a
-//! unified diff of the edits for a preview.
+//! unified diff of the edits for a preview. Members are added to an object and taken out
+//! of it with their commas, leaving valid JSON(C).
 
+use super::spans;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::ops::Range;
 
 /// How the file is laid out.
@@ -189,6 +191,123 @@ fn line_start_of(starts: &[usize], line: usize) -> usize {
 
 fn trim_end(line: &str) -> &str {
     line.trim_end_matches('\n').trim_end_matches('\r')
+}
+
+/// `"key": value` in the file's style, at the depth of the line `at` is on.
+pub(crate) fn member(key: &str, value: &Value, style: &Style, text: &str, at: usize) -> String {
+    let quoted = serde_json::to_string(key).expect("a string always serializes");
+    format!("{quoted}: {}", render(value, style, text, at))
+}
+
+/// The member `"key": value` added to the object `node`: after its last member, on a line
+/// of its own at that member's indent, or as the only one of an empty object.
+pub(crate) fn add_member(
+    text: &str,
+    style: &Style,
+    node: &spans::Node,
+    key: &str,
+    value: &Value,
+) -> Edit {
+    let Some(last) = node.members.as_deref().and_then(<[_]>::last) else {
+        let object = json!({ key: value });
+        return Edit {
+            range: node.span.clone(),
+            with: render(&object, style, text, node.span.start),
+        };
+    };
+    let line = text[..last.key_start].rfind('\n').map_or(0, |i| i + 1);
+    let indent = &text[line..last.key_start];
+    let own_line = style.indent.is_some() && indent.chars().all(|c| c == ' ' || c == '\t');
+    let gap = if own_line {
+        format!("{}{indent}", style.newline)
+    } else {
+        " ".to_owned()
+    };
+    let end = last.value.span.end;
+    Edit {
+        range: end..end,
+        with: format!(",{gap}{}", member(key, value, style, text, last.key_start)),
+    }
+}
+
+/// The edits taking the members `taken` (indices, ascending) out of the object `node`, and
+/// writing `replace` (an index and its new text) over that member: a member followed by one
+/// that stays goes with its comma (and its lines when it had them to itself); the members
+/// after the last that stays go together with the comma before them.
+pub(crate) fn take_out(
+    text: &str,
+    node: &spans::Node,
+    taken: &[usize],
+    replace: Option<(usize, String)>,
+) -> Vec<Edit> {
+    let members = node.members.as_deref().unwrap_or_default();
+    let stays = |i: usize| !taken.contains(&i);
+    let last_kept = (0..members.len()).rev().find(|&i| stays(i));
+    let mut edits = Vec::new();
+    for (i, m) in members.iter().enumerate() {
+        if let Some((at, with)) = &replace
+            && *at == i
+        {
+            edits.push(Edit {
+                range: m.key_start..m.value.span.end,
+                with: with.clone(),
+            });
+        }
+        if stays(i) || last_kept.is_none_or(|k| i > k) {
+            continue;
+        }
+        let line = text[..m.key_start].rfind('\n').map_or(0, |n| n + 1);
+        let blank = |s: &str| s.chars().all(|c| c == ' ' || c == '\t');
+        let start = if blank(&text[line..m.key_start]) {
+            line
+        } else {
+            m.key_start
+        };
+        let comma = spans::next_token(text, m.value.span.end);
+        let mut end = comma + 1;
+        end += text[end..].len() - text[end..].trim_start_matches([' ', '\t']).len();
+        if text[end..].starts_with("\r\n") {
+            end += 2;
+        } else if text[end..].starts_with('\n') {
+            end += 1;
+        }
+        edits.push(Edit {
+            range: start..end,
+            with: String::new(),
+        });
+    }
+    let first = last_kept.map_or(0, |k| k + 1);
+    if let Some(last) = members.get(first..).and_then(<[_]>::last) {
+        let mut end = last.value.span.end;
+        let after = spans::next_token(text, end);
+        if text.as_bytes().get(after) == Some(&b',') {
+            end = after + 1;
+        }
+        let start = match last_kept {
+            Some(k) => {
+                let comma = spans::next_token(text, members[k].value.span.end);
+                edits.push(Edit {
+                    range: comma..comma + 1,
+                    with: String::new(),
+                });
+                let key = members[first].key_start;
+                let mut start =
+                    key - (text[..key].len() - text[..key].trim_end_matches([' ', '\t']).len());
+                if text[..start].ends_with("\r\n") {
+                    start -= 2;
+                } else if text[..start].ends_with('\n') {
+                    start -= 1;
+                }
+                start.max(comma + 1)
+            }
+            None => node.span.start + 1,
+        };
+        edits.push(Edit {
+            range: start..end,
+            with: String::new(),
+        });
+    }
+    edits
 }
 
 #[cfg(test)]

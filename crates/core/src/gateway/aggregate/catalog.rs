@@ -47,18 +47,18 @@ pub(crate) fn listed(up: &Upstream) -> bool {
 }
 
 /// Each listed server and the tools of it the profile shows, in the session's order.
-fn gathered<'a>(shared: &'a Shared, agg: &Aggregate) -> Vec<(&'a Arc<Upstream>, Vec<Tool>)> {
+fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>)> {
     let profile = &agg.options.profile;
     let mut offered = 0;
     let servers: Vec<_> = shared
-        .upstreams
+        .upstreams()
         .iter()
         .filter(|up| listed(up) && profile.serves(up.supervisor.name()))
         .map(|up| {
             let mut tools = up.supervisor.tools();
             offered += tools.len();
             tools.retain(|t| profile.shows(up.supervisor.name(), &t.name));
-            (up, tools)
+            (up.clone(), tools)
         })
         .collect();
     let shown: usize = servers.iter().map(|(_, t)| t.len()).sum();
@@ -78,9 +78,10 @@ impl Catalog {
     pub(crate) async fn build(shared: &Shared, agg: &Aggregate) -> Catalog {
         let budget = agg.budget();
         let remembered = remembered(agg, budget).await;
-        let servers: Vec<(&str, Vec<Tool>)> = gathered(shared, agg)
-            .into_iter()
-            .map(|(up, tools)| (up.supervisor.name(), tools))
+        let gathered = gathered(shared, agg);
+        let servers: Vec<(&str, Vec<Tool>)> = gathered
+            .iter()
+            .map(|(up, tools)| (up.supervisor.name(), tools.clone()))
             .collect();
         let catalog = assemble(
             &servers,
@@ -188,8 +189,8 @@ async fn keep(agg: &Aggregate, names: &Names) {
 pub(crate) async fn wait_for_first_tools(shared: &Shared, agg: &Aggregate) {
     let wait = agg.options.list_wait;
     let deadline = Instant::now() + wait;
-    let waiting = shared
-        .upstreams
+    let upstreams = shared.upstreams();
+    let waiting = upstreams
         .iter()
         .filter(|up| listed(up) && up.supervisor.tools().is_empty())
         .filter(|up| !errors::is_halted(up.supervisor.snapshot().state.state))

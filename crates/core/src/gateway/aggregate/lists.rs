@@ -49,16 +49,17 @@ async fn all_pages(
 
 /// `method`'s `key` items from every listed server that serves `capability`, in the
 /// session's order; each server bounded by the list wait.
-async fn gather<'a>(
-    shared: &'a Shared,
+async fn gather(
+    shared: &Shared,
     agg: &Aggregate,
     id: &RequestId,
     method: &str,
     key: &str,
     capability: &str,
-) -> Vec<(&'a Arc<Upstream>, Vec<Value>)> {
+) -> Vec<(Arc<Upstream>, Vec<Value>)> {
     let wait = agg.options.list_wait;
-    let asked = shared.upstreams.iter().filter(|up| {
+    let upstreams = shared.upstreams();
+    let asked = upstreams.iter().filter(|up| {
         agg.options.profile.serves(up.supervisor.name())
             && super::catalog::listed(up)
             && !errors::is_halted(up.supervisor.snapshot().state.state)
@@ -67,7 +68,7 @@ async fn gather<'a>(
     let answers = futures_util::future::join_all(asked.map(|up| async move {
         let got = tokio::time::timeout(wait, all_pages(shared, up, id, method, key)).await;
         match got {
-            Ok(Ok(items)) => Some((up, items)),
+            Ok(Ok(items)) => Some((up.clone(), items)),
             Ok(Err(e)) => {
                 tracing::info!(server = %up.supervisor.name(), "{method} left out: {}", e.message);
                 None
@@ -83,7 +84,7 @@ async fn gather<'a>(
 }
 
 /// The prompts' host names for `gathered`.
-fn prompt_names(agg: &Aggregate, gathered: &[(&Arc<Upstream>, Vec<Value>)]) -> Names {
+fn prompt_names(agg: &Aggregate, gathered: &[(Arc<Upstream>, Vec<Value>)]) -> Names {
     let pairs = gathered.iter().flat_map(|(up, items)| {
         items
             .iter()
@@ -138,7 +139,7 @@ pub(super) async fn templates(
 }
 
 /// Every item with its `key` (a URI or a URI template) under `lifeline://server/`.
-fn mapped(gathered: Vec<(&Arc<Upstream>, Vec<Value>)>, key: &str) -> Vec<Value> {
+fn mapped(gathered: Vec<(Arc<Upstream>, Vec<Value>)>, key: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for (up, items) in gathered {
         for mut item in items {
@@ -194,8 +195,9 @@ async fn forwarded(
 }
 
 /// The server and its own URI for the host's `uri`, or the error the host is told.
-fn route_uri<'a>(shared: &'a Shared, uri: &str) -> Result<(&'a Arc<Upstream>, String), RpcError> {
-    let names = shared.upstreams.iter().map(|u| u.supervisor.name());
+fn route_uri(shared: &Shared, uri: &str) -> Result<(Arc<Upstream>, String), RpcError> {
+    let upstreams = shared.upstreams();
+    let names = upstreams.iter().map(|u| u.supervisor.name());
     let (server, own) = uris::route(uri, names).ok_or_else(|| unknown("resource", uri))?;
     let up = upstream(shared, server).ok_or_else(|| unknown("resource", uri))?;
     Ok((up, own.to_owned()))
@@ -226,10 +228,10 @@ pub(super) async fn by_uri(
     };
     let mut params = r.params.clone().unwrap_or_else(|| json!({}));
     params["uri"] = Value::from(own);
-    subs::before(up, &r.method, Some(&params));
-    let outcome = forwarded(shared, up, r, params.clone(), cancel).await;
+    subs::before(&up, &r.method, Some(&params));
+    let outcome = forwarded(shared, &up, r, params.clone(), cancel).await;
     if !matches!(outcome, Some(Ok(_))) {
-        subs::failed(up, &r.method, Some(&params));
+        subs::failed(&up, &r.method, Some(&params));
     }
     outcome.map(|o| o.map(|v| uris_to_host(up.supervisor.name(), v)))
 }
@@ -244,7 +246,7 @@ async fn prompt_route(
     let gathered = gather(shared, agg, id, "prompts/list", "prompts", "prompts").await;
     let names = prompt_names(agg, &gathered);
     let (server, own) = names.route(name)?;
-    Some((upstream(shared, server)?.clone(), own.to_owned()))
+    Some((upstream(shared, server)?, own.to_owned()))
 }
 
 pub(super) async fn prompt_get(
@@ -302,7 +304,7 @@ pub(super) async fn complete(
             match route_uri(shared, uri) {
                 Ok((up, own)) => {
                     params["ref"]["uri"] = Value::from(own);
-                    up.clone()
+                    up
                 }
                 Err(e) => return Some(Err(e)),
             }
@@ -326,8 +328,8 @@ pub(super) async fn set_level(
     id: &RequestId,
     params: Option<&Value>,
 ) -> Result<Value, RpcError> {
-    let asked = shared
-        .upstreams
+    let upstreams = shared.upstreams();
+    let asked = upstreams
         .iter()
         .filter(|up| super::catalog::listed(up) && serves(up, "logging"));
     let sent = asked.map(|up| async move {

@@ -13,12 +13,15 @@ mod catalog;
 mod changes;
 mod lists;
 mod local;
+mod members;
 mod preview;
 mod search_mode;
 
 pub(crate) use catalog::Catalog;
 pub(crate) use changes::watch_tools;
 pub use local::{serve_profile, start_local, stop_local};
+pub(crate) use members::follow;
+pub use members::{Current, Members};
 pub use preview::{ProfilePreview, ToolPreview, estimate_tokens, preview};
 
 use super::names::{ClientKind, Remembered, Separator};
@@ -56,6 +59,9 @@ pub struct AggregateOptions {
     pub list_wait: Duration,
     /// How long the tool set must be quiet before the host hears that it changed.
     pub debounce: Duration,
+    /// Where the servers come from as the config changes (`members.rs`); `None`: the
+    /// servers the session started with, for its life.
+    pub members: Option<Members>,
 }
 
 impl Default for AggregateOptions {
@@ -68,6 +74,7 @@ impl Default for AggregateOptions {
             names: None,
             list_wait: Duration::from_secs(5),
             debounce: Duration::from_millis(250),
+            members: None,
         }
     }
 }
@@ -105,11 +112,12 @@ impl Aggregate {
 }
 
 /// The server of `shared` called `name`.
-fn upstream<'a>(shared: &'a Shared, name: &str) -> Option<&'a Arc<Upstream>> {
+fn upstream(shared: &Shared, name: &str) -> Option<Arc<Upstream>> {
     shared
-        .upstreams
+        .upstreams()
         .iter()
         .find(|u| u.supervisor.name() == name)
+        .cloned()
 }
 
 /// Answers `r` on the aggregated endpoint unless the host cancelled it.
@@ -171,13 +179,14 @@ async fn initialize(
     }
     let wait = agg.options.list_wait;
     let deadline = Instant::now() + wait;
-    futures_util::future::join_all(shared.upstreams.iter().map(|up| async move {
+    let upstreams = shared.upstreams();
+    futures_util::future::join_all(upstreams.iter().map(|up| async move {
         let _ = forward::ready(up, Generation(0), deadline, wait).await;
         super::host_requests::reinitialize(up).await;
     }))
     .await;
     let mut instructions = String::new();
-    for up in &shared.upstreams {
+    for up in upstreams.iter() {
         if let Some(text) = up
             .supervisor
             .server_info()
@@ -328,9 +337,9 @@ async fn call(
         return Some(Err(unknown("tool", &name)));
     };
     params["name"] = Value::from(tool.as_str());
-    let _busy = super::host_requests::busy(up);
+    let _busy = super::host_requests::busy(&up);
     let guard = up.recorder.as_ref().map(|h| h.call(&tool));
-    let answer = forward::call(shared, up, &r.id, Some(params), cancel).await;
+    let answer = forward::call(shared, &up, &r.id, Some(params), cancel).await;
     if let (Some(guard), Some(answer)) = (guard, &answer) {
         let (outcome, kind) = errors::call_outcome(answer);
         guard.finish(outcome, kind, up.supervisor.snapshot().generation);

@@ -56,18 +56,22 @@ mod sessions {
         tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
     );
 
-    fn aggregate(servers: &[Arc<Supervisor>]) -> Host {
-        let (host, gw) = tokio::io::duplex(1 << 16);
-        let (gw_read, gw_write) = tokio::io::split(gw);
-        let options = GatewayOptions {
+    fn options() -> GatewayOptions {
+        GatewayOptions {
             request_wait: Duration::from_secs(5),
             ..GatewayOptions::default()
-        };
-        let servers = servers
-            .iter()
-            .map(|s| (s.clone(), options.clone()))
-            .collect();
-        let session = start_aggregate(servers, AggregateOptions::default());
+        }
+    }
+
+    fn aggregate(servers: &[Arc<Supervisor>]) -> Host {
+        aggregate_with(servers, AggregateOptions::default())
+    }
+
+    fn aggregate_with(servers: &[Arc<Supervisor>], aggregate: AggregateOptions) -> Host {
+        let (host, gw) = tokio::io::duplex(1 << 16);
+        let (gw_read, gw_write) = tokio::io::split(gw);
+        let servers = servers.iter().map(|s| (s.clone(), options())).collect();
+        let session = start_aggregate(servers, aggregate);
         tokio::spawn(serve_session(session, gw_read, gw_write));
         let (host_read, host_write) = tokio::io::split(host);
         (host_write, BufReader::new(host_read).lines())
@@ -206,5 +210,68 @@ mod sessions {
         assert_eq!(names(&list).len(), 7, "beta is back: {list}");
         assert!(names(&list).contains(&"beta__extra".to_owned()), "{list}");
         assert_eq!(list_changes(&seen), 2, "{seen:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn servers_the_config_adds_or_removes_join_or_leave_the_session() {
+        let alpha = Arc::new(upstream_named("alpha", Calls::default(), &[]));
+        let beta = Arc::new(upstream_named("beta", Calls::default(), &[]));
+        let (bump, changed) = tokio::sync::watch::channel(0u64);
+        let now = Arc::new(std::sync::Mutex::new(vec![alpha.clone()]));
+        let current: super::super::Current = {
+            let now = now.clone();
+            Arc::new(move || {
+                let servers: Vec<_> = now
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .map(|s| (s.clone(), options()))
+                    .collect();
+                Box::pin(async move { servers })
+            })
+        };
+        let members = super::super::Members { changed, current };
+        let options = AggregateOptions {
+            members: Some(members),
+            ..AggregateOptions::default()
+        };
+        let mut host = aggregate_with(std::slice::from_ref(&alpha), options);
+        let init = json!({"capabilities": {"sampling": {}}});
+        ask(&mut host.0, &mut host.1, 1, "initialize", init).await;
+        let (list, _) = ask(&mut host.0, &mut host.1, 2, "tools/list", json!({})).await;
+        assert_eq!(names(&list), ["alpha__die", "alpha__echo", "alpha__peek"]);
+
+        // The config adds beta: it joins, with the host's capabilities, and the host hears.
+        *now.lock().unwrap() = vec![alpha.clone(), beta.clone()];
+        bump.send_modify(|n| *n += 1);
+        let mut seen = Vec::new();
+        until_list_changes(&mut host, &mut seen, 1).await;
+        let (list, _) = ask(&mut host.0, &mut host.1, 3, "tools/list", json!({})).await;
+        assert_eq!(names(&list).len(), 6, "{list}");
+        let (echo, _) = ask(
+            &mut host.0,
+            &mut host.1,
+            4,
+            "tools/call",
+            json!({"name": "beta__echo"}),
+        )
+        .await;
+        assert_eq!(echo["result"]["content"][0]["text"], "echo@1", "{echo}");
+
+        // The config removes alpha: it leaves, and its tools are no longer routed.
+        *now.lock().unwrap() = vec![beta.clone()];
+        bump.send_modify(|n| *n += 1);
+        until_list_changes(&mut host, &mut seen, 2).await;
+        let (list, _) = ask(&mut host.0, &mut host.1, 5, "tools/list", json!({})).await;
+        assert_eq!(names(&list), ["beta__die", "beta__echo", "beta__peek"]);
+        let (gone, _) = ask(
+            &mut host.0,
+            &mut host.1,
+            6,
+            "tools/call",
+            json!({"name": "alpha__echo"}),
+        )
+        .await;
+        assert_eq!(gone["error"]["code"], -32602, "{gone}");
     }
 }

@@ -136,6 +136,11 @@ impl Supervisor {
         }
     }
 
+    /// Whether `other` is a handle on this very supervisor (not another of the same name).
+    pub fn same_as(&self, other: &Supervisor) -> bool {
+        Arc::ptr_eq(&self.hosts, &other.hosts)
+    }
+
     /// The live generation's notifications other than progress and `tools/list_changed`
     /// (which the supervisor handles itself): logging messages, resource and prompt
     /// changes, and any other the server sends. A slow receiver sees `Lagged`.
