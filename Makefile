@@ -34,7 +34,7 @@
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
-#   make recording    re-record ui/src/host/recorded/ (the mock host's story and config edits) from the real core
+#   make recording    re-record ui/src/host/recorded/ (the mock host's story, config edits and Profiles view) from the real core
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -84,13 +84,16 @@ types:
 	LIFELINE_WRITE_TYPES=1 $(CARGO) test -p lifeline-desktop wire_types_are_fresh
 
 # The UI mock host's story, recorded from real supervisors against lifeline-fixture
-# (tests/tests/it/recording.rs), and its config edits, recorded from the shell's editor
-# functions (crates/desktop/src/state/config/recording.rs). The same tests, without the
-# variable, fail in `make check` and `make test` while a checked-in file is stale.
+# (tests/tests/it/recording.rs), its config edits, recorded from the shell's editor
+# functions (crates/desktop/src/state/config/recording.rs), and its Profiles view, from the
+# shell's view over the story's tools and its switches (state/config/profiles_recording.rs;
+# after the story, whose tools it reads). The same tests, without the variable, fail in
+# `make check` and `make test` while a checked-in file is stale.
 .PHONY: recording
 recording:
 	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-it --test it ui_recording_is_fresh
 	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-desktop --lib ui_config_recording_is_fresh
+	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-desktop --lib ui_profiles_recording_is_fresh
 
 # The integration tests run target/debug/lifeline and lifeline-fixture, so build every binary first.
 build:

@@ -11,7 +11,7 @@
 
 use crate::Core;
 use crate::commands::{
-    app, auth, bundle, clients, config, detail, history, secrets, serve, servers,
+    app, auth, bundle, clients, config, detail, history, profiles, secrets, serve, servers,
 };
 use crate::error::ErrorView;
 use serde::Serialize;
@@ -156,6 +156,12 @@ table!(|app, call| {
     "gateway_token_add" => reply(serve::gateway_token_add(&app.served, arg(call, "client")?)),
     "gateway_token_remove" => {
         reply(serve::gateway_token_remove(&app.served, arg(call, "client")?))
+    },
+    "profiles_get" => reply(profiles::profiles_get(app).await),
+    "profile_tool_set" => {
+        let (profile, server) = (arg(call, "profile")?, arg(call, "server")?);
+        let (tool, shown) = (arg(call, "tool")?, arg(call, "shown")?);
+        reply(profiles::profile_tool_set(app, profile, server, tool, shown).await)
     },
     "quit" => {
         tracing::info!("Quit from the window's app menu");

@@ -58,6 +58,7 @@ fn decls() -> Vec<Decl> {
         AuthChange, AuthStatus, CallOutcome, Event, EventBody, FailureInfo, Generation, HostInfo,
         HostMode, StateInfo, StateName,
     };
+    use lifeline_core::gateway::aggregate::{ProfilePreview, ToolPreview};
     use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
     use lifeline_core::gateway::stats::ToolStats;
     use lifeline_core::history::{PastCall, PastEvent, PastFailure};
@@ -80,6 +81,7 @@ fn decls() -> Vec<Decl> {
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
     };
     use crate::state::detail::{CommandView, PolicyView, ProgressView};
+    use crate::state::profiles::{FixedTool, ProfileView, ProfilesView};
     use crate::view::ServerView;
 
     let cfg = Config::new().with_large_int("number");
@@ -111,6 +113,8 @@ fn decls() -> Vec<Decl> {
         decl::<HostsView>(&cfg),
         decl::<BackendKind>(&cfg),
         decl::<Backend>(&cfg),
+        decl::<ToolPreview>(&cfg),
+        decl::<ProfilePreview>(&cfg),
         // The shell: command results and arguments (src-tauri/README.md).
         decl::<ServerView>(&cfg),
         decl::<FieldError>(&cfg),
@@ -140,6 +144,9 @@ fn decls() -> Vec<Decl> {
         decl::<EndpointView>(&cfg),
         decl::<TokenClient>(&cfg),
         decl::<NewToken>(&cfg),
+        decl::<FixedTool>(&cfg),
+        decl::<ProfileView>(&cfg),
+        decl::<ProfilesView>(&cfg),
     ]
 }
 

@@ -263,6 +263,68 @@ path: string | null,
 reason: string, };
 
 /**
+ * One tool of a profile's servers, as one host would see it.
+ */
+export type ToolPreview = { server: string, 
+/**
+ * The server's own name for it.
+ */
+tool: string, 
+/**
+ * Whether the profile shows it (in search mode: whether it can be found).
+ */
+shown: boolean, 
+/**
+ * The name the host calls it by; `null` when it is not shown.
+ */
+name: string | null, 
+/**
+ * Why the name is not `server` + separator + `tool`, in words; `null` when it is.
+ */
+changed: string | null, };
+
+/**
+ * A profile as one host would be given it.
+ */
+export type ProfilePreview = { profile: string, 
+/**
+ * The host kind the names are fitted to (`claude-code`, …, `unknown`).
+ */
+client: string, 
+/**
+ * How long a name may be at this host.
+ */
+budget: number, 
+/**
+ * Whether the host is shown search mode's meta-tools instead of the list.
+ */
+search: boolean, 
+/**
+ * Every tool of the profile's servers, by server in the config's order.
+ */
+tools: Array<ToolPreview>, 
+/**
+ * How many tools the host's `tools/list` holds.
+ */
+listed: number, 
+/**
+ * The estimated tokens of that `tools/list` (bytes ÷ 4).
+ */
+tokens: number, 
+/**
+ * The estimated tokens of every shown tool listed (what search mode saves).
+ */
+full_tokens: number, 
+/**
+ * The most tools the host is known to handle; `null` when none is known.
+ */
+limit: number | null, 
+/**
+ * What passing `limit` does there, in words; `null` when it is not passed.
+ */
+over_limit: string | null, };
+
+/**
  * One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
  * snapshot's (`server`, `generation`, `state`, `stage`, …, `tools`) plus three keys.
  */
@@ -608,6 +670,54 @@ export type NewToken = { client: string, token: string,
  * What `lifeline serve token add` prints: URL, header, Claude Code / VS Code / Cursor.
  */
 usage: string, };
+
+/**
+ * A tool of a profile that its switch cannot change (`config::fixed`).
+ */
+export type FixedTool = { server: string, tool: string, why: string, };
+
+/**
+ * One profile as a host would be given it, and who uses it.
+ */
+export type ProfileView = { preview: ProfilePreview, 
+/**
+ * Whether the file defines it (`default` otherwise is every enabled server).
+ */
+defined: boolean, 
+/**
+ * Its servers with no tools now (not connected yet, or listing none).
+ */
+no_tools: Array<string>, 
+/**
+ * The HTTP clients whose token is bound to it.
+ */
+tokens: Array<string>, 
+/**
+ * The hosts attached to it through the app now (bridges and HTTP sessions).
+ */
+attached: number, 
+/**
+ * The tools whose switch cannot turn them on or off, and why (none in search mode,
+ * where no switch can: `preview.search`).
+ */
+fixed: Array<FixedTool>, };
+
+/**
+ * What `profiles_get` answers.
+ */
+export type ProfilesView = { 
+/**
+ * Every profile, `default` first unless the file places it.
+ */
+profiles: Array<ProfileView>, 
+/**
+ * The HTTP clients whose token is bound to no profile: each may open any of them.
+ */
+unbound: Array<string>, 
+/**
+ * Why the clients' tokens could not be read, when they could not.
+ */
+tokens_problem: string | null, };
 
 /**
  * What an exit code usually means (lifeline_core::gloss::exit_gloss); a code not here has nothing useful to say.

@@ -25,6 +25,7 @@ import type {
   PastCall,
   PastEvent,
   PastFailure,
+  ProfilesView,
   ResolvedCommand,
   SecretStoreView,
   ServerForm,
@@ -109,6 +110,14 @@ export interface Host {
   gatewayTokenAdd(client: string): Promise<NewToken>;
   /** Removes the client's token; whether it had one. */
   gatewayTokenRemove(client: string): Promise<boolean>;
+  /** The Profiles view (docs/config.md): each profile as a host Lifeline cannot identify would
+   * be shown it on the one endpoint (its tools now, their names, the estimated tokens, the
+   * limit passed), which clients use it, and the tools a switch cannot change. */
+  profilesGet(): Promise<ProfilesView>;
+  /** Turns one tool of a profile on or off in the config file (`lifeline.profiles.P.tools.
+   * SERVER.exclude`, saved and applied); the view after. Rejects, writing nothing, where the
+   * switch cannot do it (search mode, a glob). */
+  profileToolSet(profile: string, server: string, tool: string, shown: boolean): Promise<ProfilesView>;
   /** Events of earlier runs, newest first (this run's arrive through `subscribe`). */
   historyEvents(query: HistoryQuery): Promise<PastEvent[]>;
   /** Failures of earlier runs, newest first. */

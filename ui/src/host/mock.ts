@@ -7,13 +7,14 @@
 // in the editor replays a recorded healthy (or disabled) one. Nothing here decides a state,
 // masks or validates. Hosts come from the recorded host events (mock-hosts.ts); sign-in is
 // written, not recorded (mock-auth.ts); tool calls, history and the bundle are thin stand-ins
-// (mock-detail.ts, mock-history.ts, mock-bundle.ts). Options, clock and app info:
-// mock-options.ts; tests inject a manual clock.
+// (mock-detail.ts, mock-history.ts, mock-bundle.ts); the dialogs that no server drives are
+// mock-dialogs.ts (clients, the HTTP endpoint, the Profiles view replayed from
+// recorded/profiles.json). Options, clock and app info: mock-options.ts; tests inject a manual
+// clock.
 
 import type { Host } from "./index";
 import { mockBundle } from "./mock-bundle";
-import { MockClients } from "./mock-clients";
-import { MockServe } from "./mock-serve";
+import { MockDialogs } from "./mock-dialogs";
 import { type MockHistory, mockHistory, queryRows } from "./mock-history";
 import type {
   AppInfo,
@@ -41,13 +42,6 @@ import type {
   SecretStoreView,
   ServerForm,
   HostsView,
-  ClientView,
-  ConnectPreview,
-  Connected,
-  Restored,
-  EndpointView,
-  NewToken,
-  TokenClient,
 } from "./types";
 import { cancelledFailure, mockBehaviour, playProgress, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
 import * as auth from "./mock-auth";
@@ -71,12 +65,7 @@ import { initialView, notSignedIn } from "./mock-wire";
 
 export { type MockClock, type MockOptions, mockAppInfo, mockOptionsFromUrl, systemClock } from "./mock-options";
 
-/** A recorded command, for tests: `{command: "reconnect", server: "sqlite"}`. */
-export interface MockCall {
-  command: string;
-  server?: string;
-  tool?: string;
-}
+export type { MockCall } from "./mock-dialogs";
 
 const FAILED: ReadonlySet<StateName> = new Set(["quarantined", "gave_up", "retired"]);
 
@@ -93,10 +82,8 @@ interface Replay {
   pending: RecordedEvent[];
 }
 
-export class MockHost implements Host {
+export class MockHost extends MockDialogs implements Host {
   readonly kind = "mock" as const;
-  /** Every command received, in order. */
-  readonly calls: MockCall[] = [];
   /** The page load: the recording's "now". */
   readonly t0: number;
 
@@ -112,10 +99,9 @@ export class MockHost implements Host {
   private armed: { at: number; handle: unknown } | null = null;
   /** Calls in flight that a `callId` named, by that name: their cancel. */
   private readonly running = new Map<string, () => void>();
-  private readonly clients = new MockClients();
-  private readonly serve = new MockServe();
 
   constructor(opts: MockOptions = {}) {
+    super();
     this.clock = opts.clock ?? systemClock;
     this.failing = new Set(opts.fail ?? []);
     this.notices = opts.notices ?? [];
@@ -272,51 +258,6 @@ export class MockHost implements Host {
   async serverPolicy(server: string): Promise<ServerPolicy> {
     this.replay(server);
     return mockPolicy();
-  }
-
-  async clientsList(): Promise<ClientView[]> {
-    this.calls.push({ command: "clients_list" });
-    return this.clients.list();
-  }
-
-  async clientsPreview(client: string, servers: string[]): Promise<ConnectPreview> {
-    this.calls.push({ command: "clients_preview" });
-    return this.clients.preview(client, servers);
-  }
-
-  async clientsConnect(client: string, servers: string[]): Promise<Connected> {
-    this.calls.push({ command: "clients_connect" });
-    return this.clients.connect(client, servers);
-  }
-
-  async clientsRestore(client: string, force: boolean): Promise<Restored> {
-    this.calls.push({ command: "clients_restore" });
-    return this.clients.restore(client, force);
-  }
-
-  async gatewayEndpoint(): Promise<EndpointView> {
-    this.calls.push({ command: "gateway_endpoint" });
-    return this.serve.endpoint();
-  }
-
-  async gatewaySet(enabled: boolean, port: number): Promise<EndpointView> {
-    this.calls.push({ command: "gateway_set" });
-    return this.serve.set(enabled, port);
-  }
-
-  async gatewayTokens(): Promise<TokenClient[]> {
-    this.calls.push({ command: "gateway_tokens" });
-    return this.serve.tokens();
-  }
-
-  async gatewayTokenAdd(client: string): Promise<NewToken> {
-    this.calls.push({ command: "gateway_token_add" });
-    return this.serve.add(client);
-  }
-
-  async gatewayTokenRemove(client: string): Promise<boolean> {
-    this.calls.push({ command: "gateway_token_remove" });
-    return this.serve.remove(client);
   }
 
   /** Derived from the host events played so far (mock-hosts.ts), as the app keeps them. */

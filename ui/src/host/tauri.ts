@@ -54,6 +54,8 @@ const COMMANDS: { readonly [K in Plain]: readonly [command: string, ...keys: Arg
   gatewayTokens: ["gateway_tokens"],
   gatewayTokenAdd: ["gateway_token_add", "client"],
   gatewayTokenRemove: ["gateway_token_remove", "client"],
+  profilesGet: ["profiles_get"],
+  profileToolSet: ["profile_tool_set", "profile", "server", "tool", "shown"],
   bundlePreview: ["bundle_preview"],
   bundleExport: ["bundle_export", "path"],
   chooseSavePath: ["choose_save_path", "suggested"],

@@ -5,6 +5,7 @@ import { vi } from "vitest";
 import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
 import { MockClients } from "../host/mock-clients";
+import { MockProfiles } from "../host/mock-profiles";
 import { MockServe } from "../host/mock-serve";
 import { mockPolicy } from "../host/mock-detail";
 import type { AppInfo, CommandError, Event, ServerView } from "../host/types";
@@ -71,6 +72,10 @@ export class FakeHost implements Host {
   gatewayTokenAdd = vi.fn<Host["gatewayTokenAdd"]>(async (client) => this.mockServe.add(client));
   gatewayTokenRemove = vi.fn<Host["gatewayTokenRemove"]>(async (client) => this.mockServe.remove(client));
   serverHosts = vi.fn<Host["serverHosts"]>(async () => structuredClone(this.hostsView));
+  /** The Profiles view: the mock host's, replayed from the shell's recording. */
+  readonly mockProfiles = new MockProfiles();
+  profilesGet = vi.fn<Host["profilesGet"]>(async () => this.mockProfiles.view());
+  profileToolSet = vi.fn<Host["profileToolSet"]>(async (p, s, t, shown) => this.mockProfiles.set(p, s, t, shown));
   /** Earlier runs' rows, newest first, returned whatever the query. */
   pastEvents: Answer<"historyEvents"> = [];
   pastFailures: Answer<"historyFailures"> = [];

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 mod attach;
 pub mod clients;
 pub mod detail;
+pub mod profiles;
 mod shutdown;
 #[cfg(any(test, feature = "test-support"))]
 mod waits;
@@ -75,6 +76,8 @@ pub struct AppState {
     /// The hosts attached through `lifeline connect` and their last hour of calls (the
     /// detail panel's Hosts section), rebuilt from the history at start.
     hosts: Hosts,
+    /// The aggregated sessions open now, by profile (the Profiles view).
+    profile_sessions: profiles::Sessions,
 }
 
 /// Events replayed to a new subscriber before the live ones (the UI's feed holds 200 lines).
@@ -148,6 +151,7 @@ impl AppState {
             bundle,
             changes: watch::Sender::new(0),
             hosts,
+            profile_sessions: profiles::Sessions::default(),
         }
     }
 

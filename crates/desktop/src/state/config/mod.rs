@@ -10,7 +10,7 @@ use super::{AppState, closing, lock};
 use crate::demo;
 use crate::error::ErrorView;
 use crate::source::Mode;
-use changes::{add, check, forms, remove, replace};
+use changes::{add, check, forms, remove, replace, set_tool_shown};
 use edit::{ServerForm, config_error, form_error};
 use lifeline_core::config::{self, Config, ConfigDiff};
 use lifeline_core::redact::Redactor;
@@ -123,6 +123,24 @@ impl AppState {
             serve.insert("enabled".into(), json!(settings.enabled));
             serve.insert("port".into(), json!(settings.port));
             Ok(())
+        })
+        .await
+    }
+
+    /// Turns `tool` of `server` on or off in profile `profile` (the Profiles view's switch):
+    /// its name in `lifeline.profiles.P.tools.SERVER.exclude`, saved and applied as every
+    /// edit here is. Hosts attached to the profile keep what they were given until they
+    /// connect again.
+    pub async fn profile_tool_set(
+        &self,
+        profile: &str,
+        server: &str,
+        tool: &str,
+        shown: bool,
+    ) -> Result<(), ErrorView> {
+        let config = self.live_config().await;
+        self.write(None, |raw| {
+            set_tool_shown(raw, &config, profile, server, tool, shown)
         })
         .await
     }
@@ -292,12 +310,15 @@ fn no_path() -> ErrorView {
 
 mod changes;
 pub mod edit;
+pub(crate) use changes::fixed;
 pub(crate) mod file_watch;
 pub(crate) mod import;
 pub use file_watch::ConfigWatch;
 use import::ImportDirs;
 pub use import::{Detected, ImportChoice, ImportOutcome};
 
+#[cfg(test)]
+mod profiles_recording;
 #[cfg(test)]
 mod recording;
 #[cfg(test)]

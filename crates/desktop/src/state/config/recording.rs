@@ -31,7 +31,7 @@ enum Op {
 }
 
 /// The story's servers as the mock's config file holds them (tokens made up).
-fn story() -> Value {
+pub(super) fn story() -> Value {
     json!({
         "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]},
         "github": {
