@@ -1,5 +1,5 @@
 // End-to-end: the toolbar's dialogs (Add a server, Export diagnostics, Connect a client, Serve
-// over HTTP) share one shell (src/components/Dialog.svelte). In headless Chromium, with the
+// over HTTP, Profiles) share one shell (src/components/Dialog.svelte). In headless Chromium, with the
 // browser's own Tab order: focus moves into the dialog, Tab and Shift+Tab never leave it,
 // Escape closes it, and focus goes back to the button that opened it.
 
@@ -28,6 +28,7 @@ describe("the dialog shell against the mock host", () => {
     ["export-diagnostics", "bundle", "Export diagnostics", "bundle-files"],
     ["open-clients", "clients", "Connect a client", "client"],
     ["open-serve", "serve", "Serve over HTTP", "serve-enabled"],
+    ["open-profiles", "profiles", "Profiles", "profile"],
   ];
   for (const [opener, name, title, ready] of dialogs) {
     test(`${title}: focus in, Tab stays inside, Escape closes, focus back`, async () => {
