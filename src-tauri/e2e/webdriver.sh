@@ -158,7 +158,8 @@ print(*ports)
 
 # `notes` is a healthy server; `flaky` is healthy too until the test calls its crash tool. Its
 # first backoff is 5 s (±20 %) so the countdown can be seen to run; the 2 min stability window
-# (maxDelayMs) keeps every crash of the test inside one attempt budget.
+# (maxDelayMs) keeps every crash of the test inside one attempt budget. Profile `quiet` is
+# `notes` without its `crash` tool, for the Profiles view.
 cat >"$work/config.json" <<JSON
 {
   "mcpServers": {
@@ -168,7 +169,8 @@ cat >"$work/config.json" <<JSON
       "args": ["stdio"],
       "reconnect": {"initialDelayMs": 5000, "maxDelayMs": 120000}
     }
-  }
+  },
+  "lifeline": {"profiles": {"quiet": {"servers": ["notes"], "tools": {"notes": {"exclude": ["crash"]}}}}}
 }
 JSON
 

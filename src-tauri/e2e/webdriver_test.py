@@ -13,10 +13,13 @@ the real UI, by polling with bounded deadlines; nothing waits a fixed time:
   3. Reconnect in the detail panel: one generation later, ready;
   4. a second crash is attempt 2 (the budget was kept: the server was not up for the
      stability window); Reset connects at once, before the scheduled retry, and a third crash
-     is attempt 1 again: the budget was cleared.
+     is attempt 1 again: the budget was cleared;
+  5. the Profiles view (the config's profile `quiet` is `notes` without `crash`): `default`
+     counts both servers' tools as their rows do, `quiet` one fewer than `notes`; its switch
+     for `echo` turns it off (the app writes the config) and the count follows.
 
-It saves target/screenshots/webdriver.png (or webdriver-failure.png) and ends the session,
-which closes the app. Standard library only.
+It saves target/screenshots/webdriver.png and webdriver-profiles.png (or webdriver-failure.png)
+and ends the session, which closes the app. Standard library only.
 """
 
 import argparse
@@ -48,7 +51,20 @@ return {
   countdown: countdown ? countdown.querySelector('.value').innerText.trim() : null,
   countdown_ms: countdown ? Number(countdown.dataset.ms) : null,
   restarts: text('[data-testid="restarts"]'),
+  tools: parseInt(text('[data-testid="tools"]'), 10),
 };
+"""
+
+# The Profiles view's list: each profile and its tool count, or null while it is not shown.
+PROFILES_JS = """
+const d = document.querySelector('[data-testid="profiles-dialog"]');
+if (!d) return null;
+const profiles = [...d.querySelectorAll('[data-testid="profile"]')];
+if (profiles.length === 0) return null;
+return Object.fromEntries(profiles.map((p) => [
+  p.dataset.profile,
+  parseInt(p.querySelector('[data-testid="profile-count"]').innerText, 10),
+]));
 """
 
 # The detail panel as the page shows it, or null when it is closed.
@@ -329,6 +345,33 @@ def scenario(wd, out):
     if ui.row("notes")["state"] != "ready" or ui.row("notes")["generation"] != 1:
         raise Failed(f"notes was disturbed by flaky's restarts: {ui.row('notes')}")
     say(f"screenshot: {wd.screenshot(out / 'webdriver.png')}")
+
+    # 5. The Profiles view, once flaky is back with its tools.
+    ui.wait_ready("flaky", n + 4)
+    check_profiles(wd, ui, out)
+
+
+def check_profiles(wd, ui, out):
+    """Opens the Profiles view: each profile's count is its servers' tools as the rows show
+    them (less what the config leaves out); a switch turns `echo` off in `quiet`."""
+    notes, flaky = ui.row("notes")["tools"], ui.row("flaky")["tools"]
+    if not (notes > 2 and flaky > 2):
+        raise Failed(f"the rows show {notes} and {flaky} tools; expected the fixture's")
+    wd.click('[data-testid="open-profiles"]')
+    want = {"default": notes + flaky, "quiet": notes - 1}
+
+    def seen():
+        return wd.execute(PROFILES_JS)
+
+    wait_until(f"profiles {want}", lambda: seen() == want, STATE_S, seen=seen)
+    say(f"Profiles view: {want}")
+    wd.click('[data-testid="profile"][data-profile="quiet"]')
+    wd.click('[data-testid="profile-tool"][data-tool="echo"] [role="switch"]')
+    want = {"default": notes + flaky, "quiet": notes - 2}
+    wait_until(f"profiles {want} after echo's switch", lambda: seen() == want, STATE_S, seen=seen)
+    say(f"quiet without echo: {want['quiet']} tools")
+    say(f"screenshot: {wd.screenshot(out / 'webdriver-profiles.png')}")
+    wd.click('[data-testid="profiles-close"]')
 
 
 def say(msg):
