@@ -191,8 +191,11 @@ pub async fn attach(
             let (weak, profile) = (weak.clone(), profile.clone());
             Box::pin(async move {
                 match weak.upgrade() {
-                    Some(core) => core.state.profile_servers(&profile).await,
-                    None => Vec::new(),
+                    Some(core) => core.state.profile_now(&profile).await,
+                    None => aggregate::Now {
+                        servers: Vec::new(),
+                        profile: None,
+                    },
                 }
             })
         });

@@ -262,8 +262,9 @@ fn an_attached_profile_follows_the_apps_config() {
             .expect("the config's change is told")
             .unwrap();
         let now = (members.current)().await;
-        let names: Vec<&str> = now.iter().map(|(s, _)| s.name()).collect();
+        let names: Vec<&str> = now.servers.iter().map(|(s, _)| s.name()).collect();
         assert_eq!(names, ["more"]);
+        assert_eq!(now.profile.map(|p| p.name), Some("default".to_owned()));
     });
     let unknown = Request {
         target: Target::Profile("nope".into()),

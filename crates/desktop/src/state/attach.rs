@@ -8,7 +8,7 @@ use lifeline_core::gateway::aggregate;
 use lifeline_core::gateway::attach::{Refusal, Request};
 use lifeline_core::gateway::{GatewayOptions, Served, Target};
 use lifeline_core::redact::Redactor;
-use lifeline_core::supervisor::{Supervisor, SupervisorConfig};
+use lifeline_core::supervisor::SupervisorConfig;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,12 +80,18 @@ impl AppState {
         Ok(Served::Server(Arc::new(supervisor.share()), options))
     }
 
-    /// The servers of profile `profile` now (none when it is gone, or the app is closing):
+    /// Profile `profile` now and its servers (none when it is gone, or the app is closing):
     /// what an aggregated session attached to the app follows as the config changes.
-    pub async fn profile_servers(&self, profile: &str) -> Vec<(Arc<Supervisor>, GatewayOptions)> {
+    pub async fn profile_now(&self, profile: &str) -> aggregate::Now {
         match self.attach_profile(profile).await {
-            Ok(Served::Aggregate(servers, _)) => servers,
-            _ => Vec::new(),
+            Ok(Served::Aggregate(servers, options)) => aggregate::Now {
+                servers,
+                profile: Some(options.profile),
+            },
+            _ => aggregate::Now {
+                servers: Vec::new(),
+                profile: None,
+            },
         }
     }
 

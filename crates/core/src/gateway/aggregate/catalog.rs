@@ -48,7 +48,7 @@ pub(crate) fn listed(up: &Upstream) -> bool {
 
 /// Each listed server and the tools of it the profile shows, in the session's order.
 fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>)> {
-    let profile = &agg.options.profile;
+    let profile = &agg.profile();
     let mut offered = 0;
     let servers: Vec<_> = shared
         .upstreams()
@@ -88,7 +88,7 @@ impl Catalog {
             budget,
             &agg.options.separator,
             &remembered,
-            agg.options.profile.search(),
+            agg.profile().search(),
         );
         keep(agg, &catalog.names).await;
         catalog

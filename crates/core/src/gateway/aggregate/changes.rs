@@ -35,7 +35,7 @@ pub(crate) async fn watch_tools(shared: Arc<Shared>) {
         tell_if_changed(&shared, catalog.fingerprint.clone());
         // In search mode the host's list never changes; what it finds and calls is the
         // catalog now.
-        if agg.options.profile.search() {
+        if agg.profile().search() {
             *agg.given.lock().expect("given lock") = Some(Arc::new(catalog));
         }
     }

@@ -60,7 +60,7 @@ async fn gather(
     let wait = agg.options.list_wait;
     let upstreams = shared.upstreams();
     let asked = upstreams.iter().filter(|up| {
-        agg.options.profile.serves(up.supervisor.name())
+        agg.profile().serves(up.supervisor.name())
             && super::catalog::listed(up)
             && !errors::is_halted(up.supervisor.snapshot().state.state)
             && serves(up, capability)

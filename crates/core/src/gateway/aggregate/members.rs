@@ -1,19 +1,29 @@
-//! An aggregated session's servers following the config: where the servers live on (the
-//! app's fleet), a session is given `Members`, and when the config changes the session's
-//! servers become the profile's servers again. A server added to the config joins the
-//! session (its host link attached with the host's capabilities, its tasks started); one
-//! removed, or replaced by a new supervisor (its entry changed), leaves it. The tool list
+//! An aggregated session's servers and profile following the config: where the servers
+//! live on (the app's fleet), a session is given `Members`, and when the config changes the
+//! session's servers become the profile's servers again, and its profile the config's. A
+//! server added to the config joins the session (its host link attached with the host's
+//! capabilities, its tasks started); one removed, or replaced by a new supervisor (its entry
+//! changed), leaves it; a tool the profile turns on or off appears or goes. The tool list
 //! follows (`changes.rs`: one `list_changed` for the change).
 
+use crate::config::Profile;
 use crate::gateway::{GatewayOptions, Shared, Upstream, host_requests};
 use crate::supervisor::Supervisor;
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// The servers a profile has now, as `serve_profile` gives them.
-pub type Current =
-    Arc<dyn Fn() -> BoxFuture<'static, Vec<(Arc<Supervisor>, GatewayOptions)>> + Send + Sync>;
+/// A profile as the config has it now.
+pub struct Now {
+    /// Its servers, as `serve_profile` gives them.
+    pub servers: Vec<(Arc<Supervisor>, GatewayOptions)>,
+    /// The profile itself; `None` when it is gone from the config (the session keeps the
+    /// one it had, and its servers go).
+    pub profile: Option<Profile>,
+}
+
+/// The profile now.
+pub type Current = Arc<dyn Fn() -> BoxFuture<'static, Now> + Send + Sync>;
 
 /// Where an aggregated session's servers come from once it runs.
 #[derive(Clone)]
@@ -42,13 +52,22 @@ pub(crate) async fn follow(shared: Arc<Shared>) {
     let mut changed = members.changed;
     while changed.changed().await.is_ok() {
         let now = (members.current)().await;
-        apply(&shared, now).await;
+        let profile_changed = now.profile.is_some_and(|p| {
+            let mut mine = agg.profile.lock().expect("profile lock");
+            let changed = *mine != p;
+            *mine = p;
+            changed
+        });
+        if !apply(&shared, now.servers).await && profile_changed {
+            // The same servers, other tools shown: the tools watcher looks again.
+            shared.membership.send_modify(|n| *n += 1);
+        }
     }
 }
 
 /// Makes `now` the session's servers: the ones still there (the same supervisor) kept, the
-/// others gone (tasks ended, host link detached), the new ones joined.
-async fn apply(shared: &Arc<Shared>, now: Vec<(Arc<Supervisor>, GatewayOptions)>) {
+/// others gone (tasks ended, host link detached), the new ones joined. Whether they changed.
+async fn apply(shared: &Arc<Shared>, now: Vec<(Arc<Supervisor>, GatewayOptions)>) -> bool {
     let before = shared.upstreams();
     let stays = |up: &Upstream| {
         now.iter()
@@ -76,7 +95,7 @@ async fn apply(shared: &Arc<Shared>, now: Vec<(Arc<Supervisor>, GatewayOptions)>
     }
     let left: Vec<Arc<Upstream>> = before.iter().filter(|up| !stays(up)).cloned().collect();
     if joined.is_empty() && left.is_empty() {
-        return;
+        return false;
     }
     tracing::info!(
         "gateway: the aggregated session's servers changed: {} joined, {} left",
@@ -92,4 +111,5 @@ async fn apply(shared: &Arc<Shared>, now: Vec<(Arc<Supervisor>, GatewayOptions)>
         up.spawn_tasks(shared);
     }
     shared.set_upstreams(next);
+    true
 }

@@ -21,7 +21,7 @@ pub(crate) use catalog::Catalog;
 pub(crate) use changes::watch_tools;
 pub use local::{serve_profile, start_local, stop_local};
 pub(crate) use members::follow;
-pub use members::{Current, Members};
+pub use members::{Current, Members, Now};
 pub use preview::{ProfilePreview, ToolPreview, estimate_tokens, preview};
 
 use super::names::{ClientKind, Remembered, Separator};
@@ -91,17 +91,25 @@ pub(crate) struct Aggregate {
     given: Mutex<Option<Arc<Catalog>>>,
     /// Whether the log was told that the profile shows none of its servers' tools.
     warned_empty: std::sync::atomic::AtomicBool,
+    /// The profile now: the options', or the config's since (`members.rs`).
+    profile: Mutex<Profile>,
 }
 
 impl Aggregate {
     pub(crate) fn new(options: AggregateOptions) -> Aggregate {
         Aggregate {
             client: Mutex::new(options.client.unwrap_or(ClientKind::Unknown)),
+            profile: Mutex::new(options.profile.clone()),
             options,
             remembered: Mutex::default(),
             given: Mutex::default(),
             warned_empty: Default::default(),
         }
+    }
+
+    /// The profile the host is served now.
+    pub(crate) fn profile(&self) -> Profile {
+        self.profile.lock().expect("profile lock").clone()
     }
 
     /// The budget of the host's names.
@@ -240,7 +248,7 @@ async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
     catalog::wait_for_first_tools(shared, agg).await;
     let catalog = Arc::new(Catalog::build(shared, agg).await);
     *shared.known.lock().expect("known lock") = Some((catalog.fingerprint.clone(), false));
-    let tools = if agg.options.profile.search() {
+    let tools = if agg.profile().search() {
         search_mode::meta_tools()
     } else {
         catalog.tools.clone()

@@ -91,7 +91,7 @@ pub(crate) fn fingerprint() -> ToolSet {
 
 /// Whether `name` is a meta-tool of `agg`'s (search mode only).
 pub(crate) fn is_meta(agg: &Aggregate, name: &str) -> bool {
-    agg.options.profile.search() && matches!(name, FIND | CALL | DESCRIBE)
+    agg.profile().search() && matches!(name, FIND | CALL | DESCRIBE)
 }
 
 /// A tool result holding `value` as its structured content and as text.

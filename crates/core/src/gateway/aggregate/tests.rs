@@ -43,6 +43,7 @@ mod sessions {
     //! gateway guarantees holds per server behind one endpoint.
 
     use super::super::AggregateOptions;
+    use crate::config::{Profile, Selection, Tools};
     use crate::gateway::tests::{Calls, ask, seen_upstream, upstream_named};
     use crate::gateway::{GatewayOptions, serve_session, start_aggregate};
     use crate::supervisor::Supervisor;
@@ -218,8 +219,9 @@ mod sessions {
         let beta = Arc::new(upstream_named("beta", Calls::default(), &[]));
         let (bump, changed) = tokio::sync::watch::channel(0u64);
         let now = Arc::new(std::sync::Mutex::new(vec![alpha.clone()]));
+        let profile = Arc::new(std::sync::Mutex::new(Profile::everything("default")));
         let current: super::super::Current = {
-            let now = now.clone();
+            let (now, profile) = (now.clone(), profile.clone());
             Arc::new(move || {
                 let servers: Vec<_> = now
                     .lock()
@@ -227,7 +229,8 @@ mod sessions {
                     .iter()
                     .map(|s| (s.clone(), options()))
                     .collect();
-                Box::pin(async move { servers })
+                let profile = Some(profile.lock().unwrap().clone());
+                Box::pin(async move { super::super::Now { servers, profile } })
             })
         };
         let members = super::super::Members { changed, current };
@@ -273,5 +276,18 @@ mod sessions {
         )
         .await;
         assert_eq!(gone["error"]["code"], -32602, "{gone}");
+
+        // The profile turns `peek` off: the same servers, one tool fewer, and the host hears.
+        profile.lock().unwrap().tools = Tools::List(vec![(
+            "*".into(),
+            Selection {
+                include: vec![],
+                exclude: vec!["peek".into()],
+            },
+        )]);
+        bump.send_modify(|n| *n += 1);
+        until_list_changes(&mut host, &mut seen, 3).await;
+        let (list, _) = ask(&mut host.0, &mut host.1, 7, "tools/list", json!({})).await;
+        assert_eq!(names(&list), ["beta__die", "beta__echo"]);
     }
 }

@@ -231,9 +231,12 @@ impl AppState {
             info.notices
                 .retain(|n| !demo_kinds.contains(&n.kind.as_str()));
         }
+        // Attached aggregated sessions follow the profiles too (`serve::attach`).
+        let profiles_changed =
+            live.config.profiles != new.profiles || live.config.separator != new.separator;
         live.config = new;
         self.set_config_notice(None);
-        if !diff.is_empty() || leaving_demo {
+        if !diff.is_empty() || leaving_demo || profiles_changed {
             self.changes.send_modify(|n| *n += 1);
         }
         Ok(())
