@@ -232,7 +232,7 @@ impl Server {
         let result = match req.method.as_str() {
             "initialize" => Ok(self.initialize(&req.params)),
             "ping" | "logging/setLevel" => Ok(json!({})),
-            "tools/list" => tools::list(self.script.page_size, &req.params),
+            "tools/list" => tools::list(&self.script, &req.params),
             "tools/call" => tools::call(self, &req.params, sink).await,
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,

@@ -17,6 +17,8 @@ pub struct Script {
     pub protocol_version: Option<String>,
     /// `tools/list` page size; `None` lists every tool in one page.
     pub page_size: Option<usize>,
+    /// Extra tools after the fixed ones, `tool_001`…, each echoing `text` like `echo`.
+    pub extra_tools: usize,
     /// Delay before answering any request.
     pub delay_ms: u64,
     /// Text written to stderr once at startup.
@@ -387,6 +389,8 @@ mod tests {
     #[test]
     fn scripts() {
         check("{}", Ok(""));
+        check(r#"{"extra_tools": 15}"#, Ok(""));
+        check(r#"{"extra_tools": -1}"#, Err(()));
         check(r#"{"nope": 1}"#, Err(()));
         check(r#"{"http": {"sse": {"crlf": true, "nope": 1}}}"#, Err(()));
         check(

@@ -1,5 +1,7 @@
 //! The fixture's tools: each one exercises a client path (results, errors, progress, crashes,
-//! stderr, list changes, logging, server→client requests).
+//! stderr, list changes, logging, server→client requests). The script's `extra_tools` adds
+//! that many more, `tool_001`, `tool_002`, …, which echo like `echo`: a server with a tool
+//! list of a given length (the aggregated endpoint's benchmark gives 20 servers 25 each).
 
 use std::time::Duration;
 
@@ -7,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::mcp::{INVALID_PARAMS, Outbound, RpcError, Server, Sink};
 use crate::process;
+use crate::script::Script;
 
 /// Name, description, and the properties of the input schema.
 const TOOLS: &[(&str, &str, &str)] = &[
@@ -63,14 +66,34 @@ fn definition(&(name, description, properties): &(&str, &str, &str)) -> Value {
     })
 }
 
-/// Every tool's definition, in listing order.
-pub fn definitions() -> Vec<Value> {
-    TOOLS.iter().map(definition).collect()
+/// The name of extra tool `n` (1-based): `tool_001`; past 999, as many digits as it takes.
+fn extra_name(n: usize) -> String {
+    format!("tool_{n:03}")
+}
+
+/// Whether `name` is one of the first `extra` extra tools' names, spelled exactly.
+fn is_extra(name: &str, extra: usize) -> bool {
+    name.strip_prefix("tool_")
+        .and_then(|n| n.parse::<usize>().ok())
+        .is_some_and(|n| (1..=extra).contains(&n) && extra_name(n) == name)
+}
+
+/// Every tool's definition, in listing order: the fixed tools, then `extra` extra tools.
+pub fn definitions(extra: usize) -> Vec<Value> {
+    let mut all: Vec<Value> = TOOLS.iter().map(definition).collect();
+    all.extend((1..=extra).map(|n| {
+        json!({
+            "name": extra_name(n),
+            "description": format!("Returns `text` (extra tool {n} of the script's `extra_tools`)."),
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        })
+    }));
+    all
 }
 
 /// One page of `tools/list`.
-pub fn list(page_size: Option<usize>, params: &Value) -> Result<Value, RpcError> {
-    page(&definitions(), page_size, params)
+pub fn list(script: &Script, params: &Value) -> Result<Value, RpcError> {
+    page(&definitions(script.extra_tools), script.page_size, params)
 }
 
 /// One page of `all`; the cursor `after-N` is the index of the page's first tool.
@@ -183,6 +206,7 @@ pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value,
             }
             Ok(text(response.to_string()))
         }
+        extra if is_extra(extra, server.script.extra_tools) => Ok(text(string(&args, "text", ""))),
         other => Err(RpcError::new(
             INVALID_PARAMS,
             format!("Unknown tool: {other}"),
@@ -234,7 +258,11 @@ mod tests {
         cursor: Value,
         expect: Result<(&[&str], Option<&str>), i64>,
     ) {
-        let got = list(page_size, &json!({"cursor": cursor})).map(|r| {
+        let script = Script {
+            page_size,
+            ..Script::default()
+        };
+        let got = list(&script, &json!({"cursor": cursor})).map(|r| {
             let names: Vec<String> = r["tools"]
                 .as_array()
                 .unwrap()
@@ -279,5 +307,23 @@ mod tests {
             Value::Null,
             Ok((&TOOLS.iter().map(|t| t.0).collect::<Vec<_>>(), None)),
         );
+    }
+
+    #[test]
+    fn extra_tools_follow_the_fixed_ones_and_only_their_own_names_are_theirs() {
+        let names: Vec<Value> = definitions(12)
+            .into_iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        assert_eq!(names.len(), TOOLS.len() + 12);
+        assert_eq!(names[TOOLS.len()], "tool_001");
+        assert_eq!(names[TOOLS.len() + 11], "tool_012");
+        assert_eq!(extra_name(1000), "tool_1000");
+        assert!(is_extra("tool_012", 12));
+        assert!(!is_extra("tool_013", 12), "past the count");
+        assert!(!is_extra("tool_000", 12));
+        assert!(!is_extra("tool_12", 12), "not the listed spelling");
+        assert!(!is_extra("tool_001", 0));
+        assert_eq!(definitions(0).len(), TOOLS.len());
     }
 }

@@ -188,7 +188,7 @@ fn check_params(stateless: &Stateless, parts: &Parts, req: &Request) -> Result<(
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let Some(schema) = tools::schema(&stateless.server.script.stateless, name) else {
+    let Some(schema) = tools::schema(&stateless.server.script, name) else {
         return Ok(());
     };
     let arguments = req.params.get("arguments").cloned().unwrap_or(Value::Null);
@@ -289,7 +289,7 @@ async fn dispatch(stateless: &Stateless, req: &Request, sink: &Sink) -> Value {
             })),
         },
         "tools/list" => {
-            let all = tools::definitions(&script.stateless);
+            let all = tools::definitions(script);
             crate::tools::page(&all, script.page_size, &req.params).map(|mut page| {
                 page["ttlMs"] = json!(0);
                 page["cacheScope"] = json!("private");

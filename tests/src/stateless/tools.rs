@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::mcp::{RpcError, Server, Sink};
-use crate::script::StatelessScript;
+use crate::script::{Script, StatelessScript};
 use crate::tools;
 
 /// Arguments of the three re-issue tools: progress first (as the `progress` tool), then text.
@@ -77,18 +77,19 @@ fn own(script: &StatelessScript) -> Vec<Value> {
     own
 }
 
-/// Every tool `tools/list` shows in `stateless` mode, in order.
-pub fn definitions(script: &StatelessScript) -> Vec<Value> {
-    let mut all: Vec<Value> = tools::definitions()
+/// Every tool `tools/list` shows in `stateless` mode, in order: the shared ones (the
+/// script's extra tools among them), then the stateless ones.
+pub fn definitions(script: &Script) -> Vec<Value> {
+    let mut all: Vec<Value> = tools::definitions(script.extra_tools)
         .into_iter()
         .filter(|t| t["name"] != "ask")
         .collect();
-    all.extend(own(script));
+    all.extend(own(&script.stateless));
     all
 }
 
 /// The input schema of a listed tool, for the `Mcp-Param-*` checks.
-pub fn schema(script: &StatelessScript, name: &str) -> Option<Value> {
+pub fn schema(script: &Script, name: &str) -> Option<Value> {
     definitions(script)
         .into_iter()
         .find(|t| t["name"] == name)

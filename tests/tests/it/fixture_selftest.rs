@@ -286,6 +286,35 @@ async fn stdio_echo_round_trip() {
 }
 
 #[tokio::test]
+async fn stdio_extra_tools_are_listed_after_the_fixed_ones_and_echo() {
+    let fixture = support::stdio_fixture(&json!({"extra_tools": 15}));
+    let mut peer = StdioPeer::spawn(&fixture);
+    peer.send(&initialize(1, "2025-11-25")).await;
+    assert_eq!(peer.message().await["id"], 1);
+    peer.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await;
+    let list = peer.message().await;
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names.len(), 25, "{names:?}");
+    assert_eq!(
+        (names[0], names[10], names[24]),
+        ("echo", "tool_001", "tool_015")
+    );
+    peer.send(&call(3, "tool_015", json!({"text": "extra"})))
+        .await;
+    let answer = peer.message().await;
+    assert_eq!(answer["result"]["content"][0]["text"], "extra");
+    peer.send(&call(4, "tool_016", json!({"text": "past the count"})))
+        .await;
+    assert_eq!(peer.message().await["error"]["code"], -32602);
+}
+
+#[tokio::test]
 async fn stdio_garbage_line_comes_before_the_answer() {
     let fixture = support::stdio_fixture(&json!({"rules": [{
         "method": "tools/call",
