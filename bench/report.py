@@ -226,6 +226,103 @@ def search_section(se):
             f"| search mode's share of the full list's tokens | {t['ratio'] * 100:.2f} % |"]
 
 
+# Issue 27's targets for the aggregated endpoint (20 servers x 25 tools): its `tools/list`,
+# and what a call through it adds over the per-server bridge; judged on bench-host, the
+# minimal host (bench/aggregate.py), the TypeScript SDK host's figures beside them.
+AGGREGATE_LIST_P50_US = 2000
+AGGREGATE_ADDED_P50_US = 30
+
+
+def aggregate_targets(ag, row):
+    size = f"{ag.get('servers', 20)} servers × {ag.get('tools_per_server', 25)} tools"
+    out = []
+    cells = {(c["host"], c["request"], c["path"]): c for c in ag.get("cells") or []}
+    ts_list = cells.get(("typescript", "tools/list", "all"))
+    ts = (f"; the TypeScript SDK's listTools {ts_list['p50_us']:g} µs, its validation "
+          "included" if ts_list else "")
+    cpu = (cells.get(("host", "tools/list", "all")) or {}).get("server_cpu_us_per_call")
+    ts = (f"; the bridge's CPU {cpu:g} µs a list" if cpu is not None else "") + ts
+    out.append(row(f"the aggregated `tools/list` p50 at most {AGGREGATE_LIST_P50_US / 1000:g} ms "
+                   f"({size})", ag["list_p50_us"] <= AGGREGATE_LIST_P50_US if "list_p50_us" in ag
+                   else None,
+                   f"{ag['list_p50_us']:g} µs (p99 {ag['list_p99_us']:g} µs){ts}"
+                   if "list_p50_us" in ag else ""))
+    added = ag.get("added") or {}
+    host, sdk = added.get("host"), added.get("typescript")
+    detail = (f"{host['p50_us']:+g} µs p50, {host['p99_us']:+g} µs p99" if host else "")
+    if sdk:
+        detail += (f"; TypeScript SDK host {sdk['p50_us']:+g} µs p50, {sdk['p99_us']:+g} µs p99")
+    out.append(row(f"a call through the aggregate adds at most {AGGREGATE_ADDED_P50_US} µs p50 "
+                   "over `lifeline connect NAME`", host["p50_us"] <= AGGREGATE_ADDED_P50_US
+                   if host else None, detail))
+    return out
+
+
+def aggregate_section(ag):
+    cells = ag.get("cells") or []
+    if not cells:
+        return []
+    through = {"one": f"`connect {ag['called']}`", "all": "`connect --all`"}
+    hosts = {"host": "bench-host", "typescript": "TypeScript SDK"}
+    out = ["", "## The aggregated endpoint", "",
+           f"`lifeline connect --all` in front of {ag['servers']} `lifeline-fixture stdio` "
+           f"servers of {ag['tools_per_server']} tools each, against `lifeline connect "
+           f"{ag['called']}` in front of one of them (same config, same fixture; release "
+           "builds, `--no-attach`), one request at a time by the host over stdio. `bench-host` "
+           "is a minimal host (bench/src/bin/host.rs: JSON-RPC lines on blocking pipes, timed "
+           "from writing the request to reading the answer's last byte); the TypeScript SDK "
+           "client is the gateway section's host, its own cost included (for a list, its "
+           "validation of every tool). bench-host drives both bridges side by side, one "
+           "request to each in turn; the TypeScript host one bridge, then the other. Fresh "
+           f"bridges every run; medians of {ag['runs']} run(s) of {ag['calls']:,} calls or "
+           f"{ag['lists']:,} lists "
+           "(bench/aggregate.py). Bridge CPU is the `lifeline connect` process's own user+system "
+           "time (its threads, not the servers) over the measured requests, per request, read "
+           "by bench-host from /proc. Load average "
+           f"{ag['loadavg_before'][0]} before the section, {ag['loadavg_after'][0]} after.", "",
+           "| host | request | through | p50 µs | p99 µs | bridge CPU µs each | tools "
+           "| answer bytes |", "|---|---|---|---:|---:|---:|---:|---:|"]
+    for c in cells:
+        out.append(f"| {hosts[c['host']]} | `{c['request']}` | {through[c['path']]} | {c['p50_us']:g} | "
+                   f"{c['p99_us']:g} | {c.get('server_cpu_us_per_call', '')} | "
+                   f"{c.get('tools', '')} | {c.get('answer_bytes', '')} |")
+    added = ag.get("added") or {}
+    if added:
+        out += ["", "A call through `connect --all` (as `" + ag["called"] + "__echo`) against the "
+                "same call through `connect " + ag["called"] + "`: " + "; ".join(
+                    f"{hosts[h]}, {a['p50_us']:+g} µs p50 and {a['p99_us']:+g} µs p99"
+                    for h, a in added.items()) + "."]
+    parse = next((c.get("parse_p50_us") for c in cells if c["host"] == "host"
+                  and c["request"] == "tools/list" and c["path"] == "all"), None)
+    if parse is not None:
+        out += ["", f"bench-host's own parse of the 500-tool answer (serde_json, not in the "
+                f"figures above) takes {parse:g} µs p50."]
+    return out
+
+
+def aggregate_profile(pr):
+    """Where the aggregate's `tools/list` spends its time (the `aggregate_profile` record,
+    written by hand from perf)."""
+    if not pr:
+        return []
+    out = ["", "### Where a list's time goes", "",
+           f"Profiled {pr['measured_at']} (load average {pr['loadavg'][0]}): {pr['tool']}; "
+           f"{pr['build']}. Each sample is put under the first heading of the table whose "
+           f"code is on its stack; {pr['allocator_pct']} % of all samples are in glibc's "
+           "malloc and free, under every heading.", "",
+           "| where | share |", "|---|---:|"]
+    out += [f"| {k} | {v} % |" for k, v in pr["breakdown_pct"].items()]
+    ex = pr.get("experiment")
+    if ex:
+        out += ["", ex["what"], "", "| build | p50 µs | bridge CPU µs a list |",
+                "|---|---:|---:|"]
+        out += [f"| {r['build']} | {r['p50_us']:g} | {r['cpu_us']:g} |" for r in ex["rows"]]
+    if pr.get("fix"):
+        out += ["", "The fix (crates/core/src/gateway/aggregate/, not made here):", ""]
+        out += [f"- {f}" for f in pr["fix"]]
+    return out
+
+
 def targets(result):
     """The issue's targets, each checked against this record: met, missed (and where), or
     not measured."""
@@ -250,6 +347,7 @@ def targets(result):
     rows += gateway_targets(result.get("gateway") or {}, row)
     rows += serve_targets(result.get("serve") or {}, row)
     rows += search_targets(result.get("search") or {}, row)
+    rows += aggregate_targets(result.get("aggregate") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
     hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
@@ -463,6 +561,9 @@ def write(result, md_path, charts_dir):
         if ap.get("error"):
             lines += ["", f"The app's start was not measured: {ap['error']}."]
     lines += search_section(result.get("search") or {})
+    if result.get("aggregate"):
+        lines += aggregate_section(result["aggregate"])
+        lines += aggregate_profile(result.get("aggregate_profile"))
     lines += what_dominates(result.get("profile"))
     if result["failures"]:
         lines += ["", "### Failed runs", ""]

@@ -10,7 +10,7 @@ CPU time and peak RSS are its own.
     bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
     bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
     bench/run.py --only app      one section (call_path, gateway, serve, faults, scale, app,
-                                 search); the others are kept
+                                 search, aggregate); the others are kept
     bench/run.py --only serve    `lifeline serve` on a kept-alive connection against a fresh one
                                  and the server direct (needs only release lifeline and
                                  lifeline-fixture: cargo build --release -p lifeline-cli -p
@@ -30,6 +30,7 @@ import threading
 import time
 from pathlib import Path
 
+import aggregate as aggregate_section
 import app as app_section
 import report
 import search as search_section
@@ -88,6 +89,7 @@ class Tools:
         }
         self.scale = str(built / f"bench-scale{EXE}")
         self.search = str(built / f"bench-search{EXE}")
+        self.host = str(built / f"bench-host{EXE}")
         self.lifeline = str(built / f"lifeline{EXE}")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
@@ -479,14 +481,16 @@ def keep_sections(result, path, sections):
     for section, keys in [("call_path", ["call_path", "ratios"]), ("gateway", ["gateway"]),
                           ("serve", ["serve"]),
                           ("faults", ["fault_matrix"]),
-                          ("scale", ["scale"]), ("app", ["app"]), ("search", ["search"])]:
+                          ("scale", ["scale"]), ("app", ["app"]), ("search", ["search"]),
+                          ("aggregate", ["aggregate"])]:
         if section not in sections and previous.get(keys[0]):
             for k in keys:
                 result[k] = previous.get(k)
             carried.append(section)
-    # The call-path profile is written by hand (perf), not by this script: keep it.
-    if previous.get("profile"):
-        result["profile"] = previous["profile"]
+    # The profiles (call path, the aggregate's list) are written by hand (perf): keep them.
+    for key in ("profile", "aggregate_profile"):
+        if previous.get(key):
+            result[key] = previous[key]
     if carried:
         # A section the previous record itself carried over keeps the run it came from; the
         # others come from the previous run. One group per run, oldest first.
@@ -533,7 +537,7 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app,search",
+    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app,search,aggregate",
                    help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
@@ -600,6 +604,12 @@ def main():
         search_result, search_failures = search_section.search(tools, args, ROOT, run_driver,
                                                                log)
         failures += search_failures
+    aggregate_result = {}
+    if "aggregate" in sections:
+        log("bench: aggregate (connect --all over 20 servers x 25 tools against connect NAME)")
+        aggregate_result, aggregate_failures = aggregate_section.aggregate(tools, args,
+                                                                           run_driver, log)
+        failures += aggregate_failures
     app_result = {}
     if "app" in sections and sys.platform != "linux":
         # Xvfb, a private D-Bus session bus and /proc (bench/app.py) are Linux's.
@@ -625,6 +635,7 @@ def main():
         "scale": scale_result,
         "app": app_result,
         "search": search_result,
+        "aggregate": aggregate_result,
         "failures": failures,
         "seconds": round(time.time() - started, 1),
     }

@@ -15,7 +15,7 @@ const { StreamableHTTPClientTransport } = peers('@modelcontextprotocol/sdk/clien
 
 const USAGE =
   "usage: typescript.cjs (--stdio 'COMMAND ARGS...' | --http URL) [--concurrency N] " +
-  '[--calls N] [--warmup N] [--tool NAME] [--arguments JSON] [--once]';
+  '[--calls N] [--warmup N] [--tool NAME] [--arguments JSON] [--once] [--list] [--list-first]';
 
 function parse(argv) {
   const run = { concurrency: 1, calls: 1000, warmup: 50, tool: 'echo', arguments: { text: 'hello' } };
@@ -41,6 +41,10 @@ function parse(argv) {
       case '--warmup': run.warmup = number(value()); break;
       case '--tool': run.tool = value(); break;
       case '--once': run.once = true; break;
+      // Times Client.listTools (the SDK's validation of the list included) instead of a call.
+      case '--list': run.list = true; break;
+      // One Client.listTools after connecting, before the calls, as hosts do.
+      case '--list-first': run.listFirst = true; break;
       case '--arguments': run.arguments = JSON.parse(value()); break;
       default: throw new Error(`unknown option \`${flag}\`; ${USAGE}`);
     }
@@ -87,12 +91,15 @@ async function main() {
     ? new StdioClientTransport({ command: run.server.command, args: run.server.args, stderr: 'ignore' })
     : new StreamableHTTPClientTransport(new URL(run.server.url));
   const client = new Client({ name: 'lifeline-bench', version: '0.1.0' });
-  const call = async () => {
-    const result = await client.callTool({ name: run.tool, arguments: run.arguments });
-    if (result.isError) throw new Error(`the tool failed: ${JSON.stringify(result.content)}`);
-  };
+  const call = run.list
+    ? async () => { run.tools = (await client.listTools()).tools.length; }
+    : async () => {
+      const result = await client.callTool({ name: run.tool, arguments: run.arguments });
+      if (result.isError) throw new Error(`the tool failed: ${JSON.stringify(result.content)}`);
+    };
   if (run.once) return once(client, transport, call);
   await client.connect(transport);
+  if (run.listFirst) await client.listTools();
   for (let i = 0; i < run.warmup; i++) await call();
 
   const cpuBefore = process.cpuUsage();
@@ -122,6 +129,7 @@ async function main() {
     calls_per_s: Math.round((n / wallS) * 10) / 10,
     cpu_ms_per_10k: Math.round(((cpuMs * 10000) / n) * 10) / 10,
     peak_rss_kb: peakRssKb(),
+    ...(run.list ? { method: 'tools/list', tools: run.tools } : {}),
   }));
   await client.close();
 }
