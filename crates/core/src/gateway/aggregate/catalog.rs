@@ -192,7 +192,7 @@ pub(crate) async fn wait_for_first_tools(shared: &Shared, agg: &Aggregate) {
     let upstreams = shared.upstreams();
     let waiting = upstreams
         .iter()
-        .filter(|up| listed(up) && up.supervisor.tools().is_empty())
+        .filter(|up| listed(up) && !up.supervisor.has_tools())
         .filter(|up| !errors::is_halted(up.supervisor.snapshot().state.state))
         .map(|up| forward::ready(up, Generation(0), deadline, wait));
     futures_util::future::join_all(waiting).await;

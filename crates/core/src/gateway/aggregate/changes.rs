@@ -5,7 +5,7 @@
 //! disabled leaves the list with one notification, and comes back with one; so does a
 //! server the config adds to or removes from the session.
 
-use super::{Aggregate, Catalog};
+use super::Aggregate;
 use crate::gateway::{Shared, View, tell_if_changed};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -31,12 +31,12 @@ pub(crate) async fn watch_tools(shared: Arc<Shared>) {
             else => return,
         }
         quiet(agg, &mut changes).await;
-        let catalog = Catalog::build(&shared, agg).await;
+        let catalog = super::current(&shared, agg).await;
         tell_if_changed(&shared, catalog.fingerprint.clone());
         // In search mode the host's list never changes; what it finds and calls is the
         // catalog now.
         if agg.profile().search() {
-            *agg.given.lock().expect("given lock") = Some(Arc::new(catalog));
+            *agg.given.lock().expect("given lock") = Some(catalog);
         }
     }
 }

@@ -93,6 +93,19 @@ pub(crate) struct Aggregate {
     warned_empty: std::sync::atomic::AtomicBool,
     /// The profile now: the options', or the config's since (`members.rs`).
     profile: Mutex<Profile>,
+    /// The catalog last built, and what it was built from (`current`).
+    cached: Mutex<Option<Cached>>,
+}
+
+/// A catalog and what it was built from: it stands while none of that changed.
+struct Cached {
+    catalog: Arc<Catalog>,
+    /// Each server's state, seen when it was built: a change (tools relisted, a state the
+    /// list depends on) marks one changed.
+    watches: Vec<watch::Receiver<crate::supervisor::Snapshot>>,
+    membership: u64,
+    profile: Profile,
+    budget: usize,
 }
 
 impl Aggregate {
@@ -104,6 +117,7 @@ impl Aggregate {
             remembered: Mutex::default(),
             given: Mutex::default(),
             warned_empty: Default::default(),
+            cached: Mutex::default(),
         }
     }
 
@@ -242,11 +256,46 @@ fn cap(mut text: String, max: usize) -> String {
     text
 }
 
+/// The catalog now: the one last built while nothing it was built from changed (a list of
+/// hundreds of tools is not built again for every `tools/list`), else a new one.
+pub(crate) async fn current(shared: &Shared, agg: &Aggregate) -> Arc<Catalog> {
+    let membership = *shared.membership.borrow();
+    let (profile, budget) = (agg.profile(), agg.budget());
+    if let Some(c) = agg.cached.lock().expect("cached lock").as_ref()
+        && c.membership == membership
+        && c.profile == profile
+        && c.budget == budget
+        && c.watches
+            .iter()
+            .all(|w| matches!(w.has_changed(), Ok(false)))
+    {
+        return c.catalog.clone();
+    }
+    // Marked seen before the build: a change while it runs is a change next time.
+    let mut watches: Vec<_> = shared
+        .upstreams()
+        .iter()
+        .map(|up| up.supervisor.watch())
+        .collect();
+    for w in &mut watches {
+        w.borrow_and_update();
+    }
+    let catalog = Arc::new(Catalog::build(shared, agg).await);
+    *agg.cached.lock().expect("cached lock") = Some(Cached {
+        catalog: catalog.clone(),
+        watches,
+        membership,
+        profile,
+        budget,
+    });
+    catalog
+}
+
 /// The catalog now, given to the host (calls are routed by it from now on); in search mode
 /// the host is shown the meta-tools instead.
 async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
     catalog::wait_for_first_tools(shared, agg).await;
-    let catalog = Arc::new(Catalog::build(shared, agg).await);
+    let catalog = current(shared, agg).await;
     *shared.known.lock().expect("known lock") = Some((catalog.fingerprint.clone(), false));
     let tools = if agg.profile().search() {
         search_mode::meta_tools()
@@ -254,7 +303,9 @@ async fn tools_list(shared: &Shared, agg: &Aggregate) -> Value {
         catalog.tools.clone()
     };
     *agg.given.lock().expect("given lock") = Some(catalog);
-    json!({ "tools": tools })
+    let mut answer = serde_json::Map::new();
+    answer.insert("tools".to_owned(), Value::Array(tools));
+    Value::Object(answer)
 }
 
 /// The catalog to search: the latest built, else one built now.
@@ -263,7 +314,7 @@ async fn searched(shared: &Shared, agg: &Aggregate) -> Arc<Catalog> {
         return given;
     }
     catalog::wait_for_first_tools(shared, agg).await;
-    let catalog = Arc::new(Catalog::build(shared, agg).await);
+    let catalog = current(shared, agg).await;
     *agg.given.lock().expect("given lock") = Some(catalog.clone());
     catalog
 }
@@ -278,7 +329,7 @@ async fn route(shared: &Shared, agg: &Aggregate, name: &str) -> Option<(String, 
         return Some((server.to_owned(), tool.to_owned()));
     }
     catalog::wait_for_first_tools(shared, agg).await;
-    let fresh = Catalog::build(shared, agg).await;
+    let fresh = current(shared, agg).await;
     let (server, tool) = fresh.names.route(name)?;
     Some((server.to_owned(), tool.to_owned()))
 }

@@ -225,6 +225,11 @@ impl Supervisor {
         self.details.lock().expect("details lock").tools.clone()
     }
 
+    /// Whether it has a tool list (without copying it).
+    pub fn has_tools(&self) -> bool {
+        !self.details.lock().expect("details lock").tools.is_empty()
+    }
+
     /// The stderr of the current and the previous generation that started a process
     /// (stdio only), oldest first, scrubbed with the server's secrets. Empty for HTTP.
     pub fn stderr(&self) -> Vec<GenerationStderr> {
