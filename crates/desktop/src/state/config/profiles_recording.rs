@@ -168,24 +168,11 @@ fn record() -> Value {
     })
 }
 
-fn recording_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/host/recorded/profiles.json")
-}
-
 #[test]
 fn ui_profiles_recording_is_fresh() {
-    let recorded = record();
-    let text = serde_json::to_string_pretty(&recorded).expect("json") + "\n";
-    let path = recording_path();
-    if std::env::var_os("LIFELINE_WRITE_RECORDING").is_some_and(|v| v == "1") {
-        std::fs::write(&path, text).expect("write the recording");
-        return;
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == text,
-        "{} is stale: the shell's Profiles view or its switches changed. Rewrite it with `make \
-         recording` and check the UI tests still pass.",
-        path.display()
+    super::recording::write_or_check(
+        "profiles.json",
+        &record(),
+        "the shell's Profiles view or its switches",
     );
 }

@@ -258,15 +258,14 @@ fn record() -> Value {
     })
 }
 
-fn recording_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/host/recorded/config.json")
-}
-
-#[test]
-fn ui_config_recording_is_fresh() {
-    let recorded = record();
-    let text = serde_json::to_string_pretty(&recorded).expect("json") + "\n";
-    let path = recording_path();
+/// Rewrites `ui/src/host/recorded/{file}` with `recorded` under `make recording`
+/// (`LIFELINE_WRITE_RECORDING=1`); otherwise fails while the file differs, saying that
+/// `what` changed. The mock host replays these files.
+pub(super) fn write_or_check(file: &str, recorded: &Value, what: &str) {
+    let text = serde_json::to_string_pretty(recorded).expect("json") + "\n";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../ui/src/host/recorded")
+        .join(file);
     if std::env::var_os("LIFELINE_WRITE_RECORDING").is_some_and(|v| v == "1") {
         std::fs::write(&path, text).expect("write the recording");
         return;
@@ -274,8 +273,13 @@ fn ui_config_recording_is_fresh() {
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         on_disk == text,
-        "{} is stale: the shell's config editing changed. Rewrite it with `make recording` \
-         and check the UI tests still pass.",
+        "{} is stale: {what} changed. Rewrite it with `make recording` and check the UI tests \
+         still pass.",
         path.display()
     );
+}
+
+#[test]
+fn ui_config_recording_is_fresh() {
+    write_or_check("config.json", &record(), "the shell's config editing");
 }
