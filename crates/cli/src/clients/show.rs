@@ -200,13 +200,14 @@ fn print(out: &Out, u: &Use, p: &ProfilePreview, unreachable: &[&Reached], confi
     let label = |t: &aggregate::ToolPreview| {
         t.name
             .clone()
-            .unwrap_or_else(|| format!("{}{sep}{}", t.server, t.tool))
+            .unwrap_or_else(|| format!("{}{sep}{}", t.server, t.tool.escape_debug()))
     };
     let width = p.tools.iter().map(|t| label(t).len()).max().unwrap_or(0);
     for t in &p.tools {
         let note = match (&t.name, &t.changed) {
             (None, _) => "filtered out by the profile".to_owned(),
-            (Some(_), Some(why)) => format!("{} of {}: {why}", t.tool, t.server),
+            // The server's own name for it is the server's to choose: shown escaped.
+            (Some(_), Some(why)) => format!("{} of {}: {why}", t.tool.escape_debug(), t.server),
             (Some(_), None) => String::new(),
         };
         out.line(format!("  {:width$}  {note}", label(t)).trim_end());
