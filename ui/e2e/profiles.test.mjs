@@ -1,6 +1,6 @@
 // End-to-end: the Profiles view in headless Chromium against the mock host, which replays the
 // shell's recorded views and switches (src/host/recorded/profiles.json): each profile's tool count
-// and tokens, who uses it, a tool switched off and on from the keyboard, and one a glob keeps out.
+// and tokens, who uses it, the names and limits of a host chosen, a tool switched off and on from the keyboard, and one a glob keeps out.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -50,7 +50,14 @@ describe("the Profiles view against the mock host", () => {
     await dialog.locator('[data-testid=profile][data-profile="coding"]').click();
     const users = await dialog.getByTestId("profile-users").innerText();
     assert.match(users, /HTTP token bound to it: cursor/);
-    assert.match(users, /1 host attached/);
+    assert.match(users, /Attached through the app now: cursor-vscode 1\.7\.2/);
+    assert.match(users, /Cursor: mcpServers\.lifeline in \/home\/ada\/\.cursor\/mcp\.json/);
+    const limits = dialog.getByTestId("profile-limits");
+    assert.equal(await limits.innerText(), "Names of at most 46 characters; at most 40 tools");
+    await dialog.getByTestId("profile-host").selectOption({ label: "VS Code" });
+    assert.equal(await limits.innerText(), "Names of at most 46 characters; at most 128 tools");
+    await dialog.getByTestId("profile-host").selectOption({ label: "Claude Code" });
+    assert.equal(await limits.innerText(), "Names of at most 49 characters; no tool limit known");
     const fixed = dialog.locator('[data-testid=profile-tool][data-tool="list_changed"]');
     assert.equal(await fixed.getByRole("switch").isDisabled(), true);
     assert.match(await fixed.getByTestId("profile-tool-note").innerText(), /`list_\*`/);

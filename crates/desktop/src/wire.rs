@@ -81,7 +81,9 @@ fn decls() -> Vec<Decl> {
         Detected, DetectedServer, ImportChoice, ImportOutcome, Named,
     };
     use crate::state::detail::{CommandView, PolicyView, ProgressView};
-    use crate::state::profiles::{FixedTool, ProfileView, ProfilesView};
+    use crate::state::profiles::{
+        FixedTool, HostPreview, ProfileClient, ProfileView, ProfilesView, Renamed,
+    };
     use crate::view::ServerView;
 
     let cfg = Config::new().with_large_int("number");
@@ -145,6 +147,9 @@ fn decls() -> Vec<Decl> {
         decl::<TokenClient>(&cfg),
         decl::<NewToken>(&cfg),
         decl::<FixedTool>(&cfg),
+        decl::<ProfileClient>(&cfg),
+        decl::<Renamed>(&cfg),
+        decl::<HostPreview>(&cfg),
         decl::<ProfileView>(&cfg),
         decl::<ProfilesView>(&cfg),
     ]

@@ -66,13 +66,49 @@ test("who uses a profile, and a tool its switch cannot bring back", async () => 
   const { d } = await dialog();
   await pick(d, "coding");
   const users = d.getByTestId("profile-users").textContent!;
-  expect(users).toContain("1 host attached through the app now");
+  expect(users).toContain("Cursor: mcpServers.lifeline in /home/ada/.cursor/mcp.json");
+  expect(users).toContain("Attached through the app now: cursor-vscode 1.7.2");
   expect(users).toContain("HTTP token bound to it: cursor");
   const fixed = toggle(d, "list_changed");
   expect(fixed.disabled && !fixed.checked).toBe(true);
   const note = document.getElementById(fixed.getAttribute("aria-describedby")!)!;
   expect(note.textContent).toContain("`list_*`");
   expect(toggle(d, "crash").disabled).toBe(false);
+});
+
+test("names, counts and limits follow the host chosen; a client using the profile says so", async () => {
+  const host = new FakeHost([]);
+  const view = host.mockProfiles.view();
+  // Cursor would be given one tool under another name, and is over its limit.
+  const coding = view.profiles.find((p) => p.preview.profile === "coding")!;
+  const cursor = coding.hosts.find((h) => h.client === "cursor")!;
+  const first = coding.preview.tools.find((t) => t.shown)!;
+  const why = "shortened: the whole name has 70 characters, over this host's 51";
+  Object.assign(cursor, {
+    listed: 41,
+    over_limit: "41 tools is over the 40 cursor handles",
+    renamed: [{ server: first.server, tool: first.tool, name: "cursor_name_abc123", changed: why }],
+  });
+  host.profilesGet.mockResolvedValueOnce(view);
+  const { d } = await dialog(host);
+  await pick(d, "coding");
+  expect(d.getByTestId("profile-limits").textContent).toBe("Names of at most 46 characters; at most 40 tools");
+  const select = d.getByTestId("profile-host") as HTMLSelectElement;
+  const options = [...select.options].map((o) => o.textContent!.trim());
+  expect(options[0]).toBe("Any host (the shortest names)");
+  expect(options).toContain("Cursor (uses it)");
+  expect(options).toContain("VS Code");
+  await fireEvent.change(select, { target: { value: "cursor" } });
+  expect(d.getByTestId("profile-limits").textContent).toBe(`Names of at most ${cursor.budget} characters; at most 40 tools`);
+  expect(d.getByTestId("profile-summary").textContent).toMatch(/^41 tools, /);
+  expect(d.getByTestId("profile-over-limit").textContent).toContain("40 cursor handles");
+  expect(within(tool(d, first.tool)).getByText("cursor_name_abc123")).toBeTruthy();
+  expect(within(tool(d, first.tool)).getByTestId("profile-tool-note").textContent).toBe(why);
+  // The list follows the host too; back to any host, the shell's own names.
+  expect(d.getAllByTestId("profile-over")).toHaveLength(1);
+  await fireEvent.change(select, { target: { value: "unknown" } });
+  expect(within(tool(d, first.tool)).queryByText("cursor_name_abc123")).toBeNull();
+  expect(d.queryAllByTestId("profile-over")).toHaveLength(0);
 });
 
 test("in search mode the meta-tools' tokens stand against the full list's, and no switch works", async () => {

@@ -677,6 +677,51 @@ usage: string, };
 export type FixedTool = { server: string, tool: string, why: string, };
 
 /**
+ * A client's config entry that serves a profile.
+ */
+export type ProfileClient = { 
+/**
+ * `claude-desktop`, `claude-code`, `cursor`, `vscode`.
+ */
+client: string, label: string, 
+/**
+ * Where the entry is: `mcpServers.lifeline`.
+ */
+field: string, 
+/**
+ * The client's file.
+ */
+path: string, };
+
+/**
+ * A tool's name at one host.
+ */
+export type Renamed = { server: string, tool: string, name: string, 
+/**
+ * Why it is not `server` + separator + `tool`; `null` when it is.
+ */
+changed: string | null, };
+
+/**
+ * A profile as one kind of host would be given it, where that differs from the view's
+ * `preview` (the names of a host Lifeline cannot identify).
+ */
+export type HostPreview = { 
+/**
+ * The kind (`claude-code`, …), as `--client` takes it.
+ */
+client: string, label: string, 
+/**
+ * Lifeline's entry in that host's config, which its names make room for: the entry
+ * of a client file serving the profile, else `lifeline`.
+ */
+entry: string, budget: number, listed: number, tokens: number, limit: number | null, over_limit: string | null, 
+/**
+ * The shown tools whose name at this host is not the one `preview` gives.
+ */
+renamed: Array<Renamed>, };
+
+/**
  * One profile as a host would be given it, and who uses it.
  */
 export type ProfileView = { preview: ProfilePreview, 
@@ -693,9 +738,20 @@ no_tools: Array<string>,
  */
 tokens: Array<string>, 
 /**
- * The hosts attached to it through the app now (bridges and HTTP sessions).
+ * The clients whose config file has an entry serving it (`lifeline connect --profile`,
+ * or `--all` for `default`).
  */
-attached: number, 
+clients: Array<ProfileClient>, 
+/**
+ * The hosts attached to it through the app now (bridges and HTTP sessions), by the
+ * name each gave itself; `null` for one that has not said it yet.
+ */
+attached: Array<string | null>, 
+/**
+ * What each host Lifeline knows the limits of would be given instead of `preview`'s
+ * names and counts, in `ClientKind`'s order.
+ */
+hosts: Array<HostPreview>, 
 /**
  * The tools whose switch cannot turn them on or off, and why (none in search mode,
  * where no switch can: `preview.search`).

@@ -18,7 +18,19 @@ describe("the mock host's Profiles view", () => {
       ["everything", 3, true],
     ]);
     expect(of(view, "default").no_tools).toEqual(["github", "linear"]);
-    expect(of(view, "coding")).toMatchObject({ tokens: ["cursor"], attached: 1 });
+    expect(of(view, "coding")).toMatchObject({ tokens: ["cursor"], attached: ["cursor-vscode 1.7.2"] });
+    expect(of(view, "coding").clients).toEqual([
+      { client: "cursor", label: "Cursor", field: "mcpServers.lifeline", path: "/home/ada/.cursor/mcp.json" },
+    ]);
+    expect(of(view, "coding").hosts.map((h) => h.client)).toEqual([
+      "claude-code",
+      "claude-desktop",
+      "cursor",
+      "vscode",
+      "codex",
+      "gemini",
+      "windsurf",
+    ]);
     expect(of(view, "everything").preview.search).toBe(true);
     expect(view.unbound).toEqual(["claude-code"]);
     expect(m.calls).toEqual([{ command: "profiles_get" }]);

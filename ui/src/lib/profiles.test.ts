@@ -2,7 +2,7 @@
 
 import { expect, test } from "vitest";
 import { MockProfiles } from "../host/mock-profiles";
-import { groups, summary, tokensText, toolsText, users } from "./profiles";
+import { ANY_HOST, atHost, groups, hostChoices, limits, summary, tokensText, toolsText, users } from "./profiles";
 
 const view = new MockProfiles().view();
 const of = (name: string) => view.profiles.find((p) => p.preview.profile === name)!;
@@ -34,9 +34,34 @@ test("counts and tokens in words", () => {
 
 test("who uses a profile", () => {
   expect(users(of("coding"), view.unbound)).toEqual([
-    "1 host attached through the app now",
+    "Cursor: mcpServers.lifeline in /home/ada/.cursor/mcp.json",
+    "Attached through the app now: cursor-vscode 1.7.2",
     "HTTP token bound to it: cursor",
     "HTTP token that opens any profile: claude-code",
   ]);
   expect(users(of("default"), [])).toEqual([]);
+  const unnamed = { ...of("everything"), attached: [null, "claude-code 2.1.0"] };
+  expect(users(unnamed, [])).toEqual([
+    "Attached through the app now: a host that has not said its name yet, claude-code 2.1.0",
+  ]);
+});
+
+test("a host's names, counts and limits over the shell's view; any host is the view itself", () => {
+  const coding = of("coding");
+  expect(atHost(coding, ANY_HOST)).toBe(coding);
+  expect(atHost(coding, "no-such-host")).toBe(coding);
+  const vscode = atHost(coding, "vscode");
+  expect(vscode.preview).toMatchObject({ client: "vscode", limit: 128, budget: 46 });
+  expect(vscode.preview.tools).toEqual(coding.preview.tools);
+  expect(hostChoices(coding).map((c) => c.label)).toEqual([
+    "Any host (the shortest names)",
+    "Claude Code",
+    "Claude Desktop",
+    "Cursor (uses it)",
+    "VS Code",
+    "Codex",
+    "Gemini CLI",
+    "Windsurf",
+  ]);
+  expect(limits(vscode)).toBe("Names of at most 46 characters; at most 128 tools");
 });

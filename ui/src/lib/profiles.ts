@@ -4,6 +4,35 @@
 
 import type { FixedTool, ProfileView, ToolPreview } from "../host/types";
 
+/** The host kind of the shell's own names: one Lifeline cannot identify (the strictest). */
+export const ANY_HOST = "unknown";
+
+/** The hosts a profile's names can be shown for: any host (the shell's `preview`) first, then
+ * each host Lifeline knows the limits of, in the shell's order; one whose client file serves
+ * the profile says so. */
+export function hostChoices(view: ProfileView): { client: string; label: string }[] {
+  const using = new Set(view.clients.map((c) => c.client));
+  return [
+    { client: ANY_HOST, label: "Any host (the shortest names)" },
+    ...view.hosts.map((h) => ({ client: h.client, label: using.has(h.client) ? `${h.label} (uses it)` : h.label })),
+  ];
+}
+
+/** The profile as host `client` would be given it: the shell's view with that host's names,
+ * counts and limit (`hosts`) in place of any host's; the view itself for `ANY_HOST` or a host
+ * the shell did not answer for. */
+export function atHost(view: ProfileView, client: string): ProfileView {
+  const host = view.hosts.find((h) => h.client === client);
+  if (!host) return view;
+  const renamed = new Map(host.renamed.map((r) => [`${r.server}\u0000${r.tool}`, r]));
+  const tools = view.preview.tools.map((t) => {
+    const r = renamed.get(`${t.server}\u0000${t.tool}`);
+    return r ? { ...t, name: r.name, changed: r.changed } : t;
+  });
+  const { budget, listed, tokens, limit, over_limit } = host;
+  return { ...view, preview: { ...view.preview, client, budget, listed, tokens, limit, over_limit, tools } };
+}
+
 /** One tool as its switch shows it. */
 export interface ToolRow {
   tool: ToolPreview;
@@ -63,11 +92,19 @@ export function summary(view: ProfileView): string {
   return `${toolsText(p.listed)}, ${tokensText(p.tokens)}`;
 }
 
+/** The chosen host's limits in one line: "Names of at most 46 characters; at most 40 tools". */
+export function limits(view: ProfileView): string {
+  const p = view.preview;
+  const tools = p.limit === null ? "no tool limit known" : `at most ${p.limit} tools`;
+  return `Names of at most ${p.budget} characters; ${tools}`;
+}
+
 /** Who uses the profile, in words; an empty list when nobody does that the app can tell. */
 export function users(view: ProfileView, unbound: string[]): string[] {
-  const out: string[] = [];
-  if (view.attached > 0) {
-    out.push(`${view.attached} ${view.attached === 1 ? "host" : "hosts"} attached through the app now`);
+  const out: string[] = view.clients.map((c) => `${c.label}: ${c.field} in ${c.path}`);
+  if (view.attached.length > 0) {
+    const named = view.attached.map((n) => n ?? "a host that has not said its name yet");
+    out.push(`Attached through the app now: ${named.join(", ")}`);
   }
   if (view.tokens.length > 0) out.push(`HTTP token bound to it: ${view.tokens.join(", ")}`);
   if (unbound.length > 0) out.push(`HTTP token that opens any profile: ${unbound.join(", ")}`);

@@ -15,7 +15,8 @@ pub async fn profiles_get(core: &Arc<Core>) -> Result<ProfilesView, ErrorView> {
         Ok(path) => tokens::list(path).map_err(|e| format!("{e}")),
         Err(e) => Err(e.message),
     };
-    core.state.profiles(clients).await
+    let files = core.state.clients_env().files;
+    core.state.profiles(clients, files).await
 }
 
 /// Shows or hides `tool` of `server` in `profile`; the view after.

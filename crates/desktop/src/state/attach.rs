@@ -44,10 +44,10 @@ impl AppState {
         let name = match &request.target {
             Target::Server(name) => name,
             Target::Profile(profile) => {
-                let served = self.attach_profile(profile).await?;
-                // A new session: counted by the Profiles view while it holds these servers.
-                if let Served::Aggregate(servers, _) = &served {
-                    self.profile_session(profile, servers);
+                let mut served = self.attach_profile(profile).await?;
+                // A new session: the Profiles view shows its host while it lasts.
+                if let Served::Aggregate(_, options) = &mut served {
+                    options.host = Some(self.profile_session(profile));
                 }
                 return Ok(served);
             }

@@ -100,7 +100,7 @@ pub struct Restored {
     pub servers: Vec<String>,
 }
 
-fn label(c: Client) -> &'static str {
+pub(crate) fn label(c: Client) -> &'static str {
     match c {
         Client::ClaudeDesktop => "Claude Desktop",
         Client::ClaudeCode => "Claude Code",

@@ -1,29 +1,30 @@
 //! The Profiles view (docs/config.md, "Profiles view"): for each profile of the config the
 //! app runs, what a host would be shown on the one endpoint — the core's
 //! `aggregate::preview` over the app's supervisors' tools now, with the names of a host
-//! Lifeline cannot identify (the strictest, so they fit every host) and the entry
-//! `lifeline` — and who uses it: the HTTP clients whose token is bound to it, and the hosts
-//! attached to it through the app now. The switch that turns one tool on or off is the
-//! config's edit path (`config/changes.rs`, `set_tool_shown`).
+//! Lifeline cannot identify (the strictest, so they fit every host) and, for each host
+//! Lifeline knows the limits of, the names and counts that host would get instead — and
+//! who uses it: the clients whose config file has an entry serving it, the HTTP clients
+//! whose token is bound to it, and the hosts attached to it through the app now, by the
+//! name each gave itself. The switch that turns one tool on or off is the config's edit
+//! path (`config/changes.rs`, `set_tool_shown`).
 
 use super::{AppState, lock, running};
 use crate::error::ErrorView;
 use lifeline_core::config::Config;
-use lifeline_core::gateway::GatewayOptions;
-use lifeline_core::gateway::aggregate::{ProfilePreview, preview};
+use lifeline_core::config::clients::profile::{DEFAULT_ENTRY, Endpoint};
+use lifeline_core::config::clients::{self, Client as ClientFile};
+use lifeline_core::gateway::aggregate::{HostName, ProfilePreview, preview};
 use lifeline_core::gateway::http::tokens::Client;
 use lifeline_core::gateway::names::{ClientKind, Remembered, store};
 use lifeline_core::protocol::mcp::Tool;
-use lifeline_core::supervisor::Supervisor;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 /// The host the view's names are fitted to: one Lifeline cannot identify gets the strictest
 /// budget, so its names fit every host.
 const CLIENT: ClientKind = ClientKind::Unknown;
-/// Lifeline's entry in a host's config, which the host puts in front of every tool name.
-const ENTRY: &str = "lifeline";
 
 /// What `profiles_get` answers.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -46,11 +47,59 @@ pub struct ProfileView {
     pub no_tools: Vec<String>,
     /// The HTTP clients whose token is bound to it.
     pub tokens: Vec<String>,
-    /// The hosts attached to it through the app now (bridges and HTTP sessions).
-    pub attached: u32,
+    /// The clients whose config file has an entry serving it (`lifeline connect --profile`,
+    /// or `--all` for `default`).
+    pub clients: Vec<ProfileClient>,
+    /// The hosts attached to it through the app now (bridges and HTTP sessions), by the
+    /// name each gave itself; `null` for one that has not said it yet.
+    pub attached: Vec<Option<String>>,
+    /// What each host Lifeline knows the limits of would be given instead of `preview`'s
+    /// names and counts, in `ClientKind`'s order.
+    pub hosts: Vec<HostPreview>,
     /// The tools whose switch cannot turn them on or off, and why (none in search mode,
     /// where no switch can: `preview.search`).
     pub fixed: Vec<FixedTool>,
+}
+
+/// A client's config entry that serves a profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct ProfileClient {
+    /// `claude-desktop`, `claude-code`, `cursor`, `vscode`.
+    pub client: String,
+    pub label: String,
+    /// Where the entry is: `mcpServers.lifeline`.
+    pub field: String,
+    /// The client's file.
+    pub path: String,
+}
+
+/// A profile as one kind of host would be given it, where that differs from the view's
+/// `preview` (the names of a host Lifeline cannot identify).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct HostPreview {
+    /// The kind (`claude-code`, …), as `--client` takes it.
+    pub client: String,
+    pub label: String,
+    /// Lifeline's entry in that host's config, which its names make room for: the entry
+    /// of a client file serving the profile, else `lifeline`.
+    pub entry: String,
+    pub budget: usize,
+    pub listed: usize,
+    pub tokens: usize,
+    pub limit: Option<usize>,
+    pub over_limit: Option<String>,
+    /// The shown tools whose name at this host is not the one `preview` gives.
+    pub renamed: Vec<Renamed>,
+}
+
+/// A tool's name at one host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct Renamed {
+    pub server: String,
+    pub tool: String,
+    pub name: String,
+    /// Why it is not `server` + separator + `tool`; `null` when it is.
+    pub changed: Option<String>,
 }
 
 /// A tool of a profile that its switch cannot change (`config::fixed`).
@@ -62,12 +111,49 @@ pub struct FixedTool {
 }
 
 /// What the view is made of besides the config: each enabled server's tools now (in the
-/// config's order), the clients' tokens, the hosts attached per profile, the names kept.
+/// config's order), the clients' tokens, the clients' entries serving a profile, the hosts
+/// attached per profile, the names kept (by budget).
 pub(crate) struct Inputs<'a> {
     pub servers: &'a [(String, Vec<Tool>)],
     pub tokens: &'a Result<Vec<Client>, String>,
-    pub attached: &'a BTreeMap<String, u32>,
-    pub remembered: &'a Remembered,
+    pub uses: &'a [Use],
+    pub attached: &'a BTreeMap<String, Vec<Option<String>>>,
+    pub remembered: &'a BTreeMap<usize, Remembered>,
+}
+
+/// An entry of a client's file that serves a profile (`clients::endpoints`).
+#[derive(Debug, Clone)]
+pub(crate) struct Use {
+    pub client: ClientFile,
+    pub path: PathBuf,
+    pub endpoint: Endpoint,
+}
+
+impl Use {
+    /// The kind of host the entry names its tools for: its `--client`, else its file's.
+    fn kind(&self) -> ClientKind {
+        (self.endpoint.kind.as_deref())
+            .and_then(|k| k.parse().ok())
+            .unwrap_or_else(|| kind_of(self.client))
+    }
+}
+
+/// The kind of host that reads a client's file.
+fn kind_of(client: ClientFile) -> ClientKind {
+    match client {
+        ClientFile::ClaudeDesktop => ClientKind::ClaudeDesktop,
+        ClientFile::ClaudeCode => ClientKind::ClaudeCode,
+        ClientFile::Cursor => ClientKind::Cursor,
+        ClientFile::VsCode => ClientKind::VsCode,
+    }
+}
+
+/// Lifeline's entry at host `kind` for `profile`: a client file's entry serving it, else
+/// `lifeline`.
+fn entry_at<'a>(uses: &'a [Use], profile: &str, kind: ClientKind) -> &'a str {
+    (uses.iter())
+        .find(|u| u.endpoint.profile == profile && u.kind() == kind)
+        .map_or(DEFAULT_ENTRY, |u| u.endpoint.entry.as_str())
 }
 
 /// The Profiles view of `config`. Pure.
@@ -77,14 +163,32 @@ pub(crate) fn view(config: &Config, inputs: &Inputs<'_>) -> ProfilesView {
         .into_iter()
         .filter_map(|name| config.profile(name))
         .map(|profile| {
-            let preview = preview(
-                &profile,
-                &config.separator,
-                CLIENT,
-                ENTRY,
-                inputs.servers,
-                inputs.remembered,
-            );
+            let at = |kind: ClientKind| {
+                let entry = entry_at(inputs.uses, &profile.name, kind);
+                let remembered = inputs.remembered.get(&kind.name_budget(entry));
+                let empty = Remembered::new();
+                let remembered = remembered.unwrap_or(&empty);
+                let servers = inputs.servers;
+                (
+                    entry,
+                    preview(
+                        &profile,
+                        &config.separator,
+                        kind,
+                        entry,
+                        servers,
+                        remembered,
+                    ),
+                )
+            };
+            let (_, preview) = at(CLIENT);
+            let hosts = (ClientKind::ALL.into_iter())
+                .filter(|k| *k != CLIENT)
+                .map(|kind| {
+                    let (entry, theirs) = at(kind);
+                    host_preview(kind, entry, &preview, theirs)
+                })
+                .collect();
             // In search mode no switch works: the view says so once, not per tool.
             let listed = if profile.search() {
                 &[][..]
@@ -109,7 +213,17 @@ pub(crate) fn view(config: &Config, inputs: &Inputs<'_>) -> ProfilesView {
                     .map(|(s, _)| s.clone())
                     .collect(),
                 tokens: names(inputs.tokens.iter().flatten().filter(bound)),
-                attached: inputs.attached.get(&profile.name).copied().unwrap_or(0),
+                clients: (inputs.uses.iter())
+                    .filter(|u| u.endpoint.profile == profile.name)
+                    .map(|u| ProfileClient {
+                        client: u.client.id().to_owned(),
+                        label: super::clients::label(u.client).to_owned(),
+                        field: u.endpoint.field.clone(),
+                        path: u.path.display().to_string(),
+                    })
+                    .collect(),
+                attached: (inputs.attached.get(&profile.name).cloned()).unwrap_or_default(),
+                hosts,
                 fixed,
                 preview,
             }
@@ -127,25 +241,78 @@ fn names<'a>(clients: impl Iterator<Item = &'a Client>) -> Vec<String> {
     clients.map(|c| c.name.clone()).collect()
 }
 
-/// The aggregated sessions the app serves, by profile: a session holds the supervisors it
-/// was given while it lasts (unless the config took them out of the profile since), so it
-/// is open while one of them is held.
+/// `theirs` (the profile at host `kind`) as it differs from `base`.
+fn host_preview(
+    kind: ClientKind,
+    entry: &str,
+    base: &ProfilePreview,
+    theirs: ProfilePreview,
+) -> HostPreview {
+    let renamed = (theirs.tools.into_iter().zip(&base.tools))
+        .filter(|(t, b)| t.name.is_some() && t.name != b.name)
+        .map(|(t, _)| Renamed {
+            name: t.name.unwrap_or_default(),
+            server: t.server,
+            tool: t.tool,
+            changed: t.changed,
+        })
+        .collect();
+    HostPreview {
+        client: kind.as_str().to_owned(),
+        label: kind.label().to_owned(),
+        entry: entry.to_owned(),
+        budget: theirs.budget,
+        listed: theirs.listed,
+        tokens: theirs.tokens,
+        limit: theirs.limit,
+        over_limit: theirs.over_limit,
+        renamed,
+    }
+}
+
+/// Every entry of the clients' files (each client's first file found) that serves a
+/// profile; a file that cannot be read or parsed serves none here (the Hosts view says why).
+pub(crate) fn uses(files: &[(ClientFile, Vec<PathBuf>)]) -> Vec<Use> {
+    let mut out = Vec::new();
+    for (client, paths) in files {
+        let Some(path) = paths.iter().find(|p| p.is_file()) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        for endpoint in clients::profile::endpoints(*client, path, &text).unwrap_or_default() {
+            out.push(Use {
+                client: *client,
+                path: path.clone(),
+                endpoint,
+            });
+        }
+    }
+    out
+}
+
+/// The aggregated sessions the app serves, by profile: each session holds the slot of its
+/// host's name for its life, so it is open while its slot is held.
 #[derive(Default)]
-pub(crate) struct Sessions(Mutex<Vec<(String, Vec<Weak<Supervisor>>)>>);
+pub(crate) struct Sessions(Mutex<Vec<(String, Weak<std::sync::OnceLock<String>>)>>);
 
 impl Sessions {
-    /// A session of `profile` was handed `servers`.
-    pub(crate) fn opened(&self, profile: &str, servers: Vec<Weak<Supervisor>>) {
-        lock(&self.0).push((profile.to_owned(), servers));
+    /// A session of `profile` opens; the slot its host's name goes in.
+    pub(crate) fn opened(&self, profile: &str) -> HostName {
+        let slot = HostName::default();
+        lock(&self.0).push((profile.to_owned(), Arc::downgrade(&slot)));
+        slot
     }
 
-    /// How many sessions of each profile are open now; the ended ones are forgotten.
-    pub(crate) fn open(&self) -> BTreeMap<String, u32> {
+    /// The hosts of each profile's open sessions, by name; the ended ones are forgotten.
+    pub(crate) fn open(&self) -> BTreeMap<String, Vec<Option<String>>> {
         let mut sessions = lock(&self.0);
-        sessions.retain(|(_, servers)| servers.iter().any(|s| s.strong_count() > 0));
-        let mut out = BTreeMap::new();
-        for (profile, _) in sessions.iter() {
-            *out.entry(profile.clone()).or_insert(0) += 1;
+        sessions.retain(|(_, slot)| slot.strong_count() > 0);
+        let mut out: BTreeMap<String, Vec<Option<String>>> = BTreeMap::new();
+        for (profile, slot) in sessions.iter() {
+            let name = slot.upgrade().and_then(|s| s.get().cloned());
+            out.entry(profile.clone()).or_default().push(name);
         }
         out
     }
@@ -153,10 +320,11 @@ impl Sessions {
 
 impl AppState {
     /// The Profiles view now; `tokens` are the HTTP clients' tokens (the endpoint's file),
-    /// or why they could not be read.
+    /// or why they could not be read; `files` the clients' config files (`ClientsEnv`).
     pub async fn profiles(
         &self,
         tokens: Result<Vec<Client>, String>,
+        files: Vec<(ClientFile, Vec<PathBuf>)>,
     ) -> Result<ProfilesView, ErrorView> {
         let config = self.live_config().await;
         let servers: Vec<(String, Vec<Tool>)> = {
@@ -172,39 +340,50 @@ impl AppState {
                 })
                 .collect()
         };
-        let remembered = remembered(&config).await;
+        let separator = config.separator.clone();
+        let (uses, remembered) = tokio::task::spawn_blocking(move || {
+            let uses = uses(&files);
+            let remembered = remembered(&uses, &separator);
+            (uses, remembered)
+        })
+        .await
+        .unwrap_or_default();
         let inputs = Inputs {
             servers: &servers,
             tokens: &tokens,
+            uses: &uses,
             attached: &self.profile_sessions.open(),
             remembered: &remembered,
         };
         Ok(view(&config, &inputs))
     }
 
-    /// Counts a new session of `profile` open while it holds one of the `servers` it was
-    /// given (a session that follows the config may let go of them all and not be counted).
-    pub(crate) fn profile_session(
-        &self,
-        profile: &str,
-        servers: &[(Arc<Supervisor>, GatewayOptions)],
-    ) {
-        let held = servers.iter().map(|(s, _)| Arc::downgrade(s)).collect();
-        self.profile_sessions.opened(profile, held);
+    /// A new aggregated session of `profile`: the slot of its host's name, which the
+    /// session holds for its life (`AggregateOptions::host`).
+    pub(crate) fn profile_session(&self, profile: &str) -> HostName {
+        self.profile_sessions.opened(profile)
     }
 }
 
-/// The names the app's aggregated sessions gave before at the view's budget (the names file
-/// beside the history), read off the runtime's threads; none when there is no such file.
-async fn remembered(config: &Config) -> Remembered {
+/// The names the app's aggregated sessions gave before (the names file beside the history)
+/// at each budget the view fits names to; none when there is no such file. Blocking.
+fn remembered(
+    uses: &[Use],
+    separator: &lifeline_core::config::Separator,
+) -> BTreeMap<usize, Remembered> {
     let Some(path) = store::default_path() else {
-        return Remembered::new();
+        return BTreeMap::new();
     };
-    let separator = config.separator.clone();
-    let budget = CLIENT.name_budget(ENTRY);
-    tokio::task::spawn_blocking(move || store::load(&path, store::List::Tools, budget, &separator))
-        .await
-        .unwrap_or_default()
+    let mut out = BTreeMap::new();
+    let entries = (uses.iter().map(|u| u.endpoint.entry.as_str())).chain([DEFAULT_ENTRY]);
+    for entry in entries {
+        for kind in ClientKind::ALL {
+            let budget = kind.name_budget(entry);
+            out.entry(budget)
+                .or_insert_with(|| store::load(&path, store::List::Tools, budget, separator));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

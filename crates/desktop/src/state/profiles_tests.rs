@@ -5,6 +5,7 @@
 use crate::core_process::{Core, Headless};
 use crate::serve::Served;
 use crate::test_support::{block_on, fixture, invoke, start};
+use lifeline_core::config::clients::Client as ClientFile;
 use lifeline_core::gateway::Target;
 use lifeline_core::gateway::attach::Request;
 use lifeline_core::gateway::http::tokens;
@@ -193,7 +194,7 @@ fn a_switch_writes_the_exclude_and_the_view_follows() {
 }
 
 #[test]
-fn the_hosts_attached_to_a_profile_are_counted_while_their_sessions_last() {
+fn the_hosts_attached_to_a_profile_are_named_while_their_sessions_last() {
     let app = App::start();
     let attach = |profile: &str| {
         let request = Request {
@@ -203,22 +204,133 @@ fn the_hosts_attached_to_a_profile_are_counted_while_their_sessions_last() {
         block_on(app.core.state.attach(&request)).unwrap_or_else(|e| panic!("{e:?}"))
     };
     let attached = |view: &Value, name: &str| profile(view, name)["attached"].clone();
-    let session = {
+    let mut session = {
         let _runtime = crate::test_support::runtime().enter();
         attach("coding").start()
     };
     let dropped = attach("coding");
     let everything = attach("everything");
     let view = app.view();
-    assert_eq!(attached(&view, "coding"), 2);
-    assert_eq!(attached(&view, "everything"), 1);
-    assert_eq!(attached(&view, "default"), 0);
-    // A session that ended (here: never started) lets go of its servers.
+    assert_eq!(
+        attached(&view, "coding"),
+        json!([null, null]),
+        "no host said its name"
+    );
+    assert_eq!(attached(&view, "everything"), json!([null]));
+    assert_eq!(attached(&view, "default"), json!([]));
+
+    // The host's initialize names it: its clientInfo, cleaned.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "cursor-vscode\u{7}", "version": "1.7.2"}
+    }});
+    let message = lifeline_core::protocol::Message::from_value(initialize).unwrap();
+    session.input.send(message).unwrap();
+    let answered = block_on(async {
+        tokio::time::timeout(std::time::Duration::from_secs(30), session.output.recv()).await
+    });
+    assert!(
+        matches!(answered, Ok(Some(_))),
+        "the session did not answer initialize within 30 s: {answered:?}"
+    );
+    let view = app.view();
+    let mut coding: Vec<Value> = attached(&view, "coding").as_array().unwrap().clone();
+    coding.sort_by_key(|v| v.is_null());
+    assert_eq!(coding, [json!("cursor-vscode 1.7.2"), Value::Null]);
+
+    // A session that ended (here: never started) is forgotten.
     drop((dropped, everything));
     let view = app.view();
-    assert_eq!(attached(&view, "coding"), 1);
-    assert_eq!(attached(&view, "everything"), 0);
+    assert_eq!(attached(&view, "coding"), json!(["cursor-vscode 1.7.2"]));
+    assert_eq!(attached(&view, "everything"), json!([]));
     drop(session);
+    app.stop();
+}
+
+#[test]
+fn the_clients_whose_file_serves_a_profile_and_each_hosts_names_are_shown() {
+    let app = App::start();
+    // Cursor's file serves `coding` under the entry `ll`; Claude Code's serves `default`
+    // (`--all`) for Codex's names; VS Code's serves nothing of Lifeline's.
+    let cursor = app.dir.path().join("cursor.json");
+    let entry = |args: &[&str]| json!({"command": "/usr/bin/lifeline", "args": args});
+    let file = |servers: Value| serde_json::to_string(&json!({"mcpServers": servers})).unwrap();
+    std::fs::write(
+        &cursor,
+        file(json!({
+            "ll": entry(&["connect", "--profile", "coding", "--client", "cursor", "--entry", "ll"]),
+            "other": {"command": "npx", "args": ["x"]}
+        })),
+    )
+    .unwrap();
+    let claude = app.dir.path().join("claude.json");
+    std::fs::write(
+        &claude,
+        file(json!({"lifeline": entry(&["connect", "--all", "--client", "codex"])})),
+    )
+    .unwrap();
+    let files = vec![
+        (
+            ClientFile::Cursor,
+            vec![app.dir.path().join("missing.json"), cursor.clone()],
+        ),
+        (ClientFile::ClaudeCode, vec![claude.clone()]),
+        (
+            ClientFile::VsCode,
+            vec![app.dir.path().join("missing.json")],
+        ),
+    ];
+    let view = block_on(app.core.state.profiles(Ok(Vec::new()), files)).unwrap();
+    let view = serde_json::to_value(view).unwrap();
+    let coding = profile(&view, "coding");
+    assert_eq!(
+        coding["clients"],
+        json!([{"client": "cursor", "label": "Cursor", "field": "mcpServers.ll",
+                "path": cursor.display().to_string()}])
+    );
+    assert_eq!(
+        profile(&view, "default")["clients"][0]["label"],
+        "Claude Code"
+    );
+    assert_eq!(profile(&view, "everything")["clients"], json!([]));
+
+    // Every known host but the unknown one, in order, with the entry its names make room for.
+    let host = |p: &Value, kind: &str| {
+        (p["hosts"].as_array().unwrap().iter())
+            .find(|h| h["client"] == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("no host {kind} in {p}"))
+    };
+    let kinds: Vec<&Value> = (coding["hosts"].as_array().unwrap().iter())
+        .map(|h| &h["client"])
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "claude-code",
+            "claude-desktop",
+            "cursor",
+            "vscode",
+            "codex",
+            "gemini",
+            "windsurf"
+        ]
+    );
+    assert_eq!(host(coding, "cursor")["entry"], "ll");
+    assert_eq!(
+        host(coding, "cursor")["budget"],
+        57,
+        "59 less the entry's 2"
+    );
+    assert_eq!(host(coding, "cursor")["limit"], 40);
+    assert_eq!(host(coding, "vscode")["entry"], "lifeline");
+    assert_eq!(host(profile(&view, "default"), "codex")["budget"], 49);
+    assert_eq!(
+        host(coding, "claude-code")["listed"],
+        coding["preview"]["listed"]
+    );
+    // The fixture's names are short: no host renames one.
+    assert_eq!(host(coding, "claude-code")["renamed"], json!([]));
     app.stop();
 }
 

@@ -62,6 +62,33 @@ pub struct AggregateOptions {
     /// Where the servers come from as the config changes (`members.rs`); `None`: the
     /// servers the session started with, for its life.
     pub members: Option<Members>,
+    /// Where the session puts the name the host gives itself in `initialize`, for whoever
+    /// shows who is attached (the app's Profiles view); the session holds it for its life.
+    pub host: Option<HostName>,
+}
+
+/// The name a host gave itself (`clientInfo.name` and `version`, cleaned: `host_name`), set
+/// once by its session's `initialize`.
+pub type HostName = Arc<std::sync::OnceLock<String>>;
+
+/// The most characters of a host's name kept for display.
+const HOST_NAME_MAX: usize = 64;
+
+/// A host's `clientInfo` in one line to show: its name and version, control characters
+/// and surrounding space dropped, at most 64 characters; `None` when nothing is left. The
+/// host says what it likes here, so this is for a person to read, never to decide by.
+pub fn host_name(info: &Value) -> Option<String> {
+    let part = |key: &str| info.get(key).and_then(Value::as_str).unwrap_or("");
+    let joined = format!("{} {}", part("name"), part("version"));
+    let clean: String = joined
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let cut: String = clean.chars().take(HOST_NAME_MAX).collect();
+    (!part("name").trim().is_empty() && !cut.is_empty()).then_some(cut)
 }
 
 impl Default for AggregateOptions {
@@ -75,6 +102,7 @@ impl Default for AggregateOptions {
             list_wait: Duration::from_secs(5),
             debounce: Duration::from_millis(250),
             members: None,
+            host: None,
         }
     }
 }
@@ -191,13 +219,14 @@ async fn initialize(
         .and_then(Value::as_str)
         .and_then(Revision::parse_initialize)
         .unwrap_or(Revision::LATEST_INITIALIZE);
+    let info = params.and_then(|p| p.get("clientInfo"));
     if agg.options.client.is_none()
-        && let Some(name) = params
-            .and_then(|p| p.get("clientInfo"))
-            .and_then(|c| c.get("name"))
-            .and_then(Value::as_str)
+        && let Some(name) = info.and_then(|c| c.get("name")).and_then(Value::as_str)
     {
         *agg.client.lock().expect("client lock") = ClientKind::from_client_info(name);
+    }
+    if let (Some(slot), Some(name)) = (&agg.options.host, info.and_then(host_name)) {
+        let _ = slot.set(name);
     }
     let wait = agg.options.list_wait;
     let deadline = Instant::now() + wait;

@@ -1,8 +1,8 @@
 //! The aggregated endpoint's pure parts; sessions over real servers are in lifeline-it
 //! (`tests/tests/it/aggregate.rs`).
 
-use super::cap;
 use super::lists::uris_to_host;
+use super::{cap, host_name};
 use serde_json::json;
 
 #[test]
@@ -26,6 +26,29 @@ fn resource_uris_in_a_result_are_put_under_their_server() {
         "lifeline://files/mem://b"
     );
     assert_eq!(mapped["contents"][0]["uri"], "lifeline://files/file:///c");
+}
+
+#[test]
+fn a_host_name_is_one_clean_line_of_at_most_64_characters() {
+    let name = |info| host_name(&info);
+    assert_eq!(
+        name(json!({"name": "cursor-vscode", "version": "1.7.2"})),
+        Some("cursor-vscode 1.7.2".to_owned())
+    );
+    assert_eq!(
+        name(json!({"name": " claude\u{1b}[31m\ncode\t", "version": 7})),
+        Some("claude [31m code".to_owned()),
+        "control characters become spaces, runs of space one, a version not a string is left out"
+    );
+    let long = name(json!({"name": "é".repeat(100), "version": "1"})).unwrap();
+    assert_eq!(long.chars().count(), 64);
+    assert_eq!(
+        name(json!({"name": "  ", "version": "1.0"})),
+        None,
+        "no name, no host name"
+    );
+    assert_eq!(name(json!({"version": "1.0"})), None);
+    assert_eq!(name(json!("cursor")), None);
 }
 
 #[test]

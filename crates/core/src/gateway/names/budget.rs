@@ -105,6 +105,21 @@ impl ClientKind {
         }
     }
 
+    /// The kind's name for people: "Claude Code", …, "Any host" for `Unknown` (whose
+    /// budget and limit are the strictest, so that what fits it fits every host).
+    pub fn label(self) -> &'static str {
+        match self {
+            ClientKind::ClaudeCode => "Claude Code",
+            ClientKind::ClaudeDesktop => "Claude Desktop",
+            ClientKind::Cursor => "Cursor",
+            ClientKind::VsCode => "VS Code",
+            ClientKind::Codex => "Codex",
+            ClientKind::Gemini => "Gemini CLI",
+            ClientKind::Windsurf => "Windsurf",
+            ClientKind::Unknown => "Any host",
+        }
+    }
+
     /// The host a `clientInfo.name` says it is: ignoring case and surrounding spaces, an
     /// exact known name, else the first known part it contains, else `Unknown`. Only its
     /// first 256 bytes are looked at.

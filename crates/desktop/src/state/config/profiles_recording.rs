@@ -9,8 +9,8 @@
 //!
 //! The input is the mock's story: its config file's servers (`recording.rs`) with the
 //! profiles below, each server's tools at the page load as `scenario.json` recorded them
-//! (so `make recording` records that file first), two clients' tokens and one host attached
-//! to `coding`. The file holds:
+//! (so `make recording` records that file first), two clients' tokens, Cursor's file with an
+//! entry serving `coding`, and one host attached to `coding`. The file holds:
 //! - `unbound`, `tokens_problem`: the view's answer beside its profiles;
 //! - `states`: views of one profile each, every one once; the first are the profiles at the
 //!   load, in the view's order;
@@ -22,10 +22,10 @@
 use super::changes::{check, set_tool_shown};
 use super::recording::story;
 use crate::error::ErrorView;
-use crate::state::profiles::{Inputs, ProfileView, view};
+use crate::state::profiles::{Inputs, ProfileView, Use, view};
+use lifeline_core::config::clients::{self, profile::Endpoint};
 use lifeline_core::config::{self, Config};
 use lifeline_core::gateway::http::tokens::Client;
-use lifeline_core::gateway::names::Remembered;
 use lifeline_core::protocol::mcp::Tool;
 use lifeline_core::redact::Redactor;
 use serde_json::{Value, json};
@@ -56,6 +56,21 @@ fn tokens() -> Vec<Client> {
         client("claude-code", None),
         client("cursor", Some("coding")),
     ]
+}
+
+/// Cursor's file has one entry, serving `coding` (as `lifeline clients connect cursor
+/// --profile coding` writes it).
+fn uses() -> Vec<Use> {
+    vec![Use {
+        client: clients::Client::Cursor,
+        path: PathBuf::from("/home/ada/.cursor/mcp.json"),
+        endpoint: Endpoint {
+            field: "mcpServers.lifeline".to_owned(),
+            profile: "coding".to_owned(),
+            kind: Some("cursor".to_owned()),
+            entry: "lifeline".to_owned(),
+        },
+    }]
 }
 
 /// Each enabled server of `config` with its tools at the page load, as `scenario.json` has
@@ -107,11 +122,16 @@ fn record() -> Value {
     let raw = json!({"mcpServers": story(), "lifeline": lifeline()});
     let config = config::from_value(raw.clone(), None, &|_| None).expect("the mock's file loads");
     let (servers, tokens) = (servers(&config), Ok(tokens()));
-    let attached = BTreeMap::from([("coding".to_owned(), 1)]);
-    let remembered = Remembered::new();
+    let attached = BTreeMap::from([(
+        "coding".to_owned(),
+        vec![Some("cursor-vscode 1.7.2".to_owned())],
+    )]);
+    let remembered = BTreeMap::new();
+    let uses = uses();
     let inputs = Inputs {
         servers: &servers,
         tokens: &tokens,
+        uses: &uses,
         attached: &attached,
         remembered: &remembered,
     };
