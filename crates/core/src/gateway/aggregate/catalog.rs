@@ -77,7 +77,7 @@ impl Catalog {
     /// (per budget), and keeps the names given in the store (off the runtime's threads).
     pub(crate) async fn build(shared: &Shared, agg: &Aggregate) -> Catalog {
         let budget = agg.budget();
-        let remembered = remembered(agg, budget).await;
+        let remembered = remembered(agg, store::List::Tools, budget).await;
         let gathered = gathered(shared, agg);
         let servers: Vec<(&str, Vec<Tool>)> = gathered
             .iter()
@@ -90,7 +90,7 @@ impl Catalog {
             &remembered,
             agg.profile().search(),
         );
-        keep(agg, &catalog.names).await;
+        keep(agg, store::List::Tools, &catalog.names).await;
         catalog
     }
 }
@@ -144,9 +144,9 @@ pub(crate) fn assemble(
     }
 }
 
-/// The names given before at `budget`: this session's, else the store's.
-async fn remembered(agg: &Aggregate, budget: usize) -> crate::gateway::names::Remembered {
-    let mine = agg.remembered.lock().expect("remembered lock").clone();
+/// The names of `list` given before at `budget`: this session's, else the store's.
+pub(super) async fn remembered(agg: &Aggregate, list: store::List, budget: usize) -> Remembered {
+    let mine = agg.kept(list).lock().expect("remembered lock").clone();
     if !mine.is_empty() {
         return mine;
     }
@@ -154,15 +154,15 @@ async fn remembered(agg: &Aggregate, budget: usize) -> crate::gateway::names::Re
         return mine;
     };
     let separator = agg.options.separator.clone();
-    tokio::task::spawn_blocking(move || store::load(&path, store::List::Tools, budget, &separator))
+    tokio::task::spawn_blocking(move || store::load(&path, list, budget, &separator))
         .await
         .unwrap_or_default()
 }
 
-/// Adds `names` to the session's, and to the store when any is new.
-async fn keep(agg: &Aggregate, names: &Names) {
+/// Adds `names` to the session's of `list`, and to the store when any is new.
+pub(super) async fn keep(agg: &Aggregate, list: store::List, names: &Names) {
     let fresh = {
-        let mut mine = agg.remembered.lock().expect("remembered lock");
+        let mut mine = agg.kept(list).lock().expect("remembered lock");
         let before = mine.len();
         let changed = names
             .entries()
@@ -175,12 +175,11 @@ async fn keep(agg: &Aggregate, names: &Names) {
         return;
     };
     let names = names.clone();
-    let kept = tokio::task::spawn_blocking(move || {
-        store::record(&path, store::List::Tools, &names, SystemTime::now())
-    })
-    .await;
+    let kept =
+        tokio::task::spawn_blocking(move || store::record(&path, list, &names, SystemTime::now()))
+            .await;
     if let Ok(Err(e)) = kept {
-        tracing::warn!("gateway: could not keep the tool names: {e}");
+        tracing::warn!("gateway: could not keep the {} names: {e}", list.noun());
     }
 }
 

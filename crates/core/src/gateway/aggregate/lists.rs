@@ -4,7 +4,7 @@
 //! prompt or a resource routed back to its server, its own name or URI put back.
 
 use super::{Aggregate, unknown, upstream};
-use crate::gateway::names::{Names, Remembered, uris};
+use crate::gateway::names::{Names, store, uris};
 use crate::gateway::{Shared, Upstream, errors, forward, subs};
 use crate::protocol::{Request, RequestId, RpcError};
 use serde_json::{Value, json};
@@ -83,20 +83,34 @@ async fn gather(
     answers.into_iter().flatten().collect()
 }
 
-/// The prompts' host names for `gathered`.
-fn prompt_names(agg: &Aggregate, gathered: &[(Arc<Upstream>, Vec<Value>)]) -> Names {
-    let pairs = gathered.iter().flat_map(|(up, items)| {
-        items
-            .iter()
-            .filter_map(|p| p.get("name").and_then(Value::as_str))
-            .map(|n| (up.supervisor.name(), n))
-    });
-    Names::assign(
-        pairs,
-        agg.budget(),
-        &agg.options.separator,
-        &Remembered::new(),
-    )
+/// The prompts' host names for `gathered`, kept as tools' are: a name given once (in this
+/// session, or before in the names file) stays.
+async fn prompt_names(agg: &Aggregate, gathered: &[(Arc<Upstream>, Vec<Value>)]) -> Names {
+    let pairs: Vec<(String, String)> = gathered
+        .iter()
+        .flat_map(|(up, items)| {
+            items
+                .iter()
+                .filter_map(|p| p.get("name").and_then(Value::as_str))
+                .map(|n| (up.supervisor.name().to_owned(), n.to_owned()))
+        })
+        .collect();
+    assign_kept(agg, store::List::Prompts, &pairs).await
+}
+
+/// Names `pairs` (server, own name) at the host's budget, the names of `list` given
+/// before kept.
+pub(super) async fn assign_kept(
+    agg: &Aggregate,
+    list: store::List,
+    pairs: &[(String, String)],
+) -> Names {
+    let budget = agg.budget();
+    let remembered = super::catalog::remembered(agg, list, budget).await;
+    let pairs = pairs.iter().map(|(s, n)| (s.as_str(), n.as_str()));
+    let names = Names::assign(pairs, budget, &agg.options.separator, &remembered);
+    super::catalog::keep(agg, list, &names).await;
+    names
 }
 
 pub(super) async fn prompts(
@@ -105,7 +119,7 @@ pub(super) async fn prompts(
     id: &RequestId,
 ) -> Result<Value, RpcError> {
     let gathered = gather(shared, agg, id, "prompts/list", "prompts", "prompts").await;
-    let names = prompt_names(agg, &gathered);
+    let names = prompt_names(agg, &gathered).await;
     let mut prompts = Vec::new();
     for (up, items) in gathered {
         for mut p in items {
@@ -244,7 +258,7 @@ async fn prompt_route(
     name: &str,
 ) -> Option<(Arc<Upstream>, String)> {
     let gathered = gather(shared, agg, id, "prompts/list", "prompts", "prompts").await;
-    let names = prompt_names(agg, &gathered);
+    let names = prompt_names(agg, &gathered).await;
     let (server, own) = names.route(name)?;
     Some((upstream(shared, server)?, own.to_owned()))
 }

@@ -24,7 +24,7 @@ pub(crate) use members::follow;
 pub use members::{Current, Members, Now};
 pub use preview::{ProfilePreview, ToolPreview, estimate_tokens, preview};
 
-use super::names::{ClientKind, Remembered, Separator};
+use super::names::{ClientKind, Remembered, Separator, store};
 use super::{Shared, Upstream, errors, forward};
 use crate::config::{DEFAULT_PROFILE, Profile};
 use crate::events::Generation;
@@ -112,9 +112,11 @@ pub(crate) struct Aggregate {
     pub(crate) options: AggregateOptions,
     /// The host's kind: the options', or what its `initialize` said.
     client: Mutex<ClientKind>,
-    /// Every name given in this session (and those kept on disk), so that a name does not
-    /// change while the host holds it.
+    /// Every tool name given in this session (and those kept on disk), so that a name does
+    /// not change while the host holds it.
     remembered: Mutex<Remembered>,
+    /// The same for prompts.
+    prompts: Mutex<Remembered>,
     /// The catalog the host was last given (calls are routed by it).
     given: Mutex<Option<Arc<Catalog>>>,
     /// Whether the log was told that the profile shows none of its servers' tools.
@@ -143,6 +145,7 @@ impl Aggregate {
             profile: Mutex::new(options.profile.clone()),
             options,
             remembered: Mutex::default(),
+            prompts: Mutex::default(),
             given: Mutex::default(),
             warned_empty: Default::default(),
             cached: Mutex::default(),
@@ -152,6 +155,14 @@ impl Aggregate {
     /// The profile the host is served now.
     pub(crate) fn profile(&self) -> Profile {
         self.profile.lock().expect("profile lock").clone()
+    }
+
+    /// The names of `list` this session gave (`catalog::remembered`, `catalog::keep`).
+    fn kept(&self, list: store::List) -> &Mutex<Remembered> {
+        match list {
+            store::List::Prompts => &self.prompts,
+            store::List::Tools | store::List::ResourceTemplates => &self.remembered,
+        }
     }
 
     /// The budget of the host's names.

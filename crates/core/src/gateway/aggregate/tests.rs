@@ -61,6 +61,37 @@ fn instructions_past_the_cap_are_cut_on_a_character_and_say_so() {
     assert_eq!(cap("short".to_owned(), 5), "short");
 }
 
+#[tokio::test]
+async fn a_prompt_keeps_its_name_across_sessions_when_another_would_take_it() {
+    use super::lists::assign_kept;
+    use super::{Aggregate, AggregateOptions};
+    use crate::gateway::names::store::List;
+    let dir = tempfile::tempdir().unwrap();
+    let session = || {
+        Aggregate::new(AggregateOptions {
+            names: Some(dir.path().join("gateway-names.json")),
+            ..AggregateOptions::default()
+        })
+    };
+    let pair = |s: &str, n: &str| (s.to_owned(), n.to_owned());
+    // `a.b` is given `s__a_b` first (its `.` is not allowed in a name).
+    let first = assign_kept(&session(), List::Prompts, &[pair("s", "a.b")]).await;
+    assert_eq!(first.host_name("s", "a.b"), Some("s__a_b"));
+    // A later run: `a_b` appears, whose plain name is that one; `a.b` keeps it all the same.
+    let both = [pair("s", "a_b"), pair("s", "a.b")];
+    let later = assign_kept(&session(), List::Prompts, &both).await;
+    assert_eq!(later.host_name("s", "a.b"), Some("s__a_b"));
+    let other = later.host_name("s", "a_b").unwrap();
+    assert_ne!(other, "s__a_b");
+    // Without the file, the exact name wins: what the file is for.
+    let fresh = Aggregate::new(AggregateOptions::default());
+    let unkept = assign_kept(&fresh, List::Prompts, &both).await;
+    assert_eq!(unkept.host_name("s", "a_b"), Some("s__a_b"));
+    // Tools' names are a table of their own.
+    let tools = assign_kept(&session(), List::Tools, &both).await;
+    assert_eq!(tools.host_name("s", "a_b"), Some("s__a_b"));
+}
+
 mod sessions {
     //! Aggregated sessions over in-process servers on a paused clock: what the per-server
     //! gateway guarantees holds per server behind one endpoint.

@@ -51,6 +51,15 @@ pub enum List {
 }
 
 impl List {
+    /// What it names, in words: `tool`, `prompt`, `resource template`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            List::Tools => "tool",
+            List::Prompts => "prompt",
+            List::ResourceTemplates => "resource template",
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             List::Tools => "tools",
