@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 mod attach;
 pub mod clients;
 pub mod detail;
+mod profile_hosts;
 pub mod profiles;
 mod shutdown;
 #[cfg(any(test, feature = "test-support"))]
