@@ -200,6 +200,37 @@ def search_targets(se, row):
                 "tokens)")]
 
 
+# Issue 28's target: hashing and checking 1,000 tools against their pins.
+PINS_P50_MS = 5
+
+
+def pins_targets(se, row):
+    p = se.get("pins") or {}
+    if not p:
+        return [row("hashing and checking 1,000 tools against their pins at most 5 ms", None, "")]
+    return [row(f"hashing and checking {p['tools']:,} tools against their pins "
+                f"(`pins::review`) p50 at most {PINS_P50_MS} ms", p["p50_ms"] <= PINS_P50_MS,
+                f"{p['p50_ms']:g} ms (p99 {p['p99_ms']:g} ms)")]
+
+
+def pins_section(se):
+    p = se.get("pins") or {}
+    if not p:
+        return []
+    return ["", "## Tool pins", "",
+            "The check every list a server gives goes through (`lifeline_core::pins::review`; "
+            f"bench/src/bin/search.rs): the search section's {p['tools']:,} tools, each "
+            "definition's RFC 8785 digest taken and compared with its pin's, "
+            f"{p['reviews']:,} reviews after one unmeasured one; medians of {se.get('runs', 1)} "
+            "run(s). The first sight (digests and pins made) and the flags (`pins::flags`) run "
+            "once per server and per change, not per list.", "",
+            "| what | value |", "|---|---:|",
+            f"| one review of {p['tools']:,} tools, p50 ms | {p['p50_ms']:g} |",
+            f"| one review, p99 ms | {p['p99_ms']:g} |",
+            f"| first sight of {p['tools']:,} tools, ms | {p['first_sight_ms']:g} |",
+            f"| flags of {p['tools']:,} tools, ms ({p['flags']:,} flags) | {p['flags_ms']:g} |"]
+
+
 def search_section(se):
     s, t = se.get("search") or {}, se.get("tokens") or {}
     if not s:
@@ -347,6 +378,7 @@ def targets(result):
     rows += gateway_targets(result.get("gateway") or {}, row)
     rows += serve_targets(result.get("serve") or {}, row)
     rows += search_targets(result.get("search") or {}, row)
+    rows += pins_targets(result.get("search") or {}, row)
     rows += aggregate_targets(result.get("aggregate") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
@@ -561,6 +593,7 @@ def write(result, md_path, charts_dir):
         if ap.get("error"):
             lines += ["", f"The app's start was not measured: {ap['error']}."]
     lines += search_section(result.get("search") or {})
+    lines += pins_section(result.get("search") or {})
     if result.get("aggregate"):
         lines += aggregate_section(result["aggregate"])
         lines += aggregate_profile(result.get("aggregate_profile"))

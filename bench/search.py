@@ -11,8 +11,9 @@ from pathlib import Path
 
 def search(tools, args, root, run_driver, log):
     """bench-search: the search mode's ranking over 1,000 tools made from the real servers'
-    (p50 and p99 of one `Index::search`, medians of the runs), and the token estimate of
-    search mode's first tool list against the full one for 20 servers x 25 tools."""
+    (p50 and p99 of one `Index::search`, medians of the runs), the token estimate of
+    search mode's first tool list against the full one for 20 servers x 25 tools, and the
+    pins' review of the same 1,000 tools (issue 28)."""
     if not Path(tools.search).exists():
         return {}, [{"cell": "search", "error": f"bench-search not found at {tools.search}; "
                      "build bench/ (make bench-build)"}]
@@ -31,8 +32,12 @@ def search(tools, args, root, run_driver, log):
             f"p99 {record['search']['p99_us']} us over {record['search']['tools']} tools")
     if not runs:
         return {}, failures
-    result = {"runs": len(runs), "search": dict(runs[0]["search"]), "tokens": runs[0]["tokens"]}
+    result = {"runs": len(runs), "search": dict(runs[0]["search"]), "tokens": runs[0]["tokens"],
+              "pins": dict(runs[0]["pins"])}
     for key in ("p50_us", "p99_us", "build_ms"):
         result["search"][key] = statistics.median(r["search"][key] for r in runs)
+    for key in ("p50_ms", "p99_ms", "first_sight_ms", "flags_ms"):
+        result["pins"][key] = statistics.median(r["pins"][key] for r in runs)
+    log(f"  pins: review of {result['pins']['tools']} tools p50 {result['pins']['p50_ms']} ms")
     log(f"  search: tokens {json.dumps(result['tokens'])}")
     return result, failures

@@ -13,10 +13,16 @@
 //!   tokenizer is public); the ratio is what the target is about, and does not depend on
 //!   the divisor.
 //!
+//! - `pins` (issue 28, "Benchmark"): the same 1,000 tools judged against their pins
+//!   (`pins::review`: each definition's RFC 8785 digest, compared with its pin's), as on
+//!   every list a server gives: p50 and p99 of one review of all 1,000; the first sight
+//!   (digests and pins made); and `pins::flags` over all 1,000.
+//!
 //! usage: bench-search TOOLS_JSON QUERIES_JSON [--rounds N]
 
 use lifeline_bench::percentile;
 use lifeline_core::gateway::search::Index;
+use lifeline_core::pins::{self, flags};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
@@ -153,7 +159,9 @@ async fn main() {
     let search_bytes = serde_json::to_vec(&meta_tools()).expect("json").len();
     let tokens = |bytes: usize| bytes.div_ceil(4);
     let ratio = search_bytes as f64 / full_bytes as f64;
+    let pins = pins_record(&many, rounds.min(100));
     let record = json!({
+        "pins": pins,
         "search": {
             "tools": index.len(),
             "queries": queries.len(),
@@ -175,4 +183,40 @@ async fn main() {
         },
     });
     println!("{record}");
+}
+
+/// `pins::review` of `tools` against their pins, `rounds` times after one unmeasured round;
+/// the first sight and the flags once each (they run once per server, not per list).
+fn pins_record(tools: &[(String, Value)], rounds: usize) -> Value {
+    let tools: Vec<Value> = tools.iter().map(|(_, t)| t.clone()).collect();
+    let started = Instant::now();
+    let first = pins::review(None, &tools, 0);
+    let first_sight = started.elapsed();
+    let mut samples = Vec::with_capacity(rounds);
+    std::hint::black_box(pins::review(Some(&*first.pins), &tools, 1));
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let review = pins::review(Some(&*first.pins), &tools, 1);
+        samples.push(started.elapsed());
+        assert!(review.newly_held.is_empty(), "the same tools are approved");
+    }
+    samples.sort();
+    let descriptions = tools.iter().filter_map(|t| t["description"].as_str());
+    let context = flags::Context {
+        norm: flags::norm(descriptions),
+        others: &[],
+    };
+    let started = Instant::now();
+    let flagged: usize = tools.iter().map(|t| flags::flags(t, &context).len()).sum();
+    let flagging = started.elapsed();
+    let ms = |d: Duration| (d.as_secs_f64() * 1e5).round() / 100.0;
+    json!({
+        "tools": tools.len(),
+        "reviews": samples.len(),
+        "p50_ms": ms(percentile(&samples, 50)),
+        "p99_ms": ms(percentile(&samples, 99)),
+        "first_sight_ms": ms(first_sight),
+        "flags_ms": ms(flagging),
+        "flags": flagged,
+    })
 }

@@ -35,6 +35,7 @@ pub mod lines;
 pub mod local_socket;
 pub mod login_path;
 pub mod nofile;
+pub mod pins;
 pub mod policy;
 pub mod private;
 pub mod protocol;
