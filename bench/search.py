@@ -36,7 +36,7 @@ def search(tools, args, root, run_driver, log):
               "pins": dict(runs[0]["pins"])}
     for key in ("p50_us", "p99_us", "build_ms"):
         result["search"][key] = statistics.median(r["search"][key] for r in runs)
-    for key in ("p50_ms", "p99_ms", "first_sight_ms", "flags_ms"):
+    for key in ("p50_ms", "p99_ms", "first_sight_ms", "hash_ms", "flags_ms"):
         result["pins"][key] = statistics.median(r["pins"][key] for r in runs)
     log(f"  pins: review of {result['pins']['tools']} tools p50 {result['pins']['p50_ms']} ms")
     log(f"  search: tokens {json.dumps(result['tokens'])}")

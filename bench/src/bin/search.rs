@@ -16,7 +16,8 @@
 //! - `pins` (issue 28, "Benchmark"): the same 1,000 tools judged against their pins
 //!   (`pins::review`: each definition's RFC 8785 digest, compared with its pin's), as on
 //!   every list a server gives: p50 and p99 of one review of all 1,000; the first sight
-//!   (digests and pins made); and `pins::flags` over all 1,000.
+//!   (digests and pins made); every digest taken anew (what a review costs when every
+//!   definition changed); and `pins::flags` over all 1,000.
 //!
 //! usage: bench-search TOOLS_JSON QUERIES_JSON [--rounds N]
 
@@ -201,6 +202,10 @@ fn pins_record(tools: &[(String, Value)], rounds: usize) -> Value {
         assert!(review.newly_held.is_empty(), "the same tools are approved");
     }
     samples.sort();
+    let started = Instant::now();
+    let digests: Vec<String> = tools.iter().map(pins::digest).collect();
+    let hashing = started.elapsed();
+    std::hint::black_box(digests);
     let descriptions = tools.iter().filter_map(|t| t["description"].as_str());
     let context = flags::Context {
         norm: flags::norm(descriptions),
@@ -216,6 +221,7 @@ fn pins_record(tools: &[(String, Value)], rounds: usize) -> Value {
         "p50_ms": ms(percentile(&samples, 50)),
         "p99_ms": ms(percentile(&samples, 99)),
         "first_sight_ms": ms(first_sight),
+        "hash_ms": ms(hashing),
         "flags_ms": ms(flagging),
         "flags": flagged,
     })

@@ -160,8 +160,8 @@ pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Re
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let digest = digest(tool);
         let repeated = !seen.insert(name);
+        let mut digested = None;
         let standing = if first_sight && !repeated {
             next.to_mut()
                 .tools
@@ -170,8 +170,11 @@ pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Re
         } else {
             // A tool serving its pinned definition is shown, even while a change of it is
             // held (a server flipping back and forth): the change waits for its review.
+            // The same JSON is the same canonical form, so the digest is taken only when
+            // the definition is not the pinned one value for value (`1` against `1.0`).
             match next.tools.get(name) {
-                Some(pin) if pin.digest == digest => Standing::Approved,
+                Some(pin) if same_definition(&pin.definition, tool) => Standing::Approved,
+                Some(pin) if pin.digest == *digested.insert(digest(tool)) => Standing::Approved,
                 Some(pin) => Standing::Changed {
                     before: pin.definition.clone(),
                 },
@@ -179,6 +182,7 @@ pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Re
             }
         };
         if !standing.shown() {
+            let digest = digested.unwrap_or_else(|| digest(tool));
             hold(&mut next, name, tool, &digest, now, &mut newly_held);
         }
         out.push((name.to_owned(), standing));
@@ -188,6 +192,13 @@ pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Re
         newly_held,
         pins: next,
     }
+}
+
+/// Whether `tool`'s definition is `pinned`, field for field, as JSON values.
+fn same_definition(pinned: &Value, tool: &Value) -> bool {
+    DEFINITION_FIELDS
+        .iter()
+        .all(|f| pinned.get(*f) == tool.get(*f))
 }
 
 /// Records `tool` as held under `name`: a new hold is `newly_held`; a held one follows

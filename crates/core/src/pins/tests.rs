@@ -208,3 +208,22 @@ fn a_nameless_entry_is_left_out_and_a_repeated_name_is_a_change() {
         "Reads."
     );
 }
+
+#[test]
+fn the_same_definition_written_otherwise_is_approved_by_its_digest() {
+    let pinned = json!({"name": "read", "inputSchema": {"type": "object",
+        "properties": {"n": {"type": "number", "default": 1.0}}}});
+    let pins = review(None, std::slice::from_ref(&pinned), 100)
+        .pins
+        .into_owned();
+    // Not the same JSON value (`1` is not `1.0` to serde_json), the same canonical form.
+    let sent = json!({"inputSchema": {"properties": {"n": {"default": 1, "type": "number"}},
+        "type": "object"}, "name": "read", "_meta": {"seen": 2}});
+    assert_ne!(pinned["inputSchema"], sent["inputSchema"]);
+    let again = review(Some(&pins), &[sent], 200);
+    assert_eq!(standings(&again), [("read", "approved")]);
+    assert!(
+        matches!(again.pins, std::borrow::Cow::Borrowed(_)),
+        "nothing to store"
+    );
+}
