@@ -199,7 +199,31 @@ pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Re
 fn same_definition(pinned: &Value, tool: &Value) -> bool {
     DEFINITION_FIELDS
         .iter()
-        .all(|f| pinned.get(*f) == tool.get(*f))
+        .all(|f| match (pinned.get(*f), tool.get(*f)) {
+            (Some(a), Some(b)) => same(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        })
+}
+
+/// `a == b`, walking objects whose keys come in one order pair by pair: a server sends a
+/// tool in the order it was pinned in, and comparing in order needs no lookup per key.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            if x.keys().zip(y.keys()).all(|(k, l)| k == l) {
+                x.values().zip(y.values()).all(|(v, w)| same(v, w))
+            } else {
+                a == b
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w))
+        }
+        _ => a == b,
+    }
 }
 
 /// Records `tool` as held under `name`: a new hold is `newly_held`; a held one follows

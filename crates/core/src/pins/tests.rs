@@ -227,3 +227,24 @@ fn the_same_definition_written_otherwise_is_approved_by_its_digest() {
         "nothing to store"
     );
 }
+
+#[test]
+fn values_compare_equal_in_any_key_order_and_differ_anywhere_deep() {
+    let a =
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": [1, {"c": null}]}});
+    let reordered: Value = serde_json::from_str(
+        r#"{"properties": {"b": [1, {"c": null}], "a": {"type": "string"}}, "type": "object"}"#,
+    )
+    .unwrap();
+    assert!(same(&a, &a.clone()));
+    assert!(same(&a, &reordered));
+    for other in [
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": [1, {"c": 0}]}}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": [1]}}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "x": [1, {"c": null}]}}),
+    ] {
+        assert!(!same(&a, &other), "{other}");
+        assert!(!same(&other, &a), "{other}");
+    }
+}
