@@ -351,7 +351,10 @@ def aggregate_profile(pr):
         out += ["", ex["what"], "", "| build | p50 µs | bridge CPU µs a list |",
                 "|---|---:|---:|"]
         out += [f"| {r['build']} | {r['p50_us']:g} | {r['cpu_us']:g} |" for r in ex["rows"]]
-    if pr.get("fix"):
+    if pr.get("fixed"):
+        # What was done about it since, as written when it was (the record keeps it).
+        out += ["", pr["fixed"]]
+    elif pr.get("fix"):
         out += ["", "The fix (crates/core/src/gateway/aggregate/, not made here):", ""]
         out += [f"- {f}" for f in pr["fix"]]
     return out
