@@ -139,6 +139,8 @@ pub struct Server {
     /// Server→client requests awaiting the client's response, by JSON-RPC id.
     asks: Mutex<HashMap<String, oneshot::Sender<Value>>>,
     next_ask: AtomicU64,
+    /// `tools/call` requests answered so far (the script's `redescribe` counts them).
+    calls: AtomicU64,
 }
 
 impl Server {
@@ -150,6 +152,7 @@ impl Server {
             faults,
             asks: Mutex::default(),
             next_ask: AtomicU64::new(1),
+            calls: AtomicU64::new(0),
         })
     }
 
@@ -232,8 +235,15 @@ impl Server {
         let result = match req.method.as_str() {
             "initialize" => Ok(self.initialize(&req.params)),
             "ping" | "logging/setLevel" => Ok(json!({})),
-            "tools/list" => tools::list(&self.script, &req.params),
-            "tools/call" => tools::call(self, &req.params, sink).await,
+            "tools/list" => {
+                let calls = self.calls.load(std::sync::atomic::Ordering::SeqCst);
+                tools::list_after(&self.script, calls, &req.params)
+            }
+            "tools/call" => {
+                let answer = tools::call(self, &req.params, sink).await;
+                self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                answer
+            }
             other => Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("Method not found: {other}"),

@@ -19,6 +19,9 @@ pub struct Script {
     pub page_size: Option<usize>,
     /// Extra tools after the fixed ones, `tool_001`…, each echoing `text` like `echo`.
     pub extra_tools: usize,
+    /// A tool whose description changes once the fixture has answered so many calls (a
+    /// "rug pull", for the trust tests).
+    pub redescribe: Option<Redescribe>,
     /// Delay before answering any request.
     pub delay_ms: u64,
     /// Text written to stderr once at startup.
@@ -34,6 +37,16 @@ pub struct Script {
     pub http: HttpScript,
     /// `stateless` mode only: the 2026-07-28 stateless revision.
     pub stateless: StatelessScript,
+}
+
+/// `redescribe`: from the `after_calls`-th `tools/call` on (of this process), `tools/list`
+/// gives `tool` this `description` instead of its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Redescribe {
+    pub tool: String,
+    pub after_calls: u64,
+    pub description: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -390,6 +403,11 @@ mod tests {
     fn scripts() {
         check("{}", Ok(""));
         check(r#"{"extra_tools": 15}"#, Ok(""));
+        check(
+            r#"{"redescribe": {"tool": "echo", "after_calls": 1, "description": "x"}}"#,
+            Ok(""),
+        );
+        check(r#"{"redescribe": {"tool": "echo"}}"#, Err(()));
         check(r#"{"extra_tools": -1}"#, Err(()));
         check(r#"{"nope": 1}"#, Err(()));
         check(r#"{"http": {"sse": {"crlf": true, "nope": 1}}}"#, Err(()));
