@@ -130,7 +130,7 @@ fn entries(args: &ShowArgs) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientEr
 
 /// The profiles the client uses: `--profile`, else each entry's, else `default`.
 fn uses(args: &ShowArgs, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>, Error> {
-    let own = client_kind(args.client);
+    let own = ClientKind::of_client(args.client);
     let profile = |name: &str, field: Option<&str>| {
         config.profile(name).ok_or_else(|| {
             let at = field.map_or(String::new(), |f| format!(" (the client's {f} serves it)"));
@@ -141,12 +141,7 @@ fn uses(args: &ShowArgs, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>
             Error::new(ErrorKind::Config, why)
         })
     };
-    let kind = |e: &Endpoint| {
-        e.kind
-            .as_deref()
-            .and_then(|k| k.parse::<ClientKind>().ok())
-            .unwrap_or(own)
-    };
+    let kind = |e: &Endpoint| ClientKind::of_entry(e, args.client);
     let entry = |e: Option<&Endpoint>| {
         let named = args.entry.clone().or_else(|| e.map(|e| e.entry.clone()));
         named.unwrap_or_else(|| DEFAULT_ENTRY.to_owned())
@@ -179,11 +174,6 @@ fn uses(args: &ShowArgs, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>
             })
         })
         .collect()
-}
-
-/// The host kind of a client Lifeline rewrites: its id is the kind's name.
-fn client_kind(client: Client) -> ClientKind {
-    client.id().parse().unwrap_or(ClientKind::Unknown)
 }
 
 /// One profile, as text: a line per tool, one per unreachable server, and the totals.
@@ -240,16 +230,4 @@ fn print(out: &Out, u: &Use, p: &ProfilePreview, unreachable: &[&Reached], confi
         if p.listed == 1 { "" } else { "s" },
         p.tokens
     ));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_client_is_the_host_kind_of_its_name() {
-        for client in Client::ALL {
-            assert_eq!(client_kind(client).as_str(), client.id());
-        }
-    }
 }

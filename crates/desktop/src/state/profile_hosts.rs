@@ -64,30 +64,13 @@ pub(crate) struct Use {
     pub endpoint: Endpoint,
 }
 
-impl Use {
-    /// The kind of host the entry names its tools for: its `--client`, else its file's.
-    fn kind(&self) -> ClientKind {
-        (self.endpoint.kind.as_deref())
-            .and_then(|k| k.parse().ok())
-            .unwrap_or_else(|| kind_of(self.client))
-    }
-}
-
-/// The kind of host that reads a client's file.
-pub(crate) fn kind_of(client: ClientFile) -> ClientKind {
-    match client {
-        ClientFile::ClaudeDesktop => ClientKind::ClaudeDesktop,
-        ClientFile::ClaudeCode => ClientKind::ClaudeCode,
-        ClientFile::Cursor => ClientKind::Cursor,
-        ClientFile::VsCode => ClientKind::VsCode,
-    }
-}
-
 /// Lifeline's entry at host `kind` for `profile`: a client file's entry serving it, else
 /// `lifeline`.
 pub(crate) fn entry_at<'a>(uses: &'a [Use], profile: &str, kind: ClientKind) -> &'a str {
     (uses.iter())
-        .find(|u| u.endpoint.profile == profile && u.kind() == kind)
+        .find(|u| {
+            u.endpoint.profile == profile && ClientKind::of_entry(&u.endpoint, u.client) == kind
+        })
         .map_or(DEFAULT_ENTRY, |u| u.endpoint.entry.as_str())
 }
 

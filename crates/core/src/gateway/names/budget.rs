@@ -8,6 +8,8 @@
 //! the `clientInfo.name` of `initialize`. That name is whatever the host says it is: it
 //! picks a budget and nothing else — no permission depends on it.
 
+use crate::config::clients::Client;
+use crate::config::clients::profile::Endpoint;
 use std::fmt;
 use std::str::FromStr;
 
@@ -118,6 +120,19 @@ impl ClientKind {
             ClientKind::Windsurf => "Windsurf",
             ClientKind::Unknown => "Any host",
         }
+    }
+
+    /// The host that reads a client's file Lifeline rewrites (its id is the kind's name).
+    pub fn of_client(client: Client) -> ClientKind {
+        client.id().parse().unwrap_or(ClientKind::Unknown)
+    }
+
+    /// The host an entry of `client`'s file names its tools for: the entry's `--client`,
+    /// else `client`'s own.
+    pub fn of_entry(endpoint: &Endpoint, client: Client) -> ClientKind {
+        (endpoint.kind.as_deref())
+            .and_then(|k| k.parse().ok())
+            .unwrap_or_else(|| ClientKind::of_client(client))
     }
 
     /// The host a `clientInfo.name` says it is: ignoring case and surrounding spaces, an

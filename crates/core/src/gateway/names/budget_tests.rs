@@ -122,3 +122,35 @@ fn tool_count_limits_are_the_known_ones() {
     let strictest = ClientKind::ALL.iter().filter_map(|k| max(*k)).min();
     assert_eq!(strictest, max(ClientKind::Unknown));
 }
+
+#[test]
+fn each_client_is_the_host_kind_of_its_name() {
+    use crate::config::clients::Client;
+    for client in Client::ALL {
+        assert_eq!(ClientKind::of_client(client).as_str(), client.id());
+    }
+}
+
+#[test]
+fn an_entry_names_its_tools_for_its_client_unless_it_says_another() {
+    use crate::config::clients::Client;
+    use crate::config::clients::profile::Endpoint;
+    let entry = |kind: Option<&str>| Endpoint {
+        field: "mcpServers.lifeline".to_owned(),
+        profile: "default".to_owned(),
+        kind: kind.map(str::to_owned),
+        entry: "lifeline".to_owned(),
+    };
+    assert_eq!(
+        ClientKind::of_entry(&entry(None), Client::Cursor),
+        ClientKind::Cursor
+    );
+    assert_eq!(
+        ClientKind::of_entry(&entry(Some("codex")), Client::Cursor),
+        ClientKind::Codex
+    );
+    assert_eq!(
+        ClientKind::of_entry(&entry(Some("nonsense")), Client::VsCode),
+        ClientKind::VsCode
+    );
+}
