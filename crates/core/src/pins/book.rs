@@ -37,6 +37,14 @@ struct State {
     stamp: Option<(SystemTime, u64)>,
 }
 
+/// The pins a review changed; `None` when it left them as they were.
+fn owned(pins: Cow<'_, ServerPins>) -> Option<ServerPins> {
+    match pins {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(pins) => Some(pins),
+    }
+}
+
 /// The file's modification time and length, when it can be read.
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
@@ -79,10 +87,10 @@ impl Book {
             return false;
         }
         let loaded = store::load(path, state.pins.servers.keys().map(String::as_str));
-        if loaded.problem.is_some() {
+        if let Some(problem) = &loaded.problem {
             // A file gone bad under us: keep what we had rather than hold everything anew
             // (the next write replaces it).
-            tracing::warn!("pins: {}", loaded.problem.unwrap_or_default());
+            tracing::warn!("pins: {problem}");
             state.stamp = now;
             return false;
         }
@@ -100,45 +108,50 @@ impl Book {
     /// Judges `tools`, the list `server` gave, and keeps what that changes.
     pub fn judge(&self, server: &str, tools: &[Value], now: u64) -> io::Result<Judged> {
         self.reload_if_changed();
-        let first = {
+        let (judged, changed) = {
             let state = self.state();
             let r = review(state.pins.servers.get(server), tools, now);
-            match r.pins {
-                Cow::Borrowed(_) => {
-                    return Ok(Judged {
-                        tools: r.tools,
-                        newly_held: r.newly_held,
-                    });
-                }
-                Cow::Owned(pins) => (r.tools, r.newly_held, pins),
-            }
-        };
-        let Some(path) = self.path.clone() else {
-            let (tools, newly_held, pins) = first;
-            self.state().pins.servers.insert(server.to_owned(), pins);
-            return Ok(Judged { tools, newly_held });
-        };
-        // Again under the lock, against the file as it is now.
-        let mut judged = None;
-        let servers: Vec<String> = self.state().pins.servers.keys().cloned().collect();
-        let pins = store::update(&path, servers.iter().map(String::as_str), |file| {
-            let r = review(file.servers.get(server), tools, now);
-            judged = Some(Judged {
+            let judged = Judged {
                 tools: r.tools,
                 newly_held: r.newly_held,
-            });
-            if let Cow::Owned(pins) = r.pins {
+            };
+            (judged, owned(r.pins))
+        };
+        match (changed, &self.path) {
+            (None, _) => Ok(judged),
+            (Some(pins), None) => {
+                self.state().pins.servers.insert(server.to_owned(), pins);
+                Ok(judged)
+            }
+            // Judged again, under the lock, against the file as it is then.
+            (Some(_), Some(path)) => self.judge_in_file(path, server, tools, now),
+        }
+    }
+
+    /// `judge` against the file at `path` under its lock, the change written and taken in.
+    fn judge_in_file(
+        &self,
+        path: &Path,
+        server: &str,
+        tools: &[Value],
+        now: u64,
+    ) -> io::Result<Judged> {
+        let servers: Vec<String> = self.state().pins.servers.keys().cloned().collect();
+        let (judged, pins) = store::update(path, servers.iter().map(String::as_str), |file| {
+            let r = review(file.servers.get(server), tools, now);
+            let judged = Judged {
+                tools: r.tools,
+                newly_held: r.newly_held,
+            };
+            if let Some(pins) = owned(r.pins) {
                 file.servers.insert(server.to_owned(), pins);
             }
-            file.clone()
+            (judged, file.clone())
         })?;
         let mut state = self.state();
         state.pins = pins;
-        state.stamp = stamp(&path);
-        Ok(judged.unwrap_or(Judged {
-            tools: first.0,
-            newly_held: first.1,
-        }))
+        state.stamp = stamp(path);
+        Ok(judged)
     }
 
     /// Approves the held definition of `tool` of `server` (`pins::approve`), for every
