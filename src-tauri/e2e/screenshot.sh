@@ -50,6 +50,12 @@ say() { printf 'screenshot: %s\n' "$*"; }
 die() {
   printf 'screenshot: FAILED: %s\n' "$*" >&2
   [[ -n ${log:-} && -f ${log:-} ]] && tail -n 40 "$log" >&2
+  # What the app said on its stderr before it ended or stalled (its log file may not exist
+  # yet: it is opened after the window).
+  if [[ -n ${current:-} && -s $work/$current.stderr ]]; then
+    printf 'screenshot: the app'"'"'s stderr (%s):\n' "$current" >&2
+    tail -n 60 "$work/$current.stderr" >&2
+  fi
   exit 1
 }
 
@@ -96,6 +102,16 @@ wait_for() {
 
 logged() { grep -q -- "$1" "$log"; }
 
+# window_or_exit SECONDS: waits for the app's window; false if the app exited first.
+window_or_exit() {
+  for _ in $(seq $(($1 * 5))); do
+    has_window Lifeline && return 0
+    kill -0 "$app_pid" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  die "no window titled Lifeline within $1 s"
+}
+
 alive() {
   local stat
   stat=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
@@ -110,11 +126,23 @@ has_window() { xwininfo -root -tree | grep -q "\"$1\""; }
 # for every line in $expect to be logged, screenshots, stops it and checks the stop.
 run() {
   local name=$1 state=$work/state-$1
+  current=$name log=""
   mkdir -p "$state"
-  XDG_STATE_HOME=$state LIFELINE_HISTORY=$state/history.db LIFELINE_LOG=info "$APP" >"$work/$name.stderr" 2>&1 &
-  app_pid=$!
-  local started=$SECONDS
-  wait_for 60 "window titled Lifeline" has_window Lifeline
+  local started=$SECONDS try
+  for try in 1 2; do
+    XDG_STATE_HOME=$state LIFELINE_HISTORY=$state/history.db LIFELINE_LOG=info "$APP" >"$work/$name.stderr" 2>&1 &
+    app_pid=$!
+    window_or_exit 60 && break
+    # Once, on CI, the app ended before its window with nothing to show why (stop 37): say
+    # what it printed and how it ended, and give it one more start; a second failure fails.
+    local rc=0
+    wait "$app_pid" || rc=$?
+    app_pid=""
+    ((try == 1)) || die "$name: the app exited $rc twice before its window appeared"
+    say "$name: the app exited $rc before its window appeared; its stderr:"
+    sed 's/^/  | /' "$work/$name.stderr" || true
+    say "$name: starting it once more"
+  done
   say "$name: window after $((SECONDS - started)) s"
   wait_for 10 "log file" test -f "$state/lifeline/logs/lifeline-app.log"
   log=$state/lifeline/logs/lifeline-app.log
@@ -217,6 +245,7 @@ orphans() {
 JSON
   export LIFELINE_CONFIG=$work/orphans.json
   local env=(XDG_DATA_HOME="$data" XDG_STATE_HOME="$state" LIFELINE_HISTORY="$state/history.db")
+  current=orphans
   env "${env[@]}" "$APP" >"$work/orphans.stderr" 2>&1 &
   app_pid=$!
   log=$state/lifeline/logs/lifeline-app.log
@@ -233,6 +262,7 @@ JSON
   alive "$grandchild" || die "orphans: the sleep $grandchild ended with the server; nothing left to reap"
   say "orphans: the server died with the SIGKILLed app"
 
+  current=orphans-next
   env "${env[@]}" "$APP" >"$work/orphans-next.stderr" 2>&1 &
   app_pid=$!
   for _ in $(seq 100); do alive "$grandchild" || break; sleep 0.1; done
