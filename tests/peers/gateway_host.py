@@ -8,10 +8,12 @@ answered by its own callbacks. Prints one JSON line with what it saw; logs go to
 """
 
 import json
+import os
 import sys
 
 import anyio
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client, types
+from mcp.client.stdio import get_default_environment
 
 ASKED = []
 
@@ -40,7 +42,14 @@ def dump(model):
 
 
 async def main(lifeline: str, config: str, name: str) -> None:
-    params = StdioServerParameters(command=lifeline, args=["connect", name, "--config", config])
+    # The SDK passes only a few variables on; the test's history directory (where its tool
+    # pins are) must reach `lifeline connect` too.
+    env = get_default_environment()
+    if "LIFELINE_HISTORY" in os.environ:
+        env["LIFELINE_HISTORY"] = os.environ["LIFELINE_HISTORY"]
+    params = StdioServerParameters(
+        command=lifeline, args=["connect", name, "--config", config], env=env
+    )
     out = {}
     async with stdio_client(params) as (read, write):
         async with ClientSession(

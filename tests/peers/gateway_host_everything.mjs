@@ -6,7 +6,7 @@
 // (tests/tests/it/gateway/sdk_host.rs) asserts on it.
 // Usage: node gateway_host_everything.mjs LIFELINE_BIN CONFIG_PATH SERVER_NAME
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -17,6 +17,12 @@ const [lifeline, config, name] = process.argv.slice(2);
 const transport = new StdioClientTransport({
   command: lifeline,
   args: ["connect", name, "--config", config],
+  // The SDK passes only a few variables on; the test's history directory (where its tool
+  // pins are) must reach `lifeline connect` too.
+  env: {
+    ...getDefaultEnvironment(),
+    ...(process.env.LIFELINE_HISTORY ? { LIFELINE_HISTORY: process.env.LIFELINE_HISTORY } : {}),
+  },
   stderr: "inherit",
 });
 const client = new Client(

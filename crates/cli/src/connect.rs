@@ -133,6 +133,7 @@ pub struct Local {
 pub fn start_local(target: &Serve, config: Option<&Path>) -> Result<Local, i32> {
     let out = out();
     let config = fleet::load(config).map_err(|e| out.error(&e))?;
+    open_pins(&config, "lifeline connect");
     let bus = Arc::new(EventBus::new(256));
     log_events(&bus);
     let hosts = Hosts::new(bus.clone(), HostMode::InProcess);
@@ -220,4 +221,15 @@ fn log_events(bus: &EventBus) {
             }
         }
     });
+}
+
+/// Opens this process's tool pins (docs/trust.md) before any supervisor starts: hosts are
+/// shown only approved tool definitions. A pins file that could not be used is said on
+/// stderr (every tool is held until reviewed).
+pub fn open_pins(config: &lifeline_core::config::Config, who: &str) {
+    let servers = config.servers.iter().map(|s| s.name.as_str());
+    let path = lifeline_core::pins::store::default_path();
+    if let Some(problem) = lifeline_core::pins::book::open_for_hosts(path, servers) {
+        eprintln!("{who}: {problem}");
+    }
 }

@@ -94,6 +94,7 @@ pub async fn run(args: Args) -> i32 {
     };
     // Room for the endpoint's connections; the servers get the original limit back.
     lifeline_core::nofile::raise();
+    crate::connect::open_pins(&config, "lifeline serve");
     let stopped = fleet::until_stopped(args.duration);
     let bus = Arc::new(EventBus::new(1024));
     let fleet = match Fleet::start(&config, bus) {

@@ -141,6 +141,17 @@ fn describe(ev: &Event) -> String {
                 if *stale { " (stale)" } else { "" }
             )
         }
+        EventBody::ToolChanged { tools, count } => format!(
+            "{head} {} held for review ({count}): lifeline tools review {}",
+            tools.join(", "),
+            ev.server
+        ),
+        EventBody::ToolApproved { tools, count } => {
+            format!("{head} approved ({count}): {}", tools.join(", "))
+        }
+        EventBody::ToolRejected { tools, count } => {
+            format!("{head} rejected ({count}): {}", tools.join(", "))
+        }
         EventBody::Call {
             tool,
             outcome,

@@ -62,13 +62,25 @@ pub enum EventBody {
     /// An attempt or a connection failed (also carried as `cause` of the state it led to).
     Failure { failure: FailureInfo },
     /// The tool list of a generation changed, or was marked stale or dropped. `count` is
-    /// every tool; `names` the first `MAX_TOOL_NAMES` of them (fewer than `count` means
-    /// the list was truncated; the full definitions are read from the supervisor).
+    /// every tool hosts are shown; `names` the first `MAX_TOOL_NAMES` of them (fewer than
+    /// `count` means the list was truncated; the full definitions are read from the
+    /// supervisor). `held`: listed tools the pins hold for review; `new`: tools pinned on
+    /// first sight, not yet looked at (docs/trust.md).
     Tools {
         count: usize,
         stale: bool,
         names: Vec<String>,
+        held: usize,
+        new: usize,
     },
+    /// Trust (docs/trust.md): tools held out of the hosts' lists for review (a changed
+    /// definition, a tool new to a pinned server, or a rejected one changed again). `count`
+    /// is every tool; `tools` at most `MAX_TOOL_NAMES` of them. Told once per change.
+    ToolChanged { tools: Vec<String>, count: usize },
+    /// Held tools the user approved: hosts are shown them now.
+    ToolApproved { tools: Vec<String>, count: usize },
+    /// Held tools the user rejected: they stay out of the hosts' lists.
+    ToolRejected { tools: Vec<String>, count: usize },
     /// A tool call through the supervisor finished.
     Call {
         tool: String,
@@ -136,7 +148,10 @@ impl EventBody {
                 }
             }
             EventBody::Failure { failure } => failure.scrub_learned(),
-            EventBody::Tools { names, .. } => names.iter_mut().for_each(scrub),
+            EventBody::Tools { names, .. }
+            | EventBody::ToolChanged { tools: names, .. }
+            | EventBody::ToolApproved { tools: names, .. }
+            | EventBody::ToolRejected { tools: names, .. } => names.iter_mut().for_each(scrub),
             EventBody::Call { tool, error, .. } => {
                 scrub(tool);
                 if let Some(e) = error {

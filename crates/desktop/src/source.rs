@@ -43,6 +43,27 @@ pub struct Source {
 /// The config at `LIFELINE_CONFIG` or the platform default; the demo when there is no
 /// file there; no servers and a notice when the file is broken.
 pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
+    let mut source = load_config(fixture, log_dir).await;
+    open_pins(&mut source);
+    source
+}
+
+/// Opens the app's tool pins (docs/trust.md) before any supervisor starts; the demo's are
+/// kept in memory, so that its fixture servers never reach the pins file. A pins file that
+/// could not be used is a notice.
+fn open_pins(source: &mut Source) {
+    let path = match source.info.mode {
+        Mode::Demo => None,
+        _ => lifeline_core::pins::store::default_path(),
+    };
+    let servers = source.config.servers.iter().map(|s| s.name.as_str());
+    if let Some(problem) = lifeline_core::pins::book::open_for_hosts(path, servers) {
+        tracing::warn!("pins: {problem}");
+        source.info.notices.push(ErrorView::new("pins", problem));
+    }
+}
+
+async fn load_config(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
     let mut info = AppInfo {
         version: env!("CARGO_PKG_VERSION"),
         mode: Mode::Config,

@@ -102,9 +102,12 @@ impl Summary {
 }
 
 /// The title and body of the desktop notification an event deserves, if any: a server
-/// that stopped trying (retired or gave up). The body is the failure's message, which the
-/// core has already scrubbed.
+/// that stopped trying (retired or gave up), or tools held for review (docs/trust.md). The
+/// body is the failure's message, which the core has already scrubbed.
 pub fn notification_for(event: &Event) -> Option<(String, String)> {
+    if let EventBody::ToolChanged { tools, count } = &event.body {
+        return Some(held_notification(&event.server, tools, *count));
+    }
     let EventBody::State(info) = &event.body else {
         return None;
     };
@@ -143,13 +146,65 @@ pub fn notification_for(event: &Event) -> Option<(String, String)> {
     Some((title, cap(&body)))
 }
 
-fn cap(text: &str) -> String {
-    if text.chars().count() <= NOTIFICATION_MAX_CHARS {
+/// Tools held for review: which (a server's names, so each cut short and only the first
+/// few), and how to review them.
+fn held_notification(server: &str, tools: &[String], count: usize) -> (String, String) {
+    const SHOWN: usize = 3;
+    let mut names: Vec<String> = (tools.iter().take(SHOWN))
+        .map(|t| format!("`{}`", cap_to(t, 40)))
+        .collect();
+    if count > names.len() {
+        names.push(format!("{} more", count - names.len()));
+    }
+    let title = match count {
+        1 => format!("{server}: a tool changed"),
+        n => format!("{server}: {n} tools changed"),
+    };
+    let body = format!(
+        "Lifeline holds {} from your AI clients until you review {}. Open Lifeline, or run \
+         `lifeline tools review {server}`.",
+        names.join(", "),
+        if count == 1 { "it" } else { "them" }
+    );
+    (title, cap(&body))
+}
+
+/// How long after a server's held-tools notification another one for it waits: a server
+/// changing tools one by one raises one notification per burst.
+pub const HELD_BURST: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The servers whose held-tools notification was raised lately (`HELD_BURST`).
+#[derive(Default)]
+pub struct Bursts(std::collections::HashMap<String, tokio::time::Instant>);
+
+impl Bursts {
+    /// Whether `event`'s notification should be raised at `now`: always, but for held tools
+    /// of a server notified within `HELD_BURST`.
+    pub fn admit(&mut self, event: &Event, now: tokio::time::Instant) -> bool {
+        if !matches!(event.body, EventBody::ToolChanged { .. }) {
+            return true;
+        }
+        match self.0.get(&event.server) {
+            Some(at) if now.duration_since(*at) < HELD_BURST => false,
+            _ => {
+                self.0.insert(event.server.clone(), now);
+                true
+            }
+        }
+    }
+}
+
+fn cap_to(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
         return text.to_owned();
     }
-    let mut cut: String = text.chars().take(NOTIFICATION_MAX_CHARS - 1).collect();
+    let mut cut: String = text.chars().take(max - 1).collect();
     cut.push('…');
     cut
+}
+
+fn cap(text: &str) -> String {
+    cap_to(text, NOTIFICATION_MAX_CHARS)
 }
 
 /// The tray icon: a filled disc in the health's colour (grey, green, amber, red) with a
@@ -240,8 +295,11 @@ async fn notify_from_events(core: Arc<Core>) {
         return;
     };
     let replayed = backlog.last().map_or(0, |e| e.seq);
+    let mut bursts = Bursts::default();
     let mut notify = |event: &Event| {
-        if let Some((title, body)) = notification_for(event) {
+        if let Some((title, body)) = notification_for(event)
+            && bursts.admit(event, tokio::time::Instant::now())
+        {
             core.shell().notify(&title, &body);
         }
     };

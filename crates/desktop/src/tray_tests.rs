@@ -94,6 +94,51 @@ fn only_servers_that_stop_trying_notify() {
     }
 }
 
+fn held_event(server: &str, tools: &[&str], count: usize) -> Event {
+    Event {
+        body: EventBody::ToolChanged {
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            count,
+        },
+        server: server.into(),
+        ..state_event(Ready, None, "x")
+    }
+}
+
+#[test]
+fn held_tools_notify_once_per_server_per_burst() {
+    let (title, body) = notification_for(&held_event("fs", &["read"], 1)).unwrap();
+    assert_eq!(title, "fs: a tool changed");
+    assert_eq!(
+        body,
+        "Lifeline holds `read` from your AI clients until you review it. Open Lifeline, or run \
+         `lifeline tools review fs`."
+    );
+    let long = "x".repeat(100);
+    let many = held_event("fs", &["a", "b", "c", &long], 9);
+    let (title, body) = notification_for(&many).unwrap();
+    assert_eq!(title, "fs: 9 tools changed");
+    assert!(
+        body.starts_with("Lifeline holds `a`, `b`, `c`, 6 more from"),
+        "{body}"
+    );
+    assert!(!body.contains(&long[..41]), "a name is cut: {body}");
+
+    let mut bursts = Bursts::default();
+    let t0 = tokio::time::Instant::now();
+    assert!(bursts.admit(&many, t0));
+    assert!(!bursts.admit(&many, t0 + HELD_BURST / 2), "the same burst");
+    assert!(
+        bursts.admit(&held_event("gh", &["x"], 1), t0),
+        "another server"
+    );
+    assert!(
+        bursts.admit(&state_event(Retired, None, "x"), t0),
+        "not a held tool"
+    );
+    assert!(bursts.admit(&many, t0 + HELD_BURST), "a burst later");
+}
+
 #[test]
 fn long_messages_are_cut() {
     let long = "x".repeat(500);

@@ -233,6 +233,8 @@ mod tests {
             },
             tools: vec!["echo".into()],
             tools_stale: true,
+            tools_held: 2,
+            tools_new: 0,
             last_round_trip_ms: None,
             last_round_trip_at: None,
             auth: None,
@@ -243,6 +245,7 @@ mod tests {
         assert_eq!(v["attempt"], 1);
         assert_eq!(v["cause"]["kind"], "process_exit");
         assert_eq!(v["tools"], json!(["echo"]));
+        assert_eq!(v["tools_held"], 2);
         assert_eq!(v["transport"], "stdio");
         assert_eq!(v["restarts"], 1);
         assert_eq!(v["last_restart_at"], "2026-11-29T17:00:05.000Z");

@@ -13,10 +13,15 @@ use tokio::process::Command;
 /// Cargo builds a package's own binaries for its tests, not another package's, so a plain
 /// `cargo test` would run whatever `lifeline` the last build left. This refuses a binary
 /// older than any source it was built from, naming the newer file and the command to run.
+///
+/// The first call also gives this process a history directory of its own (`isolate`), so
+/// every `lifeline` a test starts keeps its history, instance socket and tool pins apart
+/// from other tests' and from the machine's.
 pub fn lifeline_bin() -> PathBuf {
     static CHECKED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     CHECKED
         .get_or_init(|| {
+            isolate();
             let exe = std::env::current_exe().expect("the test binary's path");
             let bin = exe
                 .parent()
@@ -42,6 +47,33 @@ pub fn lifeline_bin() -> PathBuf {
             bin
         })
         .clone()
+}
+
+/// Sets `LIFELINE_HISTORY` for this process (and so every child that inherits its
+/// environment) to a fresh directory, unless it is set. nextest runs each test in a process
+/// of its own, so each test gets its own history, instance directory and tool pins: two
+/// tests that give one server name different tools do not meet in one pins file. A test
+/// that shares a directory between processes on purpose still sets it on their commands.
+fn isolate() {
+    if std::env::var_os(lifeline_core::history::HISTORY_ENV).is_some() {
+        return;
+    }
+    // In the target directory (cargo's tmp for integration tests), which `cargo clean` empties.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("isolated")
+        .join(std::process::id().to_string());
+    std::fs::create_dir_all(&dir).expect("a history directory for the test");
+    // SAFETY: called once, from `lifeline_bin` before this process starts any `lifeline`;
+    // the variable is read only through `std::env` (under its lock) or by children.
+    unsafe { std::env::set_var(lifeline_core::history::HISTORY_ENV, dir.join("history.db")) };
+}
+
+/// `LIFELINE_HISTORY` as `isolate` set it, for a `lifeline` started with a cleared
+/// environment (Lifeline's own stdio transport passes on only a few variables).
+pub fn history_env() -> (String, String) {
+    lifeline_bin();
+    let history = std::env::var(lifeline_core::history::HISTORY_ENV).unwrap_or_default();
+    (lifeline_core::history::HISTORY_ENV.to_owned(), history)
 }
 
 /// The most recently modified file the `lifeline` binary was built from, as cargo's dep-info

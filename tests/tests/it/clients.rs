@@ -398,7 +398,9 @@ async fn clients_the_rewritten_entry_starts_a_working_gateway() {
         .iter()
         .map(|a| a.as_str().unwrap().to_owned())
         .collect();
-    let cfg = StdioConfig::new(entry["command"].as_str().unwrap().to_owned(), args);
+    let mut cfg = StdioConfig::new(entry["command"].as_str().unwrap().to_owned(), args);
+    // And the test's own history directory (its tool pins), not the machine's.
+    cfg.env.push(crate::cli::history_env());
     let conn = stdio::spawn(&cfg).expect("spawn the rewritten entry");
     let session = Session::connect(conn, SessionOptions::default())
         .await

@@ -139,7 +139,7 @@ describe("DetailPanel", () => {
       failureEvent(2, "sqlite", { ...crash, generation: 2 }, T0 + 60_000),
       failureEvent(3, "sqlite", { ...crash, generation: 3 }, T0 + 120_000),
       stateEvent(4, "sqlite", 4, { state: "retired", reason: "config", cause: notFound }, T0 + 121_000),
-      { v: 1, seq: 5, at: iso(T0 + 121_000), server: "sqlite", generation: 4, type: "tools", count: 0, stale: false, names: [] },
+      { v: 1, seq: 5, at: iso(T0 + 121_000), server: "sqlite", generation: 4, type: "tools", count: 0, stale: false, names: [], held: 0, new: 0 },
     );
     render(DetailPanel, { store, server: "sqlite", onclose: () => {} });
     await tick();

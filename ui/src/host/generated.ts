@@ -118,17 +118,30 @@ last_refresh_ok: boolean | null, };
  */
 export type HostInfo = { id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
 
-export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, };
+export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, };
 
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: Generation, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: Generation, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.
  */
-export type Snapshot = { server: string, generation: Generation, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+export type Snapshot = { server: string, generation: Generation, 
+/**
+ * The tools hosts are shown, by name.
+ */
+tools: Array<string>, tools_stale: boolean, 
+/**
+ * Listed tools held out of the hosts' lists until the user reviews them (changed, or
+ * new to a pinned server; rejected ones not counted): docs/trust.md.
+ */
+tools_held: number, 
+/**
+ * Tools pinned on the server's first sight that the user has not looked at yet.
+ */
+tools_new: number, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
 /**
  * The OAuth sign-in of a server that may use one (an HTTP server without a static
  * Authorization header); null otherwise.
@@ -340,7 +353,20 @@ restarts: number,
 /**
  * When the latest of those began (the `at` of its first event).
  */
-last_restart_at: string | null, server: string, generation: Generation, tools: Array<string>, tools_stale: boolean, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
+last_restart_at: string | null, server: string, generation: Generation, 
+/**
+ * The tools hosts are shown, by name.
+ */
+tools: Array<string>, tools_stale: boolean, 
+/**
+ * Listed tools held out of the hosts' lists until the user reviews them (changed, or
+ * new to a pinned server; rejected ones not counted): docs/trust.md.
+ */
+tools_held: number, 
+/**
+ * Tools pinned on the server's first sight that the user has not looked at yet.
+ */
+tools_new: number, last_round_trip_ms: number | null, last_round_trip_at: string | null, 
 /**
  * The OAuth sign-in of a server that may use one (an HTTP server without a static
  * Authorization header); null otherwise.

@@ -156,6 +156,8 @@ export function applyToView(view: ServerView, e: Event): void {
     case "tools":
       view.tools = [...e.names];
       view.tools_stale = e.stale;
+      view.tools_held = e.held;
+      view.tools_new = e.new;
       break;
     case "round_trip":
       view.last_round_trip_ms = e.round_trip_ms;

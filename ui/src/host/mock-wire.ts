@@ -65,6 +65,8 @@ export function initialView(server: string, transport: Transport): ServerView {
     ...NO_STATE,
     tools: [],
     tools_stale: false,
+    tools_held: 0,
+    tools_new: 0,
     last_round_trip_ms: null,
     last_round_trip_at: null,
     auth: null,

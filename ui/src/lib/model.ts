@@ -100,6 +100,13 @@ export function applyEvent(model: ServerModel, e: Event): void {
       if (!current) return;
       view.tools = [...e.names];
       view.tools_stale = e.stale;
+      view.tools_held = e.held;
+      view.tools_new = e.new;
+      return;
+    case "tool_changed":
+    case "tool_approved":
+    case "tool_rejected":
+      // The counts follow in the `tools` event the same judgment sends; the feed shows these.
       return;
     case "round_trip":
       if (!current) return;

@@ -25,11 +25,11 @@ test("an attempt's stages fold into one row; newest first; gaps shown", () => {
 
 test("the view follows the newest generation only; tools and round trips too", () => {
   const m = newModel(view("a", { generation: 5, state: "ready", tools: ["x"] }));
-  applyEvent(m, { v: 1, seq: 1, at: "t", server: "a", generation: 4, type: "tools", count: 0, stale: false, names: [] });
+  applyEvent(m, { v: 1, seq: 1, at: "t", server: "a", generation: 4, type: "tools", count: 0, stale: false, names: [], held: 0, new: 0 });
   applyEvent(m, { v: 1, seq: 2, at: "t", server: "a", generation: 4, type: "round_trip", round_trip_ms: 999 });
   expect(m.view.tools).toEqual(["x"]);
   expect(m.view.last_round_trip_ms).toBe(2);
-  applyEvent(m, { v: 1, seq: 3, at: "t2", server: "a", generation: 5, type: "tools", count: 1, stale: true, names: ["x"] });
+  applyEvent(m, { v: 1, seq: 3, at: "t2", server: "a", generation: 5, type: "tools", count: 1, stale: true, names: ["x"], held: 2, new: 0 });
   applyEvent(m, { v: 1, seq: 4, at: "t3", server: "a", generation: 5, type: "round_trip", round_trip_ms: 7 });
-  expect(m.view).toMatchObject({ tools: ["x"], tools_stale: true, last_round_trip_ms: 7, last_round_trip_at: "t3" });
+  expect(m.view).toMatchObject({ tools: ["x"], tools_stale: true, tools_held: 2, last_round_trip_ms: 7, last_round_trip_at: "t3" });
 });

@@ -63,6 +63,7 @@ pub fn server(server: &ServerConfig) -> Value {
             "pingTimeoutMs": millis(t.ping_timeout),
         },
         "maxConcurrentCalls": p.max_concurrent_calls,
+        "trust": p.trust.as_str(),
     });
     for part in [fields, policy] {
         if let (Some(out), Value::Object(part)) = (out.as_object_mut(), part) {

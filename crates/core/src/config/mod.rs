@@ -31,7 +31,7 @@ pub use profiles::{
 };
 pub use types::{
     Config, DEFAULT_SERVE_PORT, ReconnectConfig, ServeSettings, ServerConfig, ServerPolicy,
-    Timeouts, TransportConfig,
+    Timeouts, TransportConfig, Trust,
 };
 pub use url::shown_url;
 pub use write::{RawError, read_raw, save};

@@ -1,11 +1,11 @@
-//! Reading `reconnect`, `timeouts` and `maxConcurrentCalls` from the global `lifeline` block
+//! Reading `reconnect`, `timeouts`, `maxConcurrentCalls` and `trust` from the global `lifeline` block
 //! or a server entry, over a base policy (built-in defaults for the global block, the global
 //! policy for a server), field by field. Each number is checked against its bound; the rules
 //! between fields (`maxDelayMs ≥ initialDelayMs`, quarantine cooldowns that never decrease)
 //! are checked on the merged result and reported at the field this block set.
 
 use super::error::Problem;
-use super::types::ServerPolicy;
+use super::types::{ServerPolicy, Trust};
 use super::validate::{
     self, ATTEMPTS, Bound, CONCURRENCY, DELAY, ESTABLISH, PING_INTERVAL, PING_TIMEOUT, QUARANTINE,
     REQUEST, join,
@@ -38,6 +38,20 @@ pub(crate) fn parse(
         let field = join(path, "maxConcurrentCalls");
         if let Some(n) = validate::integer(v, &field, CONCURRENCY, problems) {
             policy.max_concurrent_calls = n as u32;
+        }
+    }
+    if let Some(v) = block.get("trust") {
+        let field = join(path, "trust");
+        match v.as_str() {
+            Some("pin") => policy.trust = Trust::Pin,
+            Some("off") => policy.trust = Trust::Off,
+            _ => problems.push(
+                Problem::new(
+                    field,
+                    "must be \"pin\" (hosts see only approved tool definitions) or \"off\"",
+                )
+                .with_value(v.as_str().map_or_else(|| v.to_string(), str::to_owned)),
+            ),
         }
     }
     policy
@@ -235,6 +249,33 @@ mod tests {
     fn a_ping_interval_of_zero_turns_pings_off() {
         let c = loaded(server("timeouts", "pingIntervalMs", json!(0), json!({})));
         assert_eq!(c.servers[0].policy.timeouts.ping_interval, None);
+    }
+
+    #[test]
+    fn trust_pins_by_default_and_is_off_per_server_or_for_all() {
+        use crate::config::Trust;
+        let c = loaded(json!({ "mcpServers": { "a": { "command": "a" },
+            "b": { "command": "b", "trust": "off" } } }));
+        assert_eq!(c.servers[0].policy.trust, Trust::Pin);
+        assert_eq!(c.servers[1].policy.trust, Trust::Off);
+        let c = loaded(json!({ "lifeline": { "trust": "off" }, "mcpServers": {
+            "a": { "command": "a" }, "b": { "command": "b", "trust": "pin" } } }));
+        assert_eq!(c.servers[0].policy.trust, Trust::Off);
+        assert_eq!(c.servers[1].policy.trust, Trust::Pin);
+        check(
+            json!({ "mcpServers": { "a": { "command": "a", "trust": "always" } } }),
+            &[
+                "mcpServers.a.trust = always: must be \"pin\" (hosts see only approved tool \
+               definitions) or \"off\"",
+            ],
+        );
+        check(
+            json!({ "lifeline": { "trust": false }, "mcpServers": {} }),
+            &[
+                "lifeline.trust = false: must be \"pin\" (hosts see only approved tool \
+               definitions) or \"off\"",
+            ],
+        );
     }
 
     #[test]

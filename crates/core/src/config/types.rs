@@ -295,6 +295,26 @@ pub struct ServerPolicy {
     pub timeouts: Timeouts,
     /// Tool calls in flight at once on one connection; more wait in a bounded queue.
     pub max_concurrent_calls: u32,
+    /// `trust`: whether hosts are shown only the tool definitions the user approved.
+    pub trust: Trust,
+}
+
+/// `trust` (docs/trust.md): `pin` holds a changed or new tool out of every host's list
+/// until the user approves it; `off` shows every tool as the server lists it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Trust {
+    #[default]
+    Pin,
+    Off,
+}
+
+impl Trust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trust::Pin => "pin",
+            Trust::Off => "off",
+        }
+    }
 }
 
 impl Default for ServerPolicy {
@@ -303,6 +323,7 @@ impl Default for ServerPolicy {
             reconnect: ReconnectConfig::default(),
             timeouts: Timeouts::default(),
             max_concurrent_calls: 4,
+            trust: Trust::Pin,
         }
     }
 }

@@ -17,7 +17,7 @@ pub const TOP_KEYS: [&str; 2] = ["mcpServers", "lifeline"];
 
 /// The keys of a server entry (`config::transport`, `config::policy`). `inheritEnv` is
 /// the per-server switch of the stdio environment (issue 12, section 3).
-pub const SERVER_KEYS: [&str; 14] = [
+pub const SERVER_KEYS: [&str; 15] = [
     "type",
     "protocol",
     "command",
@@ -31,6 +31,7 @@ pub const SERVER_KEYS: [&str; 14] = [
     "reconnect",
     "timeouts",
     "maxConcurrentCalls",
+    "trust",
     "oauth",
 ];
 
@@ -49,7 +50,7 @@ pub const LIFELINE_KEYS: [&str; 3] = ["serve", "profiles", "separator"];
 pub const PROFILE_KEYS: [&str; 2] = ["servers", "tools"];
 
 /// The supervisor settings, in `lifeline` and in a server entry (`config::policy`).
-pub const POLICY_KEYS: [&str; 3] = ["reconnect", "timeouts", "maxConcurrentCalls"];
+pub const POLICY_KEYS: [&str; 4] = ["reconnect", "timeouts", "maxConcurrentCalls", "trust"];
 
 /// The keys of `reconnect` (`config::ReconnectConfig`).
 pub const RECONNECT_KEYS: [&str; 5] = [

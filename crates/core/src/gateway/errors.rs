@@ -21,6 +21,35 @@ pub const UPSTREAM_LOST: i64 = -32051;
 /// disabled, stopping): the request was never sent; a person must act.
 pub const HALTED: i64 = -32052;
 
+/// The tool's definition is held out of the hosts' lists until the user reviews it
+/// (docs/trust.md): the call was never sent.
+pub const TOOL_HELD: i64 = -32053;
+
+/// The error for a call of a tool the pins hold: names the server, the tool, why, and
+/// how to review it.
+pub fn held(server: &str, tool: &str, why: crate::supervisor::Held) -> RpcError {
+    use crate::supervisor::Held;
+    let (word, said) = match why {
+        Held::Changed => ("changed", "changed since it was approved"),
+        Held::New => ("new", "is new since the server's tools were approved"),
+        Held::Rejected => ("rejected", "serves a definition that was rejected"),
+    };
+    let review = format!("lifeline tools review {server}");
+    RpcError {
+        code: TOOL_HELD,
+        message: format!(
+            "`{server}`'s tool `{tool}` {said}, so Lifeline holds it until you review it: run \
+             `{review}` (or open the server in Lifeline); the call was not sent"
+        ),
+        data: Some(json!({
+            "server": server,
+            "tool": tool,
+            "held": word,
+            "review": review,
+        })),
+    }
+}
+
 /// True for the states that do not end on their own soon: a request is answered at once.
 pub fn is_halted(state: Option<StateName>) -> bool {
     matches!(

@@ -332,6 +332,9 @@ pub(super) async fn call(
             data: None,
         }));
     };
+    if let Some(why) = sup.held(&tool) {
+        return Some(Err(errors::held(sup.name(), &tool, why)));
+    }
     let args = params
         .as_ref()
         .and_then(|p| p.get("arguments"))

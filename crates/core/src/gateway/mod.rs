@@ -220,8 +220,9 @@ impl Shared {
     }
 }
 
-/// The tool set as the host sees it: names and input schemas, by name.
-pub(crate) type ToolSet = Vec<(String, Value)>;
+/// The tool set as the host sees it: each name and the tool's whole entry (shared, not
+/// copied: compared by pointer first), by name. A description alone changing is a change.
+pub(crate) type ToolSet = Vec<(String, Arc<Value>)>;
 
 /// The one server's tool set now (`ToolSet`).
 pub(crate) fn fingerprint(shared: &Shared) -> ToolSet {
@@ -230,7 +231,7 @@ pub(crate) fn fingerprint(shared: &Shared) -> ToolSet {
         .supervisor
         .tools()
         .into_iter()
-        .map(|t| (t.name, t.input_schema))
+        .map(|t| (t.name.clone(), t.shared_json()))
         .collect();
     tools.sort_by(|a, b| a.0.cmp(&b.0));
     tools
@@ -542,8 +543,8 @@ async fn write_all<W: AsyncWrite + Unpin>(
     }
 }
 
-/// Tells the host `notifications/tools/list_changed` once whenever the tool set (names and
-/// schemas) differs from what it was last given.
+/// Tells the host `notifications/tools/list_changed` once whenever the tool set (`ToolSet`)
+/// differs from what it was last given.
 async fn watch_tools(shared: Arc<Shared>) {
     let mut rx = shared.upstream().supervisor.watch();
     while rx.changed().await.is_ok() {

@@ -31,7 +31,17 @@ pub(super) fn upstream_named(
     calls: Calls,
     listed: &'static [&'static str],
 ) -> Supervisor {
-    scripted_named(name, None, move |mut end, generation| {
+    upstream_in(name, calls, listed, None)
+}
+
+/// `upstream_named` with tool pins (`SupervisorConfig::pins`).
+pub(super) fn upstream_in(
+    name: &str,
+    calls: Calls,
+    listed: &'static [&'static str],
+    pins: Option<Arc<crate::pins::book::Book>>,
+) -> Supervisor {
+    scripted_in(name, None, pins, move |mut end, generation| {
         let calls = calls.clone();
         async move {
             while let Some(msg) = end.from_client.recv().await {
@@ -174,6 +184,19 @@ pub(super) fn scripted_named<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    scripted_in(name, hold, None, serve)
+}
+
+/// `scripted_named` with tool pins.
+pub(super) fn scripted_in<F>(
+    name: &str,
+    hold: Option<Duration>,
+    pins: Option<Arc<crate::pins::book::Book>>,
+    serve: impl Fn(ServerEnd, usize) -> F + Send + Sync + 'static,
+) -> Supervisor
+where
+    F: Future<Output = ()> + Send + 'static,
+{
     let opened = AtomicUsize::new(0);
     let connector = Arc::new(move || {
         let generation = opened.fetch_add(1, Ordering::SeqCst) + 1;
@@ -183,6 +206,7 @@ where
     });
     let mut cfg = SupervisorConfig::new(name, Stage::Connect, connector);
     cfg.ping_interval = None;
+    cfg.pins = pins;
     if let Some(wait) = hold {
         cfg.hosts.hold_first_attempt(wait);
     }
@@ -434,6 +458,73 @@ async fn the_host_hears_when_the_tool_set_changed_after_a_reconnect() {
     assert_eq!(heard, 1, "one list_changed for the one change");
     let (list, _) = ask(&mut w, &mut r, 9, "tools/list", json!({})).await;
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_tool_is_not_listed_its_call_is_refused_and_approval_tells_the_host() {
+    // `mem` was pinned long ago (its first sight's minute is over) with its first tools.
+    let book = Arc::new(crate::pins::book::Book::open(None, ["mem"]).0);
+    let first = [
+        json!({"name": "echo", "inputSchema": {"type": "object"}}),
+        json!({"name": "die", "inputSchema": {"type": "object"}}),
+        json!({"name": "peek", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": true}}),
+    ];
+    book.judge("mem", &first, 1);
+    let calls = Calls::default();
+    let sup = Arc::new(upstream_in("mem", calls.clone(), &[], Some(book.clone())));
+    let (mut w, mut r) = gateway(sup.clone());
+    ask(&mut w, &mut r, 1, "initialize", json!({})).await;
+    // `echo` as listed differs from its pin (`outputSchema`, `_meta` aside): held too.
+    let (list, _) = ask(&mut w, &mut r, 2, "tools/list", json!({})).await;
+    let names = |list: &Value| -> Vec<String> {
+        (list["result"]["tools"].as_array().unwrap().iter())
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&list), ["die", "peek"]);
+    // The next generation lists `extra`, new to a pinned server: held, and refused.
+    ask(&mut w, &mut r, 3, "tools/call", json!({"name": "die"})).await;
+    sup.wait_for(|s| s.generation.0 == 2 && s.tools_held == 2)
+        .await;
+    let (refused, _) = ask(&mut w, &mut r, 4, "tools/call", json!({"name": "extra"})).await;
+    let error = &refused["error"];
+    assert_eq!(error["code"], super::errors::TOOL_HELD, "{refused}");
+    assert_eq!(
+        error["data"],
+        json!({"server": "mem", "tool": "extra", "held": "new", "review": "lifeline tools review mem"})
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("`mem`") && message.contains("`extra`"),
+        "{message}"
+    );
+    assert!(message.contains("lifeline tools review mem"), "{message}");
+    let (refused, _) = ask(&mut w, &mut r, 5, "tools/call", json!({"name": "echo"})).await;
+    assert_eq!(refused["error"]["data"]["held"], "changed", "{refused}");
+    assert!(
+        !calls.lock().unwrap().contains(&"extra".to_owned()),
+        "never sent"
+    );
+
+    // Approved (here, or read from the file in another process): one list_changed, and
+    // the list has both.
+    book.approve("mem", "extra", 2).unwrap();
+    book.approve("mem", "echo", 2).unwrap();
+    sup.wait_for(|s| s.tools_held == 0).await;
+    let (_, notes) = ask(&mut w, &mut r, 6, "ping", json!({})).await;
+    let told = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/tools/list_changed")
+        .count();
+    assert_eq!(told, 1, "{notes:?}");
+    let (list, _) = ask(&mut w, &mut r, 7, "tools/list", json!({})).await;
+    assert_eq!(names(&list), ["echo", "die", "peek", "extra"]);
+    let (called, _) = ask(&mut w, &mut r, 8, "tools/call", json!({"name": "extra"})).await;
+    assert_eq!(
+        called["result"]["content"][0]["text"], "extra@2",
+        "{called}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -5,7 +5,7 @@
 //! definition has the same digest whatever order or spacing a server sends it in.
 //!
 //! A server seen for the first time has every tool pinned as it is (trust on first use),
-//! each marked new so the user can look once. After that, `review` sorts a server's tools:
+//! each marked new (`Pin::unreviewed`) until the user has looked at it once. After that, `review` sorts a server's tools:
 //! a tool whose digest is its pin's is shown; a changed definition, and a tool new to a
 //! pinned server, are held out of every host's list until the user approves it. A held
 //! change stays held until it is reviewed, even if the server flips back and forth, so that
@@ -15,8 +15,11 @@
 
 pub mod book;
 pub mod flags;
+pub mod report;
 pub mod store;
 mod unicode;
+
+pub use unicode::visible;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -74,15 +77,20 @@ pub struct Pin {
     pub definition: Value,
     /// When, in seconds since 1970 (UTC).
     pub at: u64,
+    /// Pinned on first sight and not yet looked at: shown to hosts, and marked new in the
+    /// dashboard and `lifeline tools review` until it is approved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreviewed: bool,
 }
 
 impl Pin {
-    /// `tool` pinned at `at`.
+    /// `tool` pinned at `at`, as approved.
     pub fn of(tool: &Value, at: u64) -> Pin {
         Pin {
             digest: digest(tool),
             definition: definition(tool),
             at,
+            unreviewed: false,
         }
     }
 }
@@ -110,14 +118,25 @@ pub struct ServerPins {
     /// The definitions held for review, by tool name.
     #[serde(default)]
     pub held: BTreeMap<String, HeldChange>,
+    /// When the server was first seen, in seconds since 1970 (UTC): tools it adds within
+    /// `FIRST_SIGHT_GRACE` of it are part of its first sight. `None` for a fresh start
+    /// after a corrupt file, which has no first sight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_sight: Option<u64>,
 }
+
+/// How long after a server's first sight the tools it adds are pinned as first seen rather
+/// than held: many servers register some tools only once a client's capabilities are known,
+/// and list them moments after the first list. A change to a tool already pinned is held
+/// however soon it comes.
+pub const FIRST_SIGHT_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Where a tool of a list stands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Standing {
     /// Its definition is its pin's: shown.
     Approved,
-    /// The server was seen for the first time: pinned now and shown, marked new.
+    /// Pinned on the server's first sight and not yet looked at: shown, marked new.
     FirstSight,
     /// Its definition differs from its pin's: held. `before` is the pinned definition.
     Changed { before: Value },
@@ -129,6 +148,18 @@ impl Standing {
     /// Whether hosts are shown the tool.
     pub fn shown(&self) -> bool {
         matches!(self, Standing::Approved | Standing::FirstSight)
+    }
+}
+
+impl Standing {
+    /// The standing in one word, as events, the CLI and the dashboard say it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Standing::Approved => "approved",
+            Standing::FirstSight => "first_sight",
+            Standing::Changed { .. } => "changed",
+            Standing::New => "new",
+        }
     }
 }
 
@@ -146,36 +177,66 @@ pub struct Review<'a> {
 }
 
 /// Sorts `tools` (a server's `tools/list` entries) against its pins: `None` when the server
-/// was never seen, so every tool is pinned on first sight. A tool without a string name
+/// was never seen, so every tool is pinned on first sight (an empty list pins nothing and
+/// leaves the server unseen). A tool without a string name
 /// is left out. Of two entries with one name, the second is held as a change of the first.
-pub fn review<'a>(pins: Option<&'a ServerPins>, tools: &[Value], now: u64) -> Review<'a> {
+pub fn review<'a, T: std::borrow::Borrow<Value>>(
+    pins: Option<&'a ServerPins>,
+    tools: &[T],
+    now: u64,
+) -> Review<'a> {
+    // An empty list is no sight of anything: the first list with tools is the first sight
+    // (a server may list its tools only once it is set up).
+    static NOTHING: ServerPins = ServerPins {
+        tools: BTreeMap::new(),
+        held: BTreeMap::new(),
+        first_sight: None,
+    };
+    let pins = match pins {
+        None if tools.is_empty() => Some(&NOTHING),
+        pins => pins,
+    };
     let first_sight = pins.is_none();
     let mut next = match pins {
         Some(pins) => Cow::Borrowed(pins),
-        None => Cow::Owned(ServerPins::default()),
+        None => Cow::Owned(ServerPins {
+            first_sight: Some(now),
+            ..ServerPins::default()
+        }),
     };
+    let grace =
+        (next.first_sight).is_some_and(|t| now < t.saturating_add(FIRST_SIGHT_GRACE.as_secs()));
     let mut out = Vec::with_capacity(tools.len());
     let mut newly_held = Vec::new();
     let mut seen: HashSet<&str> = HashSet::with_capacity(tools.len());
     for tool in tools {
+        let tool: &Value = tool.borrow();
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue;
         };
         let repeated = !seen.insert(name);
         let mut digested = None;
-        let standing = if first_sight && !repeated {
-            next.to_mut()
-                .tools
-                .insert(name.to_owned(), Pin::of(tool, now));
+        let added_in_grace =
+            grace && !next.tools.contains_key(name) && !next.held.contains_key(name);
+        let standing = if (first_sight || added_in_grace) && !repeated {
+            let pin = Pin {
+                unreviewed: true,
+                ..Pin::of(tool, now)
+            };
+            next.to_mut().tools.insert(name.to_owned(), pin);
             Standing::FirstSight
         } else {
             // A tool serving its pinned definition is shown, even while a change of it is
             // held (a server flipping back and forth): the change waits for its review.
             // The same JSON is the same canonical form, so the digest is taken only when
             // the definition is not the pinned one value for value (`1` against `1.0`).
+            let pinned = |pin: &Pin| match pin.unreviewed {
+                true => Standing::FirstSight,
+                false => Standing::Approved,
+            };
             match next.tools.get(name) {
-                Some(pin) if same_definition(&pin.definition, tool) => Standing::Approved,
-                Some(pin) if pin.digest == *digested.insert(digest(tool)) => Standing::Approved,
+                Some(pin) if same_definition(&pin.definition, tool) => pinned(pin),
+                Some(pin) if pin.digest == *digested.insert(digest(tool)) => pinned(pin),
                 Some(pin) => Standing::Changed {
                     before: pin.definition.clone(),
                 },
@@ -263,35 +324,54 @@ fn hold(
 /// What approving or rejecting found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReviewError {
-    #[error("{server} has no change of {tool} held for review")]
+    #[error(
+        "`{server}` has no change of `{tool}` waiting for review: run `lifeline tools review \
+         {server}` to see what is"
+    )]
     NothingHeld { server: String, tool: String },
 }
 
 /// Approves the held definition of `tool`: it becomes the pin, and hosts are shown it.
 /// Approves what the user reviewed: the held definition, which is shown only if the server
-/// still serves it.
+/// still serves it. A tool pinned on first sight and not yet looked at is marked reviewed.
 pub fn approve(
     pins: &mut ServerPins,
     server: &str,
     tool: &str,
     now: u64,
 ) -> Result<(), ReviewError> {
-    let held = pins
-        .held
-        .remove(tool)
-        .ok_or_else(|| ReviewError::NothingHeld {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        })?;
-    pins.tools.insert(
-        tool.to_owned(),
-        Pin {
+    if let Some(held) = pins.held.remove(tool) {
+        let pin = Pin {
             digest: held.digest,
             definition: held.definition,
             at: now,
-        },
-    );
-    Ok(())
+            unreviewed: false,
+        };
+        pins.tools.insert(tool.to_owned(), pin);
+        return Ok(());
+    }
+    match pins.tools.get_mut(tool) {
+        Some(pin) if pin.unreviewed => {
+            pin.unreviewed = false;
+            Ok(())
+        }
+        _ => Err(ReviewError::NothingHeld {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        }),
+    }
+}
+
+/// What `approve` would take for `server`: every held change that was not rejected and
+/// every tool still marked new, by name (for "Approve all" and `--all`).
+pub fn awaiting(pins: &ServerPins) -> Vec<String> {
+    let held = (pins.held.iter())
+        .filter(|(_, h)| !h.rejected)
+        .map(|(n, _)| n.clone());
+    let new = (pins.tools.iter())
+        .filter(|(n, p)| p.unreviewed && !pins.held.contains_key(*n))
+        .map(|(n, _)| n.clone());
+    held.chain(new).collect()
 }
 
 /// Rejects the held definition of `tool`: the tool stays out of the lists, and this

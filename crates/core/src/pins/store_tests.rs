@@ -33,11 +33,14 @@ fn pins_survive_a_restart_in_a_private_file() {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
-    // A restart: the file read again gives the same pins, and the same tools are approved.
+    // A restart: the file read again gives the same pins, and the same tools are pinned
+    // (still marked new: nobody has looked at them yet).
     let loaded = load(&path, ["fs"]);
     assert_eq!(loaded.problem, None);
+    assert_eq!(loaded.pins.servers["fs"], *first.pins);
     let again = review(loaded.pins.servers.get("fs"), &tools(), 200);
-    assert!(again.tools.iter().all(|(_, s)| *s == Standing::Approved));
+    assert!(again.tools.iter().all(|(_, s)| *s == Standing::FirstSight));
+    assert!(matches!(again.pins, std::borrow::Cow::Borrowed(_)));
 }
 
 #[test]

@@ -214,6 +214,24 @@ pub(super) fn listed(items: impl Iterator<Item = String>) -> String {
     out.join(", ")
 }
 
+/// `text` with every hidden character (`class`, but the selectors and joiners inside emoji)
+/// written as `\u{XXXX}`, so that a terminal or a page shows what a model would read (and
+/// an escape sequence cannot rewrite the terminal). Tabs and line breaks stay.
+pub fn visible(text: &str) -> String {
+    if !text.chars().any(|c| class(c).is_some()) {
+        return text.to_owned();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        match hidden_at(&chars, i) {
+            Some(_) => out.push_str(&format!("\\u{{{:04X}}}", c as u32)),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// Up to `QUOTE_MAX` characters of `text`, with `"`, `\`, controls and hidden characters
 /// escaped (`\u{200B}`), and `…` if cut.
 pub(super) fn quote(text: impl Iterator<Item = char>) -> String {

@@ -165,6 +165,14 @@ impl Tool {
             None => serde_json::to_value(self).unwrap_or_default(),
         }
     }
+
+    /// `raw_json`, shared rather than copied when the tool was read from a server's JSON.
+    pub fn shared_json(&self) -> std::sync::Arc<Value> {
+        match &self.raw {
+            Some(raw) => raw.clone(),
+            None => std::sync::Arc::new(self.raw_json()),
+        }
+    }
 }
 
 fn empty_object_schema() -> Value {

@@ -2,7 +2,7 @@
 
 use super::state::Policy;
 use super::{Connector, SupervisorConfig};
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::{ServerConfig, TransportConfig, Trust};
 use crate::error::{Error, Stage};
 use crate::policy::{Backoff, Quarantine};
 use crate::protocol::revision::Revision;
@@ -81,6 +81,10 @@ impl SupervisorConfig {
         cfg.protocol = server.protocol;
         cfg.stateless_first = stateless_first;
         cfg.auth = auth;
+        cfg.pins = match server.policy.trust {
+            Trust::Pin => crate::pins::book::shared(),
+            Trust::Off => None,
+        };
         Ok(cfg)
     }
 }

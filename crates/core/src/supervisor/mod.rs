@@ -16,7 +16,7 @@ mod state_props;
 #[cfg(test)]
 mod tests;
 
-pub use actor::{CallOptions, GenerationStderr, Sent, Snapshot, Supervisor};
+pub use actor::{CallOptions, GenerationStderr, Held, ReviewedTool, Sent, Snapshot, Supervisor};
 pub use fleet::Fleet;
 pub use hosts::{Host, HostSlot};
 
@@ -71,6 +71,10 @@ pub struct SupervisorConfig {
     /// The OAuth sign-in of an HTTP server (the transport's `HttpConfig::auth`): the
     /// supervisor turns its changes into `auth` events and signs in or out on request.
     pub auth: Option<Arc<crate::auth::Authorizer>>,
+    /// The process's tool pins (`trust: "pin"`, docs/trust.md): each list is judged
+    /// against them and hosts are shown only approved definitions. `None` shows every
+    /// tool as listed (`trust: "off"`, or a process that put no hosts in front of servers).
+    pub pins: Option<Arc<crate::pins::book::Book>>,
 }
 
 impl SupervisorConfig {
@@ -96,6 +100,7 @@ impl SupervisorConfig {
             last_worked: Arc::default(),
             hosts: Arc::default(),
             auth: None,
+            pins: None,
         }
     }
 }

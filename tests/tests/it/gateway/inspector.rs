@@ -22,11 +22,15 @@ async fn inspect(
     lifeline_config: &Path,
     args: &[&str],
 ) -> (bool, String, String) {
-    let server = json!({
+    let mut server = json!({
         "command": lifeline_bin(),
         "args": ["connect", name, "--config", lifeline_config, "--no-attach"],
         "env": { "LIFELINE_LOGIN_PATH": "0" },
     });
+    // The Inspector passes only a few variables on: the test's history directory too.
+    if let Some(history) = std::env::var_os(lifeline_core::history::HISTORY_ENV) {
+        server["env"]["LIFELINE_HISTORY"] = history.to_string_lossy().into();
+    }
     run_inspector(dir, name, server, args).await
 }
 

@@ -47,6 +47,8 @@ async fn connect_finds_a_server_that_only_the_login_shells_path_has() {
         ("SHELL".into(), shell.display().to_string()),
         ("LIFELINE_LOGIN_PATH".into(), "1".into()),
     ];
+    let (name, value) = crate::cli::history_env();
+    cfg.env.push((name, value));
     let conn = stdio::spawn(&cfg).expect("spawn lifeline connect");
     let host = Session::connect(conn, SessionOptions::default())
         .await

@@ -31,7 +31,7 @@ pub(super) fn config(dir: &TempDirGuard, servers: Value) -> PathBuf {
 
 /// The host: a session on `lifeline connect NAME --config CONFIG`.
 async fn host(name: &str, config: &std::path::Path) -> Session {
-    let cfg = StdioConfig::new(
+    let mut cfg = StdioConfig::new(
         lifeline_bin().display().to_string(),
         vec![
             "connect".into(),
@@ -40,6 +40,8 @@ async fn host(name: &str, config: &std::path::Path) -> Session {
             config.display().to_string(),
         ],
     );
+    let (history, value) = crate::cli::history_env();
+    cfg.env.push((history, value));
     let conn = stdio::spawn(&cfg).expect("spawn lifeline connect");
     Session::connect(conn, SessionOptions::default())
         .await

@@ -21,8 +21,8 @@ pub(crate) struct Catalog {
     pub(crate) names: Names,
     /// The tools as the host is sent them: each server's own JSON under its host name.
     pub(crate) tools: Vec<Value>,
-    /// What the host is shown, as names and input schemas, sorted: what a change of is a
-    /// list change (in search mode, the meta-tools: never).
+    /// What the host is shown, as names and entries, sorted: what a change of is a list
+    /// change (in search mode, the meta-tools: never).
     pub(crate) fingerprint: ToolSet,
     /// Search mode's index of `tools`.
     pub(crate) index: Option<Index>,
@@ -46,8 +46,10 @@ pub(crate) fn listed(up: &Upstream) -> bool {
     )
 }
 
-/// Each listed server and the tools of it the profile shows, in the session's order.
-fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>)> {
+/// Each listed server, the tools of it the profile shows, in the session's order, and the
+/// ones of them the pins hold for review (named, so that a host calling one is told why,
+/// and its name does not move when it is approved; not listed).
+fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>, Vec<String>)> {
     let profile = &agg.profile();
     let mut offered = 0;
     let servers: Vec<_> = shared
@@ -55,13 +57,18 @@ fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>)>
         .iter()
         .filter(|up| listed(up) && profile.serves(up.supervisor.name()))
         .map(|up| {
+            let name = up.supervisor.name();
             let mut tools = up.supervisor.tools();
             offered += tools.len();
-            tools.retain(|t| profile.shows(up.supervisor.name(), &t.name));
-            (up.clone(), tools)
+            tools.retain(|t| profile.shows(name, &t.name));
+            let held = (up.supervisor.reviewed().into_iter())
+                .filter(|r| !r.standing.shown() && profile.shows(name, &r.tool.name))
+                .map(|r| r.tool.name)
+                .collect();
+            (up.clone(), tools, held)
         })
         .collect();
-    let shown: usize = servers.iter().map(|(_, t)| t.len()).sum();
+    let shown: usize = servers.iter().map(|(_, t, _)| t.len()).sum();
     if offered > 0 && shown == 0 && !agg.warned_empty.swap(true, Ordering::SeqCst) {
         tracing::warn!(
             "profile `{}` shows none of the {offered} tools of its servers; check its `tools` \
@@ -81,10 +88,14 @@ impl Catalog {
         let gathered = gathered(shared, agg);
         let servers: Vec<(&str, Vec<Tool>)> = gathered
             .iter()
-            .map(|(up, tools)| (up.supervisor.name(), tools.clone()))
+            .map(|(up, tools, _)| (up.supervisor.name(), tools.clone()))
+            .collect();
+        let held: Vec<(&str, &str)> = (gathered.iter())
+            .flat_map(|(up, _, held)| held.iter().map(|t| (up.supervisor.name(), t.as_str())))
             .collect();
         let catalog = assemble(
             &servers,
+            &held,
             budget,
             &agg.options.separator,
             &remembered,
@@ -96,9 +107,11 @@ impl Catalog {
 }
 
 /// The catalog of `servers`' tools (the ones shown, in order) under names at `budget`,
-/// seeded with `remembered`; in search mode with its index. Pure.
+/// seeded with `remembered`; in search mode with its index. `held` (server, tool) pairs
+/// are named and routed but not listed. Pure.
 pub(crate) fn assemble(
     servers: &[(&str, Vec<Tool>)],
+    held: &[(&str, &str)],
     budget: usize,
     separator: &Separator,
     remembered: &Remembered,
@@ -106,7 +119,8 @@ pub(crate) fn assemble(
 ) -> Catalog {
     let pairs = servers
         .iter()
-        .flat_map(|(server, tools)| tools.iter().map(move |t| (*server, t.name.as_str())));
+        .flat_map(|(server, tools)| tools.iter().map(move |t| (*server, t.name.as_str())))
+        .chain(held.iter().copied());
     let names = Names::assign(pairs, budget, separator, remembered);
     let mut tools = Vec::new();
     let mut fingerprint = ToolSet::new();
@@ -122,7 +136,7 @@ pub(crate) fn assemble(
                 json["title"] = Value::from(tool.name.as_str());
             }
             tools.push(json);
-            fingerprint.push((entry.name.clone(), tool.input_schema.clone()));
+            fingerprint.push((entry.name.clone(), tool.shared_json()));
         }
     }
     fingerprint.sort_by(|a, b| a.0.cmp(&b.0));

@@ -86,7 +86,7 @@ pub fn preview(
             (server.as_str(), kept.cloned().collect())
         })
         .collect();
-    let catalog = assemble(&shown, budget, separator, remembered, false);
+    let catalog = assemble(&shown, &[], budget, separator, remembered, false);
     let mut tools = Vec::new();
     for (server, list) in &served {
         for tool in list {

@@ -81,7 +81,7 @@ pub(crate) fn fingerprint() -> ToolSet {
         .map(|t| {
             (
                 t["name"].as_str().unwrap_or_default().to_owned(),
-                t["inputSchema"].clone(),
+                std::sync::Arc::new(t),
             )
         })
         .collect();

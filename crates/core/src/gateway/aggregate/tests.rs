@@ -98,7 +98,7 @@ mod sessions {
 
     use super::super::AggregateOptions;
     use crate::config::{Profile, Selection, Tools};
-    use crate::gateway::tests::{Calls, ask, seen_upstream, upstream_named};
+    use crate::gateway::tests::{Calls, ask, seen_upstream, upstream_in, upstream_named};
     use crate::gateway::{GatewayOptions, serve_session, start_aggregate};
     use crate::supervisor::Supervisor;
     use serde_json::{Value, json};
@@ -265,6 +265,62 @@ mod sessions {
         assert_eq!(names(&list).len(), 7, "beta is back: {list}");
         assert!(names(&list).contains(&"beta__extra".to_owned()), "{list}");
         assert_eq!(list_changes(&seen), 2, "{seen:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_tool_keeps_its_name_is_refused_and_comes_back_on_approval() {
+        // `beta` was pinned long ago with its first generation's tools; its second lists
+        // `extra`, new to a pinned server.
+        let book = Arc::new(crate::pins::book::Book::open(None, ["beta"]).0);
+        let first = [
+            json!({"name": "echo", "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object"}, "icons": [{"src": "data:,"}],
+                "_meta": {"ui": 1}}),
+            json!({"name": "die", "inputSchema": {"type": "object"}}),
+            json!({"name": "peek", "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": true}}),
+        ];
+        book.judge("beta", &first, 1);
+        let alpha = Arc::new(upstream_named("alpha", Calls::default(), &[]));
+        let beta = Arc::new(upstream_in(
+            "beta",
+            Calls::default(),
+            &[],
+            Some(book.clone()),
+        ));
+        let mut host = aggregate(&[alpha.clone(), beta.clone()]);
+        let (w, r) = (&mut host.0, &mut host.1);
+        ask(w, r, 1, "initialize", json!({})).await;
+        ask(w, r, 2, "tools/call", json!({"name": "beta__die"})).await;
+        beta.wait_for(|s| s.generation.0 == 2 && s.tools_held == 1)
+            .await;
+        let (list, _) = ask(w, r, 3, "tools/list", json!({})).await;
+        assert!(!names(&list).contains(&"beta__extra".to_owned()), "{list}");
+        let (refused, _) = ask(w, r, 4, "tools/call", json!({"name": "beta__extra"})).await;
+        assert_eq!(
+            refused["error"]["code"],
+            crate::gateway::errors::TOOL_HELD,
+            "{refused}"
+        );
+        assert_eq!(refused["error"]["data"]["tool"], "extra", "{refused}");
+
+        let mut seen = Vec::new();
+        book.approve("beta", "extra", 2).unwrap();
+        until_list_changes(&mut host, &mut seen, 1).await;
+        let (list, _) = ask(&mut host.0, &mut host.1, 5, "tools/list", json!({})).await;
+        assert!(names(&list).contains(&"beta__extra".to_owned()), "{list}");
+        let (called, _) = ask(
+            &mut host.0,
+            &mut host.1,
+            6,
+            "tools/call",
+            json!({"name": "beta__extra"}),
+        )
+        .await;
+        assert_eq!(
+            called["result"]["content"][0]["text"], "extra@2",
+            "{called}"
+        );
     }
 
     #[tokio::test(start_paused = true)]

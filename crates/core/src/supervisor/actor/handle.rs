@@ -5,10 +5,12 @@
 
 use super::calls::CallLane;
 use super::stderr::GenerationStderr;
+use super::trust::{Held, ReviewedTool};
 use super::{Actor, Details};
 use crate::auth::{Authorizer, SignIn};
 use crate::error::Error;
 use crate::events::{AuthStatus, EventBus, Generation, StateInfo};
+use crate::pins::Standing;
 use crate::protocol::mcp::{Progress, Tool};
 use crate::session::ServerNotification;
 use crate::supervisor::state::Input;
@@ -30,8 +32,14 @@ pub struct Snapshot {
     pub generation: Generation,
     #[serde(flatten)]
     pub state: StateInfo,
+    /// The tools hosts are shown, by name.
     pub tools: Vec<String>,
     pub tools_stale: bool,
+    /// Listed tools held out of the hosts' lists until the user reviews them (changed, or
+    /// new to a pinned server; rejected ones not counted): docs/trust.md.
+    pub tools_held: usize,
+    /// Tools pinned on the server's first sight that the user has not looked at yet.
+    pub tools_new: usize,
     pub last_round_trip_ms: Option<u64>,
     pub last_round_trip_at: Option<String>,
     /// The OAuth sign-in of a server that may use one (an HTTP server without a static
@@ -93,6 +101,8 @@ impl Supervisor {
             state: StateInfo::default(),
             tools: Vec::new(),
             tools_stale: false,
+            tools_held: 0,
+            tools_new: 0,
             last_round_trip_ms: None,
             last_round_trip_at: None,
             auth: cfg.auth.as_ref().map(|a| a.status()),
@@ -223,6 +233,25 @@ impl Supervisor {
     /// schema, annotations), in the server's order; stale while the snapshot says so.
     pub fn tools(&self) -> Vec<Tool> {
         self.details.lock().expect("details lock").tools.clone()
+    }
+
+    /// Every tool the server lists, with where it stands against the pins (docs/trust.md):
+    /// what the dashboard and `lifeline tools review` show. Empty without pins (`trust:
+    /// "off"`), where `tools` is the whole list.
+    pub fn reviewed(&self) -> Vec<ReviewedTool> {
+        self.details.lock().expect("details lock").reviewed.clone()
+    }
+
+    /// Why `tool` is not shown to hosts, if the pins hold it: a host calling it is refused.
+    pub fn held(&self, tool: &str) -> Option<Held> {
+        let details = self.details.lock().expect("details lock");
+        let r = details.reviewed.iter().find(|r| r.tool.name == tool)?;
+        match (&r.standing, r.rejected) {
+            (s, _) if s.shown() => None,
+            (_, true) => Some(Held::Rejected),
+            (Standing::Changed { .. }, _) => Some(Held::Changed),
+            _ => Some(Held::New),
+        }
     }
 
     /// Whether it has a tool list (without copying it).

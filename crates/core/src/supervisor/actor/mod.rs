@@ -9,6 +9,7 @@
 //! - `requests.rs`: the request lane (any other request on the live session, for the
 //!   gateway), and the live session's `initialize` result;
 //! - `tools.rs`: the tool registry (listing, re-sync, stale marks, the `tools` event);
+//! - `trust.rs`: each list judged against the tool pins, and what hosts are shown;
 //! - `health.rs`: health pings and round trips;
 //! - `stderr.rs`: the stderr tails of the last generations that started a process.
 //!
@@ -22,6 +23,7 @@ mod health;
 mod requests;
 mod stderr;
 mod tools;
+mod trust;
 
 #[cfg(test)]
 mod tests;
@@ -29,6 +31,7 @@ mod tests;
 pub use handle::{CallOptions, Snapshot, Supervisor};
 pub use requests::Sent;
 pub use stderr::GenerationStderr;
+pub use trust::{Held, ReviewedTool};
 
 use super::SupervisorConfig;
 use super::establish::establish;
@@ -58,7 +61,10 @@ use tokio::time::Instant;
 /// tool definitions (the snapshot carries names only) and the stderr tails.
 #[derive(Default)]
 struct Details {
+    /// What hosts are shown.
     tools: Vec<Tool>,
+    /// Every listed tool with where it stands, with pins (empty without).
+    reviewed: Vec<ReviewedTool>,
     /// Oldest first; each tail is bounded by the transport and read through the
     /// connection's redactor.
     stderr: VecDeque<(Generation, StderrTail, Redactor)>,
@@ -75,6 +81,7 @@ enum Internal {
         generation: Generation,
         session: Arc<Session>,
         tools: Vec<Tool>,
+        verdict: Option<trust::Verdict>,
         slot: OwnedMutexGuard<()>,
     },
     AttemptFailed {
@@ -94,7 +101,12 @@ enum Internal {
     },
     Synced {
         generation: Generation,
-        result: Result<Vec<Tool>, Error>,
+        result: Result<(Vec<Tool>, Option<trust::Verdict>), Error>,
+    },
+    /// A judgment of the list again, after the pins moved (`trust.rs`).
+    Judged {
+        seq: u64,
+        verdict: trust::Verdict,
     },
     CallDone {
         generation: Generation,
@@ -147,7 +159,21 @@ struct Actor {
     internal_rx: mpsc::UnboundedReceiver<Internal>,
     /// `now` of the step being performed.
     step_now: Duration,
+    /// The tools hosts are shown: `listed` less what the pins hold.
     tools: Vec<Tool>,
+    /// The list as the server gave it.
+    listed: Vec<Tool>,
+    /// Counts one up for each list taken, so a judgment of an older one is dropped.
+    list_seq: u64,
+    /// A judgment after the pins moved is running; another is due after it.
+    judging: bool,
+    judge_pending: bool,
+    /// The held changes (name → rejected) as of the last judgment, to tell what changed.
+    held_before: Option<std::collections::BTreeMap<String, bool>>,
+    /// Listed tools held for review (not rejected), and pinned on first sight, not yet
+    /// looked at: for the snapshot.
+    tools_held: usize,
+    tools_new: usize,
     /// The generation that listed `tools` (a stale list is still that generation's).
     tools_generation: Generation,
     tools_stale: bool,
@@ -202,6 +228,13 @@ impl Actor {
             internal_rx,
             step_now: Duration::ZERO,
             tools: Vec::new(),
+            listed: Vec::new(),
+            list_seq: 0,
+            judging: false,
+            judge_pending: false,
+            held_before: None,
+            tools_held: 0,
+            tools_new: 0,
             tools_generation: Generation(0),
             tools_stale: false,
             relist: Relist::default(),
@@ -233,6 +266,7 @@ impl Actor {
         self.feed(Input::Start {
             disabled: self.cfg.disabled,
         });
+        let mut pins = self.cfg.pins.as_ref().map(|b| b.changes());
         loop {
             let timer_at = self.timer.map(|(_, at)| at);
             let ping_at = self.next_ping();
@@ -253,6 +287,7 @@ impl Actor {
                     }
                 },
                 Some(msg) = self.internal_rx.recv() => self.internal(msg),
+                Some(()) = moved(&mut pins) => self.judge_again(),
                 _ = sleep_until(timer_at), if timer_at.is_some() => {
                     if let Some((token, _)) = self.timer.take() {
                         self.feed(Input::Timer { token });
@@ -328,12 +363,19 @@ impl Actor {
             drop(stage_tx);
             let _ = relay.await;
             let _ = match outcome {
-                Ok((session, tools)) => tx.send(Internal::Established {
-                    generation,
-                    session,
-                    tools,
-                    slot: guard,
-                }),
+                Ok((session, tools)) => {
+                    let verdict = match &cfg.pins {
+                        Some(book) => Some(trust::judge(book, &cfg.name, &tools).await),
+                        None => None,
+                    };
+                    tx.send(Internal::Established {
+                        generation,
+                        session,
+                        tools,
+                        verdict,
+                        slot: guard,
+                    })
+                }
                 Err(error) => {
                     drop(guard);
                     tx.send(Internal::AttemptFailed { generation, error })
@@ -365,6 +407,7 @@ impl Actor {
                 generation,
                 session,
                 tools,
+                verdict,
                 slot,
             } => {
                 self.attempt = None;
@@ -381,7 +424,7 @@ impl Actor {
                     self.closing.spawn(close_live(live));
                     return;
                 }
-                self.adopt(live, tools);
+                self.adopt(live, tools, verdict);
                 self.feed(Input::Established { generation });
             }
             Internal::AttemptFailed { generation, error } => {
@@ -404,6 +447,7 @@ impl Actor {
             Internal::Ping { generation, result } => self.pinged(generation, result),
             Internal::ListChanged { generation } => self.list_changed(generation),
             Internal::Synced { generation, result } => self.synced(generation, result),
+            Internal::Judged { seq, verdict } => self.judged(seq, verdict),
             Internal::CallDone {
                 generation,
                 tool,
@@ -440,7 +484,7 @@ impl Actor {
 
     /// Takes a freshly established generation: swap the tools atomically, watch for its
     /// end and for `list_changed`.
-    fn adopt(&mut self, mut live: Live, tools: Vec<Tool>) {
+    fn adopt(&mut self, mut live: Live, tools: Vec<Tool>, verdict: Option<trust::Verdict>) {
         let generation = live.generation;
         let session = live.session.clone();
         let tx = self.internal_tx.clone();
@@ -449,7 +493,7 @@ impl Actor {
             let _ = tx.send(Internal::Ended { generation, error });
         }));
         self.watch_list_changed(&mut live);
-        self.take_tools(generation, tools);
+        self.take_tools(generation, tools, verdict);
         self.ping_misses = 0;
         self.pinging = false;
         self.last_activity = Instant::now();
@@ -488,6 +532,8 @@ impl Actor {
             state: info,
             tools: self.tools.iter().map(|t| t.name.clone()).collect(),
             tools_stale: self.tools_stale,
+            tools_held: self.tools_held,
+            tools_new: self.tools_new,
             last_round_trip_ms: self.last_round_trip.map(|(d, _)| millis(d)),
             last_round_trip_at: self.last_round_trip.map(|(_, at)| rfc3339(at)),
             auth: self.cfg.auth.as_ref().map(|a| a.status()),
@@ -526,4 +572,15 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
+}
+
+/// The pins' next move (`Some(())`); pending forever without pins or once the book is gone.
+async fn moved(pins: &mut Option<watch::Receiver<u64>>) -> Option<()> {
+    if let Some(rx) = pins
+        && rx.changed().await.is_ok()
+    {
+        return Some(());
+    }
+    *pins = None;
+    std::future::pending().await
 }

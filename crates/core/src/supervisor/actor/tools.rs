@@ -1,10 +1,12 @@
 //! The tool registry: the live generation's tool list as the actor keeps it. Listed at
 //! establishment and swapped in whole; listed again after `notifications/tools/list_changed`
 //! (paced by `relist.rs`); marked stale, not dropped, when the connection is lost, and
-//! dropped when the server is disabled or stops trying. Every change is a `tools` event
-//! (at most `MAX_TOOL_NAMES` names, and the full count) and the full definitions shared
-//! for `Supervisor::tools`.
+//! dropped when the server is disabled or stops trying. Each list is judged against the
+//! pins first (`trust.rs`). Every change is a `tools` event (at most `MAX_TOOL_NAMES` names
+//! of the tools hosts are shown, and their full count) and the full definitions shared for
+//! `Supervisor::tools`.
 
+use super::trust::{Verdict, judge};
 use super::{Actor, Internal, Live};
 use crate::error::Error;
 use crate::events::{EventBody, Generation, MAX_TOOL_NAMES};
@@ -14,11 +16,16 @@ use crate::supervisor::relist::Relist;
 use tokio::time::Instant;
 
 impl Actor {
-    /// Takes the list a fresh generation was established with; its re-list pacing starts
-    /// afresh.
-    pub(super) fn take_tools(&mut self, generation: Generation, tools: Vec<Tool>) {
-        self.tools = tools;
+    /// Takes the list a fresh generation was established with, as judged; its re-list
+    /// pacing starts afresh.
+    pub(super) fn take_tools(
+        &mut self,
+        generation: Generation,
+        tools: Vec<Tool>,
+        verdict: Option<Verdict>,
+    ) {
         self.tools_generation = generation;
+        self.take_listed(tools, verdict);
         self.tools_stale = false;
         self.relist = Relist::default();
     }
@@ -59,14 +66,18 @@ impl Actor {
     }
 
     /// A re-list of `generation` finished: swap the tools in, and start the coalesced one.
-    pub(super) fn synced(&mut self, generation: Generation, result: Result<Vec<Tool>, Error>) {
+    pub(super) fn synced(
+        &mut self,
+        generation: Generation,
+        result: Result<(Vec<Tool>, Option<Verdict>), Error>,
+    ) {
         // A stale generation's re-list: the live one's pacing started afresh.
         if self.live.as_ref().map(|l| l.generation) != Some(generation) {
             return;
         }
         let again = self.relist.finished(Instant::now());
-        if let Ok(tools) = result {
-            self.tools = tools;
+        if let Ok((tools, verdict)) = result {
+            self.take_listed(tools, verdict);
             self.tools_stale = false;
             self.emit_tools();
             self.publish_snapshot();
@@ -93,13 +104,21 @@ impl Actor {
         let session = live.session.clone();
         let tx = self.internal_tx.clone();
         let timeout = self.cfg.request_timeout;
+        let (pins, name) = (self.cfg.pins.clone(), self.cfg.name.clone());
         tokio::spawn(async move {
-            let result = session
+            let listed = session
                 .list_tools_with(RequestOptions {
                     timeout: Some(timeout),
                     ..Default::default()
                 })
                 .await;
+            let result = match (listed, pins) {
+                (Ok(tools), Some(book)) => {
+                    let verdict = judge(&book, &name, &tools).await;
+                    Ok((tools, Some(verdict)))
+                }
+                (listed, _) => listed.map(|tools| (tools, None)),
+            };
             let _ = tx.send(Internal::Synced { generation, result });
         });
     }
@@ -112,8 +131,8 @@ impl Actor {
 
     /// The server is disabled or stopped trying: no list to show.
     pub(super) fn drop_tools(&mut self) {
-        if !self.tools.is_empty() {
-            self.tools.clear();
+        if !self.listed.is_empty() || !self.tools.is_empty() {
+            self.take_listed(Vec::new(), None);
             self.tools_stale = false;
             self.emit_tools();
         }
@@ -130,6 +149,8 @@ impl Actor {
             count: self.tools.len(),
             stale: self.tools_stale,
             names,
+            held: self.tools_held,
+            new: self.tools_new,
         };
         self.bus.emit(&self.cfg.name, self.tools_generation, body);
     }

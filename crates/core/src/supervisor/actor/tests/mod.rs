@@ -20,6 +20,7 @@ use tokio::time::Instant;
 mod calls;
 mod establish;
 mod tools;
+mod trust;
 
 /// What an in-process server does with each request: answer, or stay silent (None).
 type Script = Arc<dyn Fn(&str, &Option<Value>) -> Option<Result<Value, Error>> + Send + Sync>;
