@@ -12,6 +12,7 @@ mod host_stdio;
 mod import;
 mod login;
 mod output;
+mod review;
 mod secrets;
 mod serve;
 mod table;
@@ -46,10 +47,14 @@ enum Command {
         #[arg(default_value = "{}")]
         args: String,
     },
-    /// List the server's tools
+    /// List the server's tools; `review`, `approve`, `reject`: what Lifeline holds back
+    /// from hosts until you look (docs/trust.md)
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Tools {
+        #[command(subcommand)]
+        command: Option<review::ToolsCommand>,
         #[command(flatten)]
-        target: call::TargetArgs,
+        target: Option<call::TargetArgs>,
     },
     /// Supervise every configured server (or the TARGETs) and print each lifecycle event until stopped
     Watch {
@@ -216,7 +221,15 @@ fn init_logging() {
 async fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Call { target, tool, args } => call::call(target, tool, args).await,
-        Command::Tools { target } => call::tools(target).await,
+        Command::Tools {
+            command: Some(command),
+            ..
+        } => review::run(command),
+        Command::Tools {
+            target: Some(target),
+            ..
+        } => call::tools(target).await,
+        Command::Tools { .. } => unreachable!("clap requires a target or a subcommand"),
         Command::Watch {
             targets,
             config,

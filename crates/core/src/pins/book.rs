@@ -291,8 +291,46 @@ impl Book {
     }
 
     /// Rejects it (`pins::reject`).
-    pub fn reject(&self, server: &str, tool: &str) -> Result<(), BookError> {
-        self.change(server, |pins| super::reject(pins, server, tool))
+    pub fn reject(&self, server: &str, tool: &str, now: u64) -> Result<(), BookError> {
+        self.change(server, |pins| super::reject(pins, server, tool, now))
+    }
+
+    /// Approves or rejects `which` of `server`'s tools in one write, all or none: each
+    /// named tool must be waiting for review (held, or marked new). `Which::All` takes
+    /// every one waiting (`pins::awaiting`). The tools decided, by name.
+    pub fn decide(
+        &self,
+        server: &str,
+        decision: Decision,
+        which: &Which,
+        now: u64,
+    ) -> Result<Vec<String>, BookError> {
+        let mut decided = Vec::new();
+        self.change(server, |pins| {
+            let tools = match which {
+                Which::All => super::awaiting(pins),
+                Which::Tools(tools) => tools.clone(),
+            };
+            for tool in &tools {
+                match decision {
+                    Decision::Approve => super::approve(pins, server, tool, now)?,
+                    Decision::Reject => super::reject(pins, server, tool, now)?,
+                }
+            }
+            decided = tools;
+            Ok(())
+        })?;
+        Ok(decided)
+    }
+
+    /// What a review of `server` shows now (`report::review_of`).
+    pub fn review(&self, server: &str) -> super::report::ServerReview {
+        super::report::review_of(&self.state().pins, server)
+    }
+
+    /// Whether `server` has pins (its tools were ever seen).
+    pub fn knows(&self, server: &str) -> bool {
+        self.state().pins.servers.contains_key(server)
     }
 
     fn change(
@@ -302,17 +340,20 @@ impl Book {
     ) -> Result<(), BookError> {
         let Some(path) = self.path.clone() else {
             let mut state = self.state();
-            let pins = state.pins.servers.entry(server.to_owned()).or_default();
-            let result = f(pins).map_err(BookError::Review);
+            let mut pins = state.pins.servers.get(server).cloned().unwrap_or_default();
+            f(&mut pins).map_err(BookError::Review)?;
+            if keeps(state.pins.servers.contains_key(server), &pins) {
+                state.pins.servers.insert(server.to_owned(), pins);
+            }
             drop(state);
             self.moved();
-            return result;
+            return Ok(());
         };
         let servers: Vec<String> = self.state().pins.servers.keys().cloned().collect();
         let (result, pins) = store::update(&path, servers.iter().map(String::as_str), |file| {
             let mut pins = file.servers.get(server).cloned().unwrap_or_default();
             let result = f(&mut pins);
-            if result.is_ok() {
+            if result.is_ok() && keeps(file.servers.contains_key(server), &pins) {
                 file.servers.insert(server.to_owned(), pins);
             }
             (result, file.clone())
@@ -321,6 +362,27 @@ impl Book {
         self.take_in(&path, pins);
         result.map_err(BookError::Review)
     }
+}
+
+/// Whether a decision's pins are kept: not for a server never seen that it left empty, which
+/// would count as seen and hold its first tools instead of pinning them.
+fn keeps(seen: bool, pins: &ServerPins) -> bool {
+    seen || *pins != ServerPins::default()
+}
+
+/// Approve or reject (`Book::decide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+/// Which tools `Book::decide` takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Which {
+    /// Every tool waiting for review.
+    All,
+    Tools(Vec<String>),
 }
 
 /// Why an approval or rejection did not happen.

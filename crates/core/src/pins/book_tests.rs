@@ -89,7 +89,7 @@ fn approving_nothing_held_says_so_and_writes_nothing() {
         "`fs` has no change of `read` waiting for review: run `lifeline tools review fs` to \
          see what is"
     );
-    assert!(book.reject("fs", "nope").is_err());
+    assert!(book.reject("fs", "nope", 300).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 }
 
@@ -112,4 +112,46 @@ fn a_corrupt_file_holds_every_tool_and_a_book_without_a_file_still_judges() {
     let approved = memory.judge("fs", &[tool("Reads more.")], 400);
     assert_eq!(standings(&approved), [&Standing::Approved]);
     assert!(!memory.reload_if_changed());
+}
+
+#[test]
+fn a_decision_on_several_tools_is_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = store::path_in(dir.path());
+    let (book, _) = Book::open(Some(path.clone()), ["fs"]);
+    book.judge("fs", &[tool("Reads.")], 100);
+    let write = json!({"name": "write", "description": "Writes."});
+    book.judge("fs", &[tool("Reads more."), write], 500);
+    let before = std::fs::read_to_string(&path).unwrap();
+    let both = Which::Tools(vec!["write".into(), "nope".into()]);
+    assert!(book.decide("fs", Decision::Approve, &both, 600).is_err());
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "nothing written"
+    );
+    assert_eq!(book.review("fs").awaiting(), 2);
+    // `write` rejected; then everything still waiting (the change of `read`) approved.
+    let write = Which::Tools(vec!["write".into()]);
+    assert_eq!(
+        book.decide("fs", Decision::Reject, &write, 700).unwrap(),
+        ["write"]
+    );
+    let all = book
+        .decide("fs", Decision::Approve, &Which::All, 800)
+        .unwrap();
+    assert_eq!(all, ["read"]);
+    assert_eq!(book.review("fs").awaiting(), 0);
+    assert!(book.review("fs").held[0].rejected);
+    assert!(!book.knows("nobody"));
+    // Nothing kept for a server never seen, even in memory.
+    let memory = Book::open(None, std::iter::empty()).0;
+    assert!(
+        memory
+            .decide("ghost", Decision::Approve, &Which::All, 1)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(memory.decide("ghost", Decision::Reject, &both, 1).is_err());
+    assert!(!memory.knows("ghost"));
 }

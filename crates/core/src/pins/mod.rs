@@ -375,17 +375,38 @@ pub fn awaiting(pins: &ServerPins) -> Vec<String> {
 }
 
 /// Rejects the held definition of `tool`: the tool stays out of the lists, and this
-/// definition is not raised again.
-pub fn reject(pins: &mut ServerPins, server: &str, tool: &str) -> Result<(), ReviewError> {
-    match pins.held.get_mut(tool) {
-        Some(held) => {
-            held.rejected = true;
+/// definition is not raised again. A tool pinned on first sight and not yet looked at is
+/// unpinned and held, rejected, the same way.
+pub fn reject(
+    pins: &mut ServerPins,
+    server: &str,
+    tool: &str,
+    now: u64,
+) -> Result<(), ReviewError> {
+    if let Some(held) = pins.held.get_mut(tool) {
+        held.rejected = true;
+        return Ok(());
+    }
+    match pins.tools.remove(tool) {
+        Some(pin) if pin.unreviewed => {
+            let held = HeldChange {
+                digest: pin.digest,
+                definition: pin.definition,
+                since: now,
+                rejected: true,
+            };
+            pins.held.insert(tool.to_owned(), held);
             Ok(())
         }
-        None => Err(ReviewError::NothingHeld {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        }),
+        pin => {
+            if let Some(pin) = pin {
+                pins.tools.insert(tool.to_owned(), pin);
+            }
+            Err(ReviewError::NothingHeld {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            })
+        }
     }
 }
 

@@ -100,7 +100,7 @@ fn a_changed_description_is_diffed_word_by_word_and_the_schema_by_path() {
 fn a_new_tool_is_all_added_and_rejected_changes_come_last() {
     let delete = json!({"name": "delete", "description": "Deletes a file."});
     let mut all = pins_after(&[tool("Reads more.", "string"), delete.clone()]);
-    crate::pins::reject(all.servers.get_mut("fs").unwrap(), "fs", "read").unwrap();
+    crate::pins::reject(all.servers.get_mut("fs").unwrap(), "fs", "read", 300).unwrap();
     let review = review_of(&all, "fs");
     let order: Vec<(&str, HeldKind, bool)> = (review.held.iter())
         .map(|h| (h.tool.as_str(), h.kind, h.rejected))

@@ -241,7 +241,7 @@ fn approving_pins_what_was_reviewed_and_rejecting_keeps_it_out_quietly() {
     let mut pins = review(Some(&held), std::slice::from_ref(&worse), 600)
         .pins
         .into_owned();
-    reject(&mut pins, "fs", "read").unwrap();
+    reject(&mut pins, "fs", "read", 650).unwrap();
     let again = review(Some(&pins), &[worse], 700);
     assert_eq!(standings(&again), [("read", "changed")]);
     assert!(again.newly_held.is_empty());
@@ -249,7 +249,7 @@ fn approving_pins_what_was_reviewed_and_rejecting_keeps_it_out_quietly() {
     let third = review(Some(&*again.pins), &[tool("read", "Reads, third.")], 800);
     assert_eq!(third.newly_held, ["read"]);
     assert!(!third.pins.held["read"].rejected);
-    assert!(reject(&mut ServerPins::default(), "fs", "x").is_err());
+    assert!(reject(&mut ServerPins::default(), "fs", "x", 900).is_err());
 }
 
 #[test]

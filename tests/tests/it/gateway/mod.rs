@@ -21,6 +21,7 @@ mod inspector;
 #[cfg(unix)]
 mod login_path;
 mod sdk_host;
+mod trust;
 
 /// A config holding `servers` (the `mcpServers` shape), in a fresh directory.
 pub(super) fn config(dir: &TempDirGuard, servers: Value) -> PathBuf {
