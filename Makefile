@@ -34,7 +34,7 @@
 #   make package      the release app bundled for this OS (.deb + .rpm here; scripts/package.sh)
 #   make package-test install the .deb, run the installed app under Xvfb, remove it (root)
 #   make types        regenerate ui/src/host/generated.ts from the Rust wire types (ts-rs) and glosses
-#   make recording    re-record ui/src/host/recorded/ (the mock host's story, config edits and Profiles view) from the real core
+#   make recording    re-record ui/src/host/recorded/ (the mock host's story, config edits, Profiles view and tool review) from the real core
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -94,6 +94,7 @@ recording:
 	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-it --test it ui_recording_is_fresh
 	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-desktop --lib ui_config_recording_is_fresh
 	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-desktop --lib ui_profiles_recording_is_fresh
+	LIFELINE_WRITE_RECORDING=1 $(CARGO) test -p lifeline-desktop --lib ui_trust_recording_is_fresh
 
 # The integration tests run target/debug/lifeline and lifeline-fixture, so build every binary first.
 build:

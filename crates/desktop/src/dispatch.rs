@@ -102,6 +102,11 @@ table!(|app, call| {
     "server_config" => passthrough(detail::server_config(&app.state, arg(call, "server")?).await),
     "server_policy" => reply(detail::server_policy(&app.state, arg(call, "server")?).await),
     "server_hosts" => reply(detail::server_hosts(&app.state, arg(call, "server")?).await),
+    "tool_review" => reply(detail::tool_review(&app.state, arg(call, "server")?).await),
+    "tool_decide" => {
+        let (server, decision) = (arg(call, "server")?, arg(call, "decision")?);
+        reply(detail::tool_decide(&app.state, server, decision, arg(call, "tools")?).await)
+    },
     "history_events" => {
         let (server, before, limit) = (arg(call, "server")?, arg(call, "before")?, arg(call, "limit")?);
         reply(history::history_events(&app.state, server, before, limit).await)

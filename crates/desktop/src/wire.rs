@@ -62,6 +62,10 @@ fn decls() -> Vec<Decl> {
     use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
     use lifeline_core::gateway::stats::ToolStats;
     use lifeline_core::history::{PastCall, PastEvent, PastFailure};
+    use lifeline_core::pins::flags::{Flag, FlagKind};
+    use lifeline_core::pins::report::{
+        FieldChange, FirstSeen, HeldKind, HeldReview, Op, ServerReview, Words,
+    };
     use lifeline_core::protocol::mcp::Tool;
     use lifeline_core::secrets::{Backend, BackendKind};
     use lifeline_core::supervisor::{GenerationStderr, Snapshot};
@@ -117,6 +121,16 @@ fn decls() -> Vec<Decl> {
         decl::<Backend>(&cfg),
         decl::<ToolPreview>(&cfg),
         decl::<ProfilePreview>(&cfg),
+        // Trust (docs/trust.md): the review of what the tool pins hold.
+        decl::<FlagKind>(&cfg),
+        decl::<Flag>(&cfg),
+        decl::<Op>(&cfg),
+        decl::<Words>(&cfg),
+        decl::<FieldChange>(&cfg),
+        decl::<HeldKind>(&cfg),
+        decl::<HeldReview>(&cfg),
+        decl::<FirstSeen>(&cfg),
+        decl::<ServerReview>(&cfg),
         // The shell: command results and arguments (src-tauri/README.md).
         decl::<ServerView>(&cfg),
         decl::<FieldError>(&cfg),

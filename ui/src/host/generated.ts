@@ -338,6 +338,112 @@ limit: number | null,
 over_limit: string | null, };
 
 /**
+ * What kind of flag.
+ */
+export type FlagKind = "invisible" | "bidi" | "tag" | "confusable" | "instruction" | "long" | "base64" | "url" | "other_tool";
+
+/**
+ * One suspicious span of a tool definition.
+ */
+export type Flag = { kind: FlagKind, 
+/**
+ * Where: "name", "title", "description", "annotations.title", or a path into the
+ * schemas such as "inputSchema.properties.path.description".
+ */
+field: string, 
+/**
+ * The span in that field's text, in characters (not bytes): start..end.
+ */
+start: number, end: number, 
+/**
+ * Why, in words a user reads.
+ */
+why: string, };
+
+export type Op = "same" | "removed" | "added" | "changed";
+
+/**
+ * A run of words a diff kept, removed or added (with the spaces between them).
+ */
+export type Words = { op: Op, text: string, };
+
+/**
+ * One difference of a definition outside its description.
+ */
+export type FieldChange = { 
+/**
+ * Where, as flags name it: `inputSchema.properties.path.type`, `annotations`.
+ */
+path: string, 
+/**
+ * `removed`, `added` or `changed`.
+ */
+op: Op, 
+/**
+ * The value before and after, as JSON, hidden characters made visible, each cut at
+ * `MAX_VALUE_CHARS` (ending in `…`).
+ */
+before: string | null, after: string | null, };
+
+/**
+ * Why a definition is held.
+ */
+export type HeldKind = "changed" | "new";
+
+/**
+ * A held definition against what was approved.
+ */
+export type HeldReview = { tool: string, kind: HeldKind, 
+/**
+ * The user rejected it: it stays out of the hosts' lists.
+ */
+rejected: boolean, 
+/**
+ * When it was first held (RFC 3339).
+ */
+since: string, 
+/**
+ * The description, word by word, from the approved one to the held one (all added
+ * for a new tool), hidden characters made visible (`pins::visible`). Empty when
+ * neither has one.
+ */
+description: Array<Words>, 
+/**
+ * Every other difference of the definition, by path, in order.
+ */
+fields: Array<FieldChange>, 
+/**
+ * More differences than `fields` holds.
+ */
+more_fields: boolean, 
+/**
+ * The held definition.
+ */
+definition: Record<string, unknown>, flags: Array<Flag>, };
+
+/**
+ * A tool pinned on first sight, for the user to look at once.
+ */
+export type FirstSeen = { tool: string, 
+/**
+ * When it was pinned (RFC 3339).
+ */
+at: string, definition: Record<string, unknown>, flags: Array<Flag>, };
+
+/**
+ * One server's review.
+ */
+export type ServerReview = { server: string, 
+/**
+ * The held definitions, by tool name: those waiting for a decision, then the rejected.
+ */
+held: Array<HeldReview>, 
+/**
+ * Tools pinned on the server's first sight that nobody has looked at yet, by name.
+ */
+first_seen: Array<FirstSeen>, };
+
+/**
  * One row of the dashboard. The snapshot's fields are flattened, so the JSON is the
  * snapshot's (`server`, `generation`, `state`, `stage`, …, `tools`) plus three keys.
  */

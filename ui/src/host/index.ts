@@ -18,6 +18,7 @@ import type {
   GenerationStderr,
   HistoryQuery,
   HostsView,
+  ServerReview,
   Restored,
   ImportChoice,
   ImportOutcome,
@@ -91,6 +92,11 @@ export interface Host {
   /** The Hosts section: hosts attached through `lifeline connect`, their calls in flight, and
    * the last hour's calls by tool (kept across restarts). */
   serverHosts(server: string): Promise<HostsView>;
+  /** What the tool pins hold of the server for review (docs/trust.md). */
+  toolReview(server: string): Promise<ServerReview>;
+  /** Approves or rejects `tools` of the server (every one waiting when null); the tools decided.
+   * Every Lifeline process takes it in within a second, and the hosts are told. */
+  toolDecide(server: string, decision: "approve" | "reject", tools: string[] | null): Promise<string[]>;
   /** "Connect a client": the AI clients on this machine with their servers (docs/clients.md). */
   clientsList(): Promise<ClientView[]>;
   /** The masked diff of routing `servers` of `client` through Lifeline; writes nothing. */

@@ -42,6 +42,7 @@ import type {
   SecretStoreView,
   ServerForm,
   HostsView,
+  ServerReview,
 } from "./types";
 import { cancelledFailure, mockBehaviour, playProgress, mockCommand, mockConfig, mockPolicy } from "./mock-detail";
 import * as auth from "./mock-auth";
@@ -62,6 +63,7 @@ import {
 } from "./mock-replay";
 import { detect, edited, entryOf, importChoices, shown, type Stored } from "./mock-config";
 import { initialView, notSignedIn } from "./mock-wire";
+import { MockTrust } from "./mock-trust";
 
 export { type MockClock, type MockOptions, mockAppInfo, mockOptionsFromUrl, systemClock } from "./mock-options";
 
@@ -99,6 +101,8 @@ export class MockHost extends MockDialogs implements Host {
   private armed: { at: number; handle: unknown } | null = null;
   /** Calls in flight that a `callId` named, by that name: their cancel. */
   private readonly running = new Map<string, () => void>();
+  /** The tool pins' review, replayed (mock-trust.ts). */
+  private readonly trust = new MockTrust();
 
   constructor(opts: MockOptions = {}) {
     super();
@@ -265,6 +269,35 @@ export class MockHost extends MockDialogs implements Host {
     this.pump();
     this.replay(server);
     return hostsView(this.log, server, this.clock.now());
+  }
+
+  async toolReview(server: string): Promise<ServerReview> {
+    this.pump();
+    this.calls.push({ command: "tool_review", server });
+    this.replay(server);
+    return this.trust.review(server);
+  }
+
+  /** The recorded decision; then what the core tells: approved or rejected held tools, and
+   * the list with what is shown now. */
+  async toolDecide(server: string, decision: "approve" | "reject", tools: string[] | null): Promise<string[]> {
+    this.pump();
+    this.calls.push({ command: "tool_decide", server });
+    this.maybeFail("tool_decide");
+    const r = this.replay(server);
+    const before = new Set(this.trust.review(server).held.map((h) => h.tool));
+    const decided = this.trust.decide(server, decision, tools);
+    const held = decided.filter((t) => before.has(t));
+    if (held.length > 0) {
+      const type = decision === "approve" ? "tool_approved" : "tool_rejected";
+      this.emitNow(r, { type, tools: held, count: held.length });
+    }
+    const names = toolsOf(r.row)
+      .map((t) => t.name)
+      .filter((n) => r.view.tools.includes(n) || before.has(n));
+    const v = r.view;
+    this.emitNow(r, { type: "tools", count: names.length, stale: v.tools_stale, names, held: 0, new: 0 });
+    return decided;
   }
 
   async serverConfig(server: string): Promise<MaskedServerConfig> {
@@ -476,6 +509,7 @@ export class MockHost extends MockDialogs implements Host {
 
   private add(row: Row): void {
     const view = { ...initialView(row.name, row.transport), auth: auth.authOf(row) };
+    this.trust.overlay(view);
     this.replays.set(row.name, { row, view, pending: storyOf(row) });
   }
 
@@ -507,6 +541,14 @@ export class MockHost extends MockDialogs implements Host {
   private emit(r: Replay, recorded: RecordedEvent): void {
     const e = toWire(recorded, ++this.seq, this.t0);
     applyToView(r.view, e);
+    // The review decides what the list shows (mock-trust.ts); the event says the same.
+    this.trust.overlay(r.view);
+    if (e.type === "tools") {
+      e.names = [...r.view.tools];
+      e.count = r.view.tools.length;
+      e.held = r.view.tools_held;
+      e.new = r.view.tools_new;
+    }
     this.log.push(e);
     for (const l of this.listeners) l(structuredClone(e));
   }

@@ -45,6 +45,8 @@ const COMMANDS: { readonly [K in Plain]: readonly [command: string, ...keys: Arg
   serverConfig: ["server_config", "server"],
   serverPolicy: ["server_policy", "server"],
   serverHosts: ["server_hosts", "server"],
+  toolReview: ["tool_review", "server"],
+  toolDecide: ["tool_decide", "server", "decision", "tools"],
   clientsList: ["clients_list"],
   clientsPreview: ["clients_preview", "client", "servers"],
   clientsConnect: ["clients_connect", "client", "servers"],

@@ -5,6 +5,7 @@ import { vi } from "vitest";
 import type { Host } from "../host/index";
 import { mockBundle } from "../host/mock-bundle";
 import { MockClients } from "../host/mock-clients";
+import { MockTrust } from "../host/mock-trust";
 import { MockProfiles } from "../host/mock-profiles";
 import { MockServe } from "../host/mock-serve";
 import { mockPolicy } from "../host/mock-detail";
@@ -72,6 +73,10 @@ export class FakeHost implements Host {
   gatewayTokenAdd = vi.fn<Host["gatewayTokenAdd"]>(async (client) => this.mockServe.add(client));
   gatewayTokenRemove = vi.fn<Host["gatewayTokenRemove"]>(async (client) => this.mockServe.remove(client));
   serverHosts = vi.fn<Host["serverHosts"]>(async () => structuredClone(this.hostsView));
+  /** The tool pins' review: the mock host's, replayed from the shell's recording. */
+  readonly mockTrust = new MockTrust();
+  toolReview = vi.fn<Host["toolReview"]>(async (server) => this.mockTrust.review(server));
+  toolDecide = vi.fn<Host["toolDecide"]>(async (server, d, tools) => this.mockTrust.decide(server, d, tools));
   /** The Profiles view: the mock host's, replayed from the shell's recording. */
   readonly mockProfiles = new MockProfiles();
   profilesGet = vi.fn<Host["profilesGet"]>(async () => this.mockProfiles.view());

@@ -7,6 +7,7 @@ use crate::error::ErrorView;
 use crate::state::AppState;
 use crate::state::detail::{CommandView, PolicyView, ProgressView};
 use lifeline_core::gateway::hosts::HostsView;
+use lifeline_core::pins::report::ServerReview;
 use lifeline_core::supervisor::GenerationStderr;
 use serde_json::Value;
 
@@ -40,6 +41,23 @@ pub async fn server_policy(state: &AppState, server: String) -> Result<PolicyVie
 /// The server's Hosts section: `{hosts, live_calls, tools}` (HostsView).
 pub async fn server_hosts(state: &AppState, server: String) -> Result<HostsView> {
     Ok(state.server_hosts(&server))
+}
+
+/// What the tool pins hold of the server for review (docs/trust.md): `ServerReview`.
+pub async fn tool_review(state: &AppState, server: String) -> Result<ServerReview> {
+    state.tool_review(&server).await
+}
+
+/// `decision` (`approve` or `reject`) on `tools` of the server, or on every one waiting
+/// when `tools` is null: the tools decided.
+pub async fn tool_decide(
+    state: &AppState,
+    server: String,
+    decision: String,
+    tools: Option<Vec<String>>,
+) -> Result<Vec<String>> {
+    let decision = crate::state::trust::decision(&decision)?;
+    state.tool_decide(&server, decision, tools).await
 }
 
 /// The server's config entry, read-only, every secret value masked.

@@ -30,6 +30,7 @@ pub mod detail;
 mod profile_hosts;
 pub mod profiles;
 mod shutdown;
+pub mod trust;
 #[cfg(any(test, feature = "test-support"))]
 mod waits;
 

@@ -326,3 +326,5 @@ mod profiles_recording;
 mod recording;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trust_recording;

@@ -75,7 +75,7 @@ fn uses() -> Vec<Use> {
 
 /// Each enabled server of `config` with its tools at the page load, as `scenario.json` has
 /// them.
-fn servers(config: &Config) -> Vec<(String, Vec<Tool>)> {
+pub(super) fn servers(config: &Config) -> Vec<(String, Vec<Tool>)> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/host/recorded/scenario.json");
     let text = std::fs::read_to_string(&path).expect("the recorded scenario");

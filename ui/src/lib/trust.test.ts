@@ -1,0 +1,40 @@
+import { describe, expect, test } from "vitest";
+import type { ServerReview } from "../host/types";
+import { awaiting, flagText, freshText, heldText, reviewSummary } from "./trust";
+
+const review = (held: boolean[], fresh: number): ServerReview => ({
+  server: "fs",
+  held: held.map((rejected, i) => ({
+    tool: `t${i}`,
+    kind: "changed",
+    rejected,
+    since: "2026-12-07T21:00:00.000Z",
+    description: [],
+    fields: [],
+    more_fields: false,
+    definition: {},
+    flags: [],
+  })),
+  first_seen: Array.from({ length: fresh }, (_, i) => ({ tool: `n${i}`, at: "x", definition: {}, flags: [] })),
+});
+
+describe("trust words", () => {
+  test("the row says how many tools changed, and nothing when none did", () => {
+    expect(heldText(0)).toBe("");
+    expect(heldText(1)).toBe("1 tool changed");
+    expect(heldText(2)).toBe("2 tools changed");
+    expect(freshText(1)).toBe("1 new tool");
+  });
+
+  test("rejected changes wait for nothing", () => {
+    const r = review([false, true], 3);
+    expect(awaiting(r)).toBe(4);
+    expect(reviewSummary(r)).toBe("1 tool changed · 3 new tools");
+    expect(reviewSummary(review([], 0))).toBe("");
+  });
+
+  test("a flag says its kind, where and why", () => {
+    const f = flagText({ kind: "instruction", field: "description", start: 3, end: 9, why: "aimed at the model" });
+    expect(f).toEqual({ kind: "Instructions to the model", where: "description 3–9", why: "aimed at the model" });
+  });
+});
