@@ -15,10 +15,15 @@ the real UI, by polling with bounded deadlines; nothing waits a fixed time:
      stability window); Reset connects at once, before the scheduled retry, and a third crash
      is attempt 1 again: the budget was cleared;
   5. the Profiles view (the config's profile `quiet` is `notes` without `crash`): `default`
-     counts both servers' tools as their rows do, `quiet` one fewer than `notes`; its switch
-     for `echo` turns it off (the app writes the config) and the count follows.
+     counts the servers' tools as their rows do, `quiet` one fewer than `notes`; its switch
+     for `echo` turns it off (the app writes the config) and the count follows;
+  6. trust (docs/trust.md): `shifty` serves `echo` with another description than the one a
+     client first saw (webdriver.sh pinned that first sight): its row says "1 tool changed"
+     and lists one tool fewer than `notes`; its detail panel shows the added instruction;
+     Approve there, and the badge goes and `echo` is back among its tools.
 
-It saves target/screenshots/webdriver.png and webdriver-profiles.png (or webdriver-failure.png)
+It saves target/screenshots/webdriver.png, webdriver-profiles.png and webdriver-trust.png (or
+webdriver-failure.png)
 and ends the session, which closes the app. Standard library only.
 """
 
@@ -52,7 +57,18 @@ return {
   countdown_ms: countdown ? Number(countdown.dataset.ms) : null,
   restarts: text('[data-testid="restarts"]'),
   tools: parseInt(text('[data-testid="tools"]'), 10),
+  held: (row.querySelector('[data-testid="row-held"]') || {textContent: null}).textContent,
 };
+"""
+
+# The detail panel's review of held tools: each held tool and the text its diff added.
+TRUST_JS = """
+const t = document.querySelector('[data-testid="detail"] [data-testid="trust"]');
+if (!t) return null;
+return [...t.querySelectorAll('[data-testid="trust-held"]')].map((h) => ({
+  tool: h.dataset.tool,
+  added: [...h.querySelectorAll('ins')].map((i) => i.textContent).join(''),
+}));
 """
 
 # The Profiles view's list: each profile and its tool count, or null while it is not shown.
@@ -350,15 +366,47 @@ def scenario(wd, out):
     ui.wait_ready("flaky", n + 4)
     check_profiles(wd, ui, out)
 
+    # 6. A changed tool held for review, approved in the detail panel.
+    check_trust(wd, ui, out)
+
+
+def check_trust(wd, ui, out):
+    """`shifty`'s changed `echo` is held: the row says so and lists one tool fewer than
+    `notes`; the panel shows the instruction it added; Approve brings it back."""
+    notes = ui.row("notes")["tools"]
+    r = ui.wait_row(
+        "shifty", "ready with 1 tool changed",
+        lambda r: r["state"] == "ready" and (r["held"] or "").strip() == "1 tool changed",
+    )
+    if r["tools"] != notes - 1:
+        raise Failed(f"shifty lists {r['tools']} tools with echo held; notes lists {notes}")
+    say(f"shifty: {r['held'].strip()}, {r['tools']} tools shown")
+    wd.click('[data-testid="server-row"][data-server="shifty"] .server-name')
+
+    def held():
+        return wd.execute(TRUST_JS)
+
+    seen = wait_until("shifty's held echo in the detail panel", lambda: held() or None, STATE_S, seen=held)
+    if [h["tool"] for h in seen] != ["echo"] or "<IMPORTANT>" not in seen[0]["added"]:
+        raise Failed(f"the review shows {seen}; expected echo with the instruction it added")
+    say(f"screenshot: {wd.screenshot(out / 'webdriver-trust.png')}")
+    wd.click('[data-testid="trust-held"][data-tool="echo"] [data-testid="trust-approve"]')
+    ui.wait_row(
+        "shifty", "showing echo again, nothing held",
+        lambda r: r["held"] is None and r["tools"] == notes,
+    )
+    say("shifty: Approve -> echo shown again, no tool held")
+
 
 def check_profiles(wd, ui, out):
     """Opens the Profiles view: each profile's count is its servers' tools as the rows show
     them (less what the config leaves out); a switch turns `echo` off in `quiet`."""
     notes, flaky = ui.row("notes")["tools"], ui.row("flaky")["tools"]
+    shifty = ui.row("shifty")["tools"]
     if not (notes > 2 and flaky > 2):
         raise Failed(f"the rows show {notes} and {flaky} tools; expected the fixture's")
     wd.click('[data-testid="open-profiles"]')
-    want = {"default": notes + flaky, "quiet": notes - 1}
+    want = {"default": notes + flaky + shifty, "quiet": notes - 1}
 
     def seen():
         return wd.execute(PROFILES_JS)
@@ -367,7 +415,7 @@ def check_profiles(wd, ui, out):
     say(f"Profiles view: {want}")
     wd.click('[data-testid="profile"][data-profile="quiet"]')
     wd.click('[data-testid="profile-tool"][data-tool="echo"] [role="switch"]')
-    want = {"default": notes + flaky, "quiet": notes - 2}
+    want = {"default": notes + flaky + shifty, "quiet": notes - 2}
     wait_until(f"profiles {want} after echo's switch", lambda: seen() == want, STATE_S, seen=seen)
     say(f"quiet without echo: {want['quiet']} tools")
     say(f"screenshot: {wd.screenshot(out / 'webdriver-profiles.png')}")

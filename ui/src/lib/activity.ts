@@ -3,7 +3,7 @@
 // their calls. Round trips, tool lists and an attempt's stage-by-stage progress are left out
 // so the feed reads as what changed. OAuth sign-ins (`auth` events) are lines too: signed in,
 // token refreshed, refresh failed, sign-in needed, signed out; a host's calls in a row are one line (`pushActivity`),
-// so a busy host does not flood it.
+// so a busy host does not flood it. Tools held for review, approved or rejected are lines too.
 
 import type { AuthEvent, Event } from "../host/types";
 import { failureLabel } from "./failures";
@@ -89,6 +89,9 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
     };
   }
   if (e.type === "auth") return authItem(e, head);
+  if (e.type === "tool_changed" || e.type === "tool_approved" || e.type === "tool_rejected") {
+    return trustItem(e, head);
+  }
   if (e.type !== "state") return null;
   // An attempt's later stages are progress, not news.
   if (
@@ -105,6 +108,20 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
     text: badgeText(e.state === "connecting" ? { ...e, stage: null } : e),
     detail: e.delay_ms !== null ? `next in ${formatDelay(e.delay_ms)}` : null,
   };
+}
+
+/** Tools held for review, approved or rejected (docs/trust.md): which, and what it means. */
+function trustItem(
+  e: Extract<Event, { type: "tool_changed" | "tool_approved" | "tool_rejected" }>,
+  head: Pick<ActivityItem, "seq" | "at" | "server" | "generation">,
+): ActivityItem {
+  const shown = e.tools.slice(0, 3).join(", ") + (e.count > 3 ? ` and ${e.count - 3} more` : "");
+  const n = `${e.count} ${e.count === 1 ? "tool" : "tools"}`;
+  if (e.type === "tool_changed") {
+    return { ...head, sev: "warn", text: `${n} changed: held for review`, detail: `${shown} · open the server to review` };
+  }
+  if (e.type === "tool_approved") return { ...head, sev: "ok", text: `${n} approved`, detail: shown };
+  return { ...head, sev: "off", text: `${n} rejected`, detail: shown };
 }
 
 /** An `auth` event's line: what happened to the sign-in, and with whom or why. Never a token:

@@ -38,3 +38,17 @@ describe("trust words", () => {
     expect(f).toEqual({ kind: "Instructions to the model", where: "description 3–9", why: "aimed at the model" });
   });
 });
+
+describe("the feed's lines for the review", () => {
+  const event = (type: "tool_changed" | "tool_approved" | "tool_rejected", tools: string[], count: number) =>
+    ({ v: 1, seq: 4, at: "2026-12-07T21:00:00.000Z", server: "fs", generation: 2, type, tools, count }) as const;
+
+  test("held, approved and rejected tools each read as what happened", async () => {
+    const { activityItem } = await import("./activity");
+    const held = activityItem(event("tool_changed", ["a", "b", "c", "d"], 5), undefined)!;
+    expect(held).toMatchObject({ sev: "warn", text: "5 tools changed: held for review" });
+    expect(held.detail).toBe("a, b, c and 2 more · open the server to review");
+    expect(activityItem(event("tool_approved", ["a"], 1), undefined)).toMatchObject({ sev: "ok", text: "1 tool approved", detail: "a" });
+    expect(activityItem(event("tool_rejected", ["a"], 1), undefined)).toMatchObject({ text: "1 tool rejected" });
+  });
+});
