@@ -20,6 +20,7 @@
 //! - [`login_path`]: the login shell's PATH, for servers started from a GUI.
 //! - [`nofile`]: the open-files limit of a serving process (raised; servers get it back).
 //! - [`private`]: files and directories only their owner may read (0600, 0700).
+//! - [`system`]: the machine's sleep, wake and network changes, as one input (issue 29).
 //!
 //! ARCHITECTURE.md at the repository root is the map.
 
@@ -43,6 +44,7 @@ pub mod redact;
 pub mod secrets;
 pub mod session;
 pub mod supervisor;
+pub mod system;
 #[cfg(test)]
 pub(crate) mod test_support;
 pub(crate) mod tls;
