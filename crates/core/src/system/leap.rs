@@ -23,7 +23,9 @@ pub struct Clocks {
 
 impl Clocks {
     /// The clocks now: CLOCK_MONOTONIC and CLOCK_BOOTTIME on Linux; elsewhere the time since
-    /// `origin` and the wall clock.
+    /// `origin` and the wall clock. The OS's monotonic clock, not tokio's: a paused test
+    /// clock beside the real wall clock would read as a sleep.
+    #[allow(clippy::disallowed_types)]
     pub fn now(origin: std::time::Instant) -> Clocks {
         #[cfg(target_os = "linux")]
         {
@@ -126,6 +128,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_types)] // `Clocks::now` reads the OS's clocks
     fn the_clocks_read_now_move_together_while_awake() {
         let origin = std::time::Instant::now();
         let mut leap = Leap::default();
