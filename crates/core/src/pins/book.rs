@@ -144,6 +144,11 @@ impl Book {
         (book, problem)
     }
 
+    /// Whether it keeps its pins in memory only (no file: nothing blocks).
+    pub fn in_memory(&self) -> bool {
+        self.path.is_none()
+    }
+
     /// A receiver that changes whenever the pins in memory change: judge again.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.revision.subscribe()

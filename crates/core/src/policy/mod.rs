@@ -1,7 +1,8 @@
 //! Reconnect policy as pure decisions: how long to wait (`backoff`), what a failure means
 //! (`classify`), how far a failing server is pushed back (`quarantine`), how much of the
 //! establishment deadline is left (`deadline`), when a session's listen stream is opened
-//! again (`listen`) and whether a failed stateless request is asked again (`reissue`).
+//! again (`listen`), whether a failed stateless request is asked again (`reissue`) and what a
+//! wake changes (`wake`).
 //! No tokio, no I/O, no clocks: time comes in as `now: Duration` since an epoch the caller
 //! owns, randomness as an injected `Jitter`.
 //!
@@ -17,6 +18,7 @@ pub mod listen;
 pub mod quarantine;
 pub mod reissue;
 pub mod rng;
+pub mod wake;
 
 pub use backoff::Backoff;
 pub use classify::{Action, RetireReason, Verdict, classify};

@@ -10,6 +10,7 @@ mod from_config;
 pub mod hosts;
 mod relist;
 pub mod state;
+mod walk;
 
 #[cfg(test)]
 mod state_props;

@@ -1,21 +1,21 @@
 //! The supervisor's decisions as a pure function: `step(state, input, now) -> effects`.
-//! No tokio, no I/O: the actor feeds inputs (attempt outcomes, timers, user actions) and
-//! performs the effects (start an attempt, close a generation, arm the one timer, emit).
-//! Beside it, `after_walk`: which step of the fallback order the supervisor remembers as
-//! the one that worked last, after an attempt's walk of it.
+//! No tokio, no I/O: the actor feeds inputs (attempt outcomes, timers, user actions, a
+//! wake) and performs the effects (start an attempt, close a generation, arm the one timer,
+//! probe, emit). Beside it, `after_walk` (`walk.rs`): which step of the fallback order the
+//! supervisor remembers as the one that worked last, after an attempt's walk of it.
 //!
 //! Architecture invariant: a generation is fenced. Inputs that name another generation
 //! than the current one change nothing (a late success is only disposed), and a timer
 //! whose token is not the armed one is ignored, so stale signals can never schedule a
 //! second retry.
 
+pub use super::walk::{AfterWalk, Walk, after_walk};
 use crate::error::Stage;
 use crate::events::{FailureInfo, Generation, StateInfo, StateName, millis};
 use crate::policy::backoff::Backoff;
 use crate::policy::classify::{Action, RetireReason, Verdict};
 use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
 use crate::policy::rng::Jitter;
-use crate::session::negotiate::Step;
 use std::time::Duration;
 
 /// The numbers a supervisor runs by (validated by the policy types).
@@ -121,6 +121,11 @@ pub enum Input {
     Disable,
     Enable,
     Stop,
+    /// The machine woke (`slept`: how long, when the source knows) or the network came back
+    /// (`None`): issue 29, `system::SystemEvent`.
+    Woke {
+        slept: Option<Duration>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -142,6 +147,12 @@ pub enum Effect {
     /// Keep the last tool list but mark it stale / drop it.
     ToolsStale,
     DropTools,
+    /// Look at the ready connection of `generation` once, `after` from now: it may have died
+    /// while the machine slept, and nothing says so until the next request.
+    Probe {
+        generation: Generation,
+        after: Duration,
+    },
     /// Publish the state (the actor renders `State::info`).
     EmitState,
     EmitFailure(FailureInfo),
@@ -459,6 +470,36 @@ pub fn step(
                 fx.push(Effect::EmitState);
             }
         }
+        // ## Woke => a probe of a ready connection; a wait the sleep ran out fires now
+        Input::Woke { slept } => match state.status {
+            Status::Ready { .. } => fx.push(Effect::Probe {
+                generation: state.generation,
+                after: crate::policy::wake::probe_delay(rng),
+            }),
+            Status::Waiting { outage, until } => {
+                let left = crate::policy::wake::left_after_sleep(until, now, slept);
+                if left.is_zero() {
+                    state.attempt(false, &mut fx);
+                } else {
+                    let until = now.saturating_add(left);
+                    state.status = Status::Waiting { outage, until };
+                    state.arm(until, &mut fx);
+                    fx.push(Effect::EmitState);
+                }
+            }
+            Status::Quarantined { until } => {
+                let left = crate::policy::wake::left_after_sleep(until, now, slept);
+                if left.is_zero() {
+                    state.attempt(true, &mut fx);
+                } else {
+                    let until = now.saturating_add(left);
+                    state.status = Status::Quarantined { until };
+                    state.arm(until, &mut fx);
+                    fx.push(Effect::EmitState);
+                }
+            }
+            _ => {}
+        },
         // ## Stop => Stopping
         Input::Stop => {
             if !matches!(state.status, Status::Stopping) {
@@ -535,50 +576,4 @@ fn fail(
     state.status = Status::Waiting { outage, until };
     state.arm(until, fx);
     fx.push(Effect::EmitState);
-}
-
-/// How one attempt's walk of the fallback order went, as far as the step that worked last
-/// (`SupervisorConfig::last_worked`) is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Walk {
-    /// No step of the fallback connected.
-    NotConnected,
-    /// Connected on this step and listed the tools.
-    Listed(Step),
-    /// Connected on `step`, but tools/list failed. `legacy_answer`: the way an older server
-    /// answers a stateless request (`policy::fallback`); `doubted`: this attempt already
-    /// tried `initialize` after such an answer; `initialize_allowed`: the fallback order has it.
-    ListFailed {
-        step: Step,
-        legacy_answer: bool,
-        doubted: bool,
-        initialize_allowed: bool,
-    },
-}
-
-/// What an attempt does after `Walk`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AfterWalk {
-    /// The attempt ends, and `last_worked` holds this: the step that connected and listed,
-    /// or nothing after a failure, so the next attempt walks the fallback order from its top
-    /// (the spec: cache the revision per server, probe again when the assumption fails).
-    Remember(Option<Step>),
-    /// A server whose discovery listed the stateless revision answered tools/list the way
-    /// older servers answer (it lied, or sits behind something that does not speak the
-    /// revision): try `initialize` once, in what is left of the same deadline.
-    TryInitialize,
-}
-
-/// What `last_worked` holds after an attempt's walk (`establish` keeps it).
-pub fn after_walk(walk: Walk) -> AfterWalk {
-    match walk {
-        Walk::Listed(step) => AfterWalk::Remember(Some(step)),
-        Walk::ListFailed {
-            step: Step::Stateless,
-            legacy_answer: true,
-            doubted: false,
-            initialize_allowed: true,
-        } => AfterWalk::TryInitialize,
-        Walk::NotConnected | Walk::ListFailed { .. } => AfterWalk::Remember(None),
-    }
 }

@@ -6,7 +6,7 @@
 //!
 //! Built so far: the fallback source, `leap`, which notices a suspend when a clock that
 //! counts it leaps ahead of the monotonic clock, which does not. The OS sources, the input to
-//! `supervisor::state::step` and the events are the next slices (docs/wake.md).
+//! `supervisor::state::step` and the events are the next slices.
 
 pub mod leap;
 

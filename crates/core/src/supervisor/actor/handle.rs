@@ -235,6 +235,18 @@ impl Supervisor {
         self.details.lock().expect("details lock").tools.clone()
     }
 
+    /// Tells the supervisor what happened to the machine (issue 29): a wake, or the network
+    /// back, probes a ready connection and cuts a running wait by the time slept.
+    pub fn system(&self, event: crate::system::SystemEvent) {
+        use crate::system::SystemEvent;
+        let slept = match event {
+            SystemEvent::Awake { slept } => slept,
+            SystemEvent::Online => None,
+            SystemEvent::Sleeping | SystemEvent::Offline => return,
+        };
+        let _ = self.tx.send(Command::Input(Input::Woke { slept }));
+    }
+
     /// Every tool the server lists, with where it stands against the pins (docs/trust.md):
     /// what the dashboard and `lifeline tools review` show. Empty without pins (`trust:
     /// "off"`), where `tools` is the whole list.

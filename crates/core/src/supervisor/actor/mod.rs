@@ -103,6 +103,10 @@ enum Internal {
         generation: Generation,
         result: Result<(Vec<Tool>, Option<trust::Verdict>), Error>,
     },
+    /// The probe a wake asked for is due (`Effect::Probe`).
+    WakeProbe {
+        generation: Generation,
+    },
     /// A judgment of the list again, after the pins moved (`trust.rs`).
     Judged {
         seq: u64,
@@ -319,6 +323,13 @@ impl Actor {
             Effect::ToolsStale => self.mark_tools_stale(),
             Effect::DropTools => self.drop_tools(),
             Effect::EmitState => self.emit_state(),
+            Effect::Probe { generation, after } => {
+                let tx = self.internal_tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(after).await;
+                    let _ = tx.send(Internal::WakeProbe { generation });
+                });
+            }
             Effect::EmitFailure(failure) => {
                 // Stamped with the generation that failed: a lost connection may already
                 // have started the next one.
@@ -448,6 +459,7 @@ impl Actor {
             Internal::ListChanged { generation } => self.list_changed(generation),
             Internal::Synced { generation, result } => self.synced(generation, result),
             Internal::Judged { seq, verdict } => self.judged(seq, verdict),
+            Internal::WakeProbe { generation } => self.wake_probe(generation),
             Internal::CallDone {
                 generation,
                 tool,

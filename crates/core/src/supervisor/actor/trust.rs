@@ -50,11 +50,17 @@ pub(super) struct Verdict {
     pub revision: u64,
 }
 
-/// Judges `tools` of `server` with `book`, off the runtime's threads. A judgment that
-/// cannot be made (it panicked) holds every tool as new: nothing unapproved is shown.
+/// Judges `tools` of `server` with `book`, off the runtime's threads when it reads and
+/// writes a file (in memory nothing blocks, and a paused test clock must not run ahead of
+/// a blocking task). A judgment that cannot be made (it panicked) holds every tool as new:
+/// nothing unapproved is shown.
 pub(super) async fn judge(book: &Arc<Book>, server: &str, tools: &[Tool]) -> Verdict {
     let revision = book.revision();
     let raw: Vec<Arc<Value>> = tools.iter().map(Tool::shared_json).collect();
+    if book.in_memory() {
+        let judged = book.judge(server, &raw, unix_now());
+        return Verdict { judged, revision };
+    }
     let (book, name) = (book.clone(), server.to_owned());
     let judged = tokio::task::spawn_blocking(move || book.judge(&name, &raw, unix_now()))
         .await

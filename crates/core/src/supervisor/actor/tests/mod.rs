@@ -21,6 +21,7 @@ mod calls;
 mod establish;
 mod tools;
 mod trust;
+mod wake;
 
 /// What an in-process server does with each request: answer, or stay silent (None).
 type Script = Arc<dyn Fn(&str, &Option<Value>) -> Option<Result<Value, Error>> + Send + Sync>;

@@ -1,0 +1,58 @@
+//! A wake under paused time (issue 29): a ready connection is pinged once within the probe
+//! spread; one that answers stays as it is, one that is silent is lost after that one ping,
+//! not two.
+
+use super::*;
+use crate::policy::wake::PROBE_SPREAD;
+use crate::system::SystemEvent;
+use std::sync::atomic::AtomicBool;
+
+#[tokio::test(start_paused = true)]
+async fn a_wake_probes_once_and_a_silent_connection_is_lost_after_one_ping() {
+    let silent = Arc::new(AtomicBool::new(false));
+    let s = silent.clone();
+    let script: Script = Arc::new(move |method, params| match method {
+        "ping" if s.load(Ordering::SeqCst) => None,
+        _ => healthy()(method, params),
+    });
+    // No idle pings: whatever ping is sent is the wake's.
+    let h = start(script, |cfg| cfg.ping_interval = None);
+    until(&h, StateName::Ready).await;
+
+    let woke = Instant::now();
+    h.supervisor.system(SystemEvent::Awake {
+        slept: Some(Duration::from_secs(600)),
+    });
+    until_snapshot(&h, "the wake's round trip", |s| {
+        s.last_round_trip_ms.is_some()
+    })
+    .await;
+    assert!(
+        Instant::now() - woke <= PROBE_SPREAD,
+        "probed within the spread"
+    );
+    assert_eq!(h.supervisor.snapshot().generation, Generation(1));
+
+    silent.store(true, Ordering::SeqCst);
+    let online = Instant::now();
+    h.supervisor.system(SystemEvent::Online);
+    until_snapshot(&h, "the silent connection lost", |s| {
+        s.state.state == Some(StateName::Reconnecting) || s.generation == Generation(2)
+    })
+    .await;
+    let timeout =
+        SupervisorConfig::new("x", Stage::Connect, Arc::new(|| unreachable!())).ping_timeout;
+    assert!(
+        Instant::now() - online <= PROBE_SPREAD + timeout,
+        "lost after one ping's timeout, not two"
+    );
+    let pings = h
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|m| *m == "ping")
+        .count();
+    assert_eq!(pings, 2, "one ping per wake");
+    h.supervisor.stop().await;
+}
