@@ -34,15 +34,27 @@ fn token_command(history: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-struct Served {
+pub(super) struct Served {
     child: tokio::process::Child,
-    port: u16,
+    pub(super) port: u16,
 }
 
 /// `lifeline serve --config CONFIG --port 0`, its stderr in `stderr`, once it listens.
 async fn serve(config: &Path, history: &Path, stderr: &Path) -> Served {
+    serve_with(&[], config, history, stderr).await
+}
+
+/// `serve` with more arguments (`--no-auth`).
+pub(super) async fn serve_with(
+    args: &[&str],
+    config: &Path,
+    history: &Path,
+    stderr: &Path,
+) -> Served {
     let mut child = tokio::process::Command::new(lifeline_bin())
-        .args(["serve", "--port", "0", "--config"])
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .arg("--config")
         .arg(config)
         .env("LIFELINE_HISTORY", history)
         .env("LIFELINE_LOG", "debug")

@@ -231,3 +231,46 @@ async fn a_typescript_sdk_host_never_sees_the_new_text_until_it_is_approved() {
         .unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn an_approval_reaches_lifeline_serve_and_its_http_host() {
+    use lifeline_core::transport::http::{self, HttpConfig};
+    let dir = TempDirGuard::new("trust-serve");
+    let history = dir.path().join("history.db");
+    let fx = stdio_fixture(&json!({
+        "redescribe": {"tool": "echo", "after_calls": 1, "description": POISON}
+    }));
+    let config = crate::support::write_config(
+        &dir,
+        json!({ "fx": { "command": fx.program, "args": fx.args } }),
+    );
+    let stderr = dir.path().join("serve.stderr");
+    let served = super::http::serve_with(&["--no-auth"], &config, &history, &stderr).await;
+    let url = format!("http://127.0.0.1:{}/servers/fx/mcp", served.port);
+    let conn = http::connect(&HttpConfig::new(&url)).expect("an HTTP connection");
+    let host = Session::connect(conn, SessionOptions::default())
+        .await
+        .expect("the endpoint's handshake");
+    let mut notes = host.subscribe();
+    assert!(
+        echo_description(&host).await.is_some(),
+        "first sight: shown"
+    );
+    host.call_tool("echo", json!({"text": "hi"}), RequestOptions::default())
+        .await
+        .expect("echo runs");
+    host.call_tool("list_changed", json!({}), RequestOptions::default())
+        .await
+        .expect("the fixture announces a changed list");
+    list_changed(&mut notes, "after the description changed").await;
+    assert_eq!(echo_description(&host).await, None, "held out of the list");
+
+    let history = history.display().to_string();
+    let env = [("LIFELINE_HISTORY", history.as_str())];
+    let approve = lifeline_with_env(&["tools", "approve", "fx", "echo"], &env).await;
+    assert_eq!(approve.code, 0, "{approve:?}");
+    list_changed(&mut notes, "after the approval").await;
+    assert_eq!(echo_description(&host).await.as_deref(), Some(POISON));
+    host.close().await;
+    drop(served);
+}
