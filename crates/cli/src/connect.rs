@@ -225,8 +225,10 @@ fn log_events(bus: &EventBus) {
 
 /// Opens this process's tool pins (docs/trust.md) before any supervisor starts: hosts are
 /// shown only approved tool definitions. A pins file that could not be used is said on
-/// stderr (every tool is held until reviewed).
+/// stderr (every tool is held until reviewed). Also starts the watch on the machine's
+/// sleep (`system::watch`), so a wake checks every server at once.
 pub fn open_pins(config: &lifeline_core::config::Config, who: &str) {
+    lifeline_core::system::watch::start();
     let servers = config.servers.iter().map(|s| s.name.as_str());
     let path = lifeline_core::pins::store::default_path();
     if let Some(problem) = lifeline_core::pins::book::open_for_hosts(path, servers) {

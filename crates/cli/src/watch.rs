@@ -141,6 +141,11 @@ fn describe(ev: &Event) -> String {
                 if *stale { " (stale)" } else { "" }
             )
         }
+        // How long it slept is in `--json`.
+        EventBody::System { change, .. } => {
+            let change = serde_json::to_value(change).unwrap_or_default();
+            format!("{head} machine {}", change.as_str().unwrap_or("?"))
+        }
         EventBody::ToolChanged { tools, count } => format!(
             "{head} {} held for review ({count}): lifeline tools review {}",
             tools.join(", "),

@@ -7,6 +7,7 @@
 //! `Error` context and an already-scrubbed message.
 
 use crate::error::{Error, ExitStatus};
+pub use crate::system::SystemChange;
 use serde::Serialize;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
@@ -81,6 +82,13 @@ pub enum EventBody {
     ToolApproved { tools: Vec<String>, count: usize },
     /// Held tools the user rejected: they stay out of the hosts' lists.
     ToolRejected { tools: Vec<String>, count: usize },
+    /// The machine slept, woke, or its network went or came back (issue 29): each
+    /// supervisor tells it on its own server's timeline. `slept_ms`: how long it slept, when
+    /// known.
+    System {
+        change: SystemChange,
+        slept_ms: Option<u64>,
+    },
     /// A tool call through the supervisor finished.
     Call {
         tool: String,
@@ -158,7 +166,7 @@ impl EventBody {
                     e.scrub_learned();
                 }
             }
-            EventBody::RoundTrip { .. } => {}
+            EventBody::RoundTrip { .. } | EventBody::System { .. } => {}
             EventBody::HostAttached { host } | EventBody::HostDetached { host } => {
                 scrub(&mut host.name);
                 scrub(&mut host.version);

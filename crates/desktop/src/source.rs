@@ -52,6 +52,8 @@ pub async fn load(fixture: Option<&Path>, log_dir: Option<&Path>) -> Source {
 /// kept in memory, so that its fixture servers never reach the pins file. A pins file that
 /// could not be used is a notice.
 fn open_pins(source: &mut Source) {
+    // And the watch on the machine's sleep (`system::watch`): a wake checks every server.
+    lifeline_core::system::watch::start();
     let path = match source.info.mode {
         Mode::Demo => None,
         _ => lifeline_core::pins::store::default_path(),

@@ -56,7 +56,7 @@ fn decls() -> Vec<Decl> {
     use lifeline_core::error::{ErrorKind, Phase, Stage};
     use lifeline_core::events::{
         AuthChange, AuthStatus, CallOutcome, Event, EventBody, FailureInfo, Generation, HostInfo,
-        HostMode, StateInfo, StateName,
+        HostMode, StateInfo, StateName, SystemChange,
     };
     use lifeline_core::gateway::aggregate::{ProfilePreview, ToolPreview};
     use lifeline_core::gateway::hosts::{AttachedHost, HostsView};
@@ -103,6 +103,7 @@ fn decls() -> Vec<Decl> {
         decl::<CallOutcome>(&cfg),
         decl::<HostMode>(&cfg),
         decl::<AuthChange>(&cfg),
+        decl::<SystemChange>(&cfg),
         decl::<AuthStatus>(&cfg),
         decl::<HostInfo>(&cfg),
         decl::<EventBody>(&cfg),

@@ -81,6 +81,11 @@ export type HostMode = "app" | "in_process";
 export type AuthChange = "sign_in_needed" | "signed_in" | "refreshed" | "refresh_failed" | "signed_out";
 
 /**
+ * What happened to the machine, as a `system` event says it (`events::EventBody::System`).
+ */
+export type SystemChange = "sleeping" | "awake" | "offline" | "online";
+
+/**
  * A server's OAuth sign-in as the UI and `lifeline check` show it: no token, only who
  * granted it, for what, until when, and how its last refresh went.
  */
@@ -118,12 +123,12 @@ last_refresh_ok: boolean | null, };
  */
 export type HostInfo = { id: number, name: string, version: string, protocol_version: string, mode: HostMode, };
 
-export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, };
+export type EventBody = { "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "system", change: SystemChange, slept_ms: number | null, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, };
 
 /**
  * One event. `at` is RFC 3339 with milliseconds, UTC.
  */
-export type Event = { v: number, seq: number, at: string, server: string, generation: Generation, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
+export type Event = { v: number, seq: number, at: string, server: string, generation: Generation, } & ({ "type": "state" } & StateInfo | { "type": "failure", failure: FailureInfo, } | { "type": "tools", count: number, stale: boolean, names: Array<string>, held: number, new: number, } | { "type": "tool_changed", tools: Array<string>, count: number, } | { "type": "tool_approved", tools: Array<string>, count: number, } | { "type": "tool_rejected", tools: Array<string>, count: number, } | { "type": "system", change: SystemChange, slept_ms: number | null, } | { "type": "call", tool: string, outcome: CallOutcome, duration_ms: number, error: FailureInfo | null, } | { "type": "round_trip", round_trip_ms: number, } | { "type": "host_attached", host: HostInfo, } | { "type": "host_detached", host: HostInfo, } | { "type": "host_call", host_id: number, host: string, tool: string, outcome: CallOutcome, duration_ms: number, error_kind: string | null, } | { "type": "auth", change: AuthChange, auth: AuthStatus, failure: FailureInfo | null, });
 
 /**
  * What a consumer (CLI, UI) needs to draw one server right now.

@@ -22,7 +22,12 @@ export interface ActivityItem {
   host?: string;
   /** A line of a host's calls: how many it stands for, and how many of them failed. */
   calls?: { n: number; errors: number; hostId: number };
+  /** A line about the machine (a wake, the network): how many servers told it. */
+  machine?: { n: number };
 }
+
+/** The servers' lines about one change of the machine arrive together: one line for all. */
+export const MACHINE_COALESCE_MS = 10_000;
 
 /** A host's calls closer together than this share one line. */
 export const COALESCE_MS = 60_000;
@@ -40,6 +45,15 @@ function callWord(outcome: string, kind: string | null): string {
  */
 export function pushActivity<T extends ActivityItem>(items: T[], item: T, max: number): T[] {
   const top = items[0];
+  if (
+    item.machine &&
+    top?.machine &&
+    top.text === item.text &&
+    Math.abs(Date.parse(item.at) - Date.parse(top.at)) <= MACHINE_COALESCE_MS
+  ) {
+    const n = top.machine.n + 1;
+    return [{ ...top, machine: { n }, detail: `${n} servers checked` }, ...items.slice(1)];
+  }
   if (
     item.calls &&
     top?.calls &&
@@ -89,6 +103,16 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
     };
   }
   if (e.type === "auth") return authItem(e, head);
+  if (e.type === "system") {
+    const slept = e.slept_ms === null ? "" : ` after ${formatDelay(e.slept_ms)}`;
+    const text = {
+      sleeping: "the machine is going to sleep",
+      awake: `the machine woke${slept}`,
+      offline: "the network is gone",
+      online: "the network is back",
+    }[e.change];
+    return { ...head, sev: "off", text, detail: null, machine: { n: 1 } };
+  }
   if (e.type === "tool_changed" || e.type === "tool_approved" || e.type === "tool_rejected") {
     return trustItem(e, head);
   }

@@ -103,6 +103,7 @@ export function applyEvent(model: ServerModel, e: Event): void {
       view.tools_held = e.held;
       view.tools_new = e.new;
       return;
+    case "system":
     case "tool_changed":
     case "tool_approved":
     case "tool_rejected":

@@ -52,3 +52,22 @@ describe("the feed's lines for the review", () => {
     expect(activityItem(event("tool_rejected", ["a"], 1), undefined)).toMatchObject({ text: "1 tool rejected" });
   });
 });
+
+describe("the feed's line for the machine", () => {
+  test("one line for every server's report of one wake", async () => {
+    const { activityItem, pushActivity } = await import("./activity");
+    const woke = (seq: number, server: string, at: string) =>
+      activityItem(
+        { v: 1, seq, at, server, generation: 1, type: "system", change: "awake", slept_ms: 600_000 },
+        undefined,
+      )!;
+    let items = pushActivity([], woke(1, "a", "2026-12-07T21:00:00.000Z"), 10);
+    items = pushActivity(items, woke(2, "b", "2026-12-07T21:00:00.500Z"), 10);
+    items = pushActivity(items, woke(3, "c", "2026-12-07T21:00:01.000Z"), 10);
+    expect(items).toHaveLength(1);
+    expect(items[0]!.text).toMatch(/^the machine woke after /);
+    expect(items[0]!.detail).toBe("3 servers checked");
+    items = pushActivity(items, woke(4, "a", "2026-12-07T22:00:00.000Z"), 10);
+    expect(items).toHaveLength(2);
+  });
+});

@@ -5,12 +5,26 @@
 //! decision, tested under paused time.
 //!
 //! Built so far: the fallback source, `leap`, which notices a suspend when a clock that
-//! counts it leaps ahead of the monotonic clock, which does not. The OS sources, the input to
-//! `supervisor::state::step` and the events are the next slices.
+//! counts it leaps ahead of the monotonic clock, which does not; `watch`, the process's task
+//! that runs it and tells every supervisor on one channel, which feeds `Input::Woke` to the
+//! pure step and publishes a `system` event. The OS sources are the next slices.
 
 pub mod leap;
+pub mod watch;
 
+use serde::Serialize;
 use std::time::Duration;
+
+/// What happened to the machine, as a `system` event says it (`events::EventBody::System`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum SystemChange {
+    Sleeping,
+    Awake,
+    Offline,
+    Online,
+}
 
 /// What happened to the machine, whichever source told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

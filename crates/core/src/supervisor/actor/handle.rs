@@ -73,6 +73,8 @@ pub(super) enum Command {
     Ping {
         reply: oneshot::Sender<Result<Duration, Error>>,
     },
+    /// What happened to the machine (`Supervisor::system`).
+    System(crate::system::SystemEvent),
     Stop {
         reply: oneshot::Sender<()>,
     },
@@ -238,13 +240,7 @@ impl Supervisor {
     /// Tells the supervisor what happened to the machine (issue 29): a wake, or the network
     /// back, probes a ready connection and cuts a running wait by the time slept.
     pub fn system(&self, event: crate::system::SystemEvent) {
-        use crate::system::SystemEvent;
-        let slept = match event {
-            SystemEvent::Awake { slept } => slept,
-            SystemEvent::Online => None,
-            SystemEvent::Sleeping | SystemEvent::Offline => return,
-        };
-        let _ = self.tx.send(Command::Input(Input::Woke { slept }));
+        let _ = self.tx.send(Command::System(event));
     }
 
     /// Every tool the server lists, with where it stands against the pins (docs/trust.md):

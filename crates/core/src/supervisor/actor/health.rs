@@ -1,7 +1,7 @@
 //! Health pings: after `ping_interval` without activity on a ready connection the actor
 //! sends a `ping` with its own timeout; an answer is a round trip (event and snapshot), two
-//! misses in a row are a lost connection (one, for the probe after a wake). `Supervisor::ping`
-//! measures one on demand.
+//! misses in a row are a lost connection (one, for the probe after a wake: `system.rs`).
+//! `Supervisor::ping` measures one on demand.
 
 use super::{Actor, Internal};
 use crate::error::{Error, ErrorKind};
@@ -30,17 +30,6 @@ impl Actor {
             let result = ping.await;
             let _ = tx.send(Internal::Ping { generation, result });
         });
-    }
-
-    /// After a wake, the ready connection of `generation` is pinged once; one miss is then
-    /// enough to call it lost: a connection silent after the machine slept is most likely
-    /// gone, and the host should not wait out a second ping for it.
-    pub(super) fn wake_probe(&mut self, generation: Generation) {
-        let live = self.live.as_ref().map(|l| l.generation) == Some(generation);
-        if live && !self.pinging && matches!(self.state.status, Status::Ready { .. }) {
-            self.ping_misses = self.ping_misses.max(1);
-            self.ping();
-        }
     }
 
     pub(super) fn ping_now(&mut self, reply: oneshot::Sender<Result<Duration, Error>>) {

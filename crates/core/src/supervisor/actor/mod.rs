@@ -11,6 +11,7 @@
 //! - `tools.rs`: the tool registry (listing, re-sync, stale marks, the `tools` event);
 //! - `trust.rs`: each list judged against the tool pins, and what hosts are shown;
 //! - `health.rs`: health pings and round trips;
+//! - `system.rs`: what happened to the machine (a wake probes, a wait loses the sleep);
 //! - `stderr.rs`: the stderr tails of the last generations that started a process.
 //!
 //! Architecture invariants: one generation holds the process slot at a time (an attempt
@@ -22,6 +23,7 @@ mod handle;
 mod health;
 mod requests;
 mod stderr;
+mod system;
 mod tools;
 mod trust;
 
@@ -271,6 +273,7 @@ impl Actor {
             disabled: self.cfg.disabled,
         });
         let mut pins = self.cfg.pins.as_ref().map(|b| b.changes());
+        let mut system = crate::system::watch::subscribe();
         loop {
             let timer_at = self.timer.map(|(_, at)| at);
             let ping_at = self.next_ping();
@@ -280,6 +283,7 @@ impl Actor {
                     Some(Command::Input(input)) => self.feed(input),
                     Some(Command::Call { tool, args, opts, reply }) => self.call(tool, args, opts, reply),
                     Some(Command::Ping { reply }) => self.ping_now(reply),
+                    Some(Command::System(event)) => self.system(event),
                     Some(Command::Stop { reply }) => {
                         self.dispose().await;
                         let _ = reply.send(());
@@ -291,7 +295,8 @@ impl Actor {
                     }
                 },
                 Some(msg) = self.internal_rx.recv() => self.internal(msg),
-                Some(()) = moved(&mut pins) => self.judge_again(),
+                Some(()) = trust::moved(&mut pins) => self.judge_again(),
+                Some(event) = system::told(&mut system) => self.system(event),
                 _ = sleep_until(timer_at), if timer_at.is_some() => {
                     if let Some((token, _)) = self.timer.take() {
                         self.feed(Input::Timer { token });
@@ -584,15 +589,4 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
-}
-
-/// The pins' next move (`Some(())`); pending forever without pins or once the book is gone.
-async fn moved(pins: &mut Option<watch::Receiver<u64>>) -> Option<()> {
-    if let Some(rx) = pins
-        && rx.changed().await.is_ok()
-    {
-        return Some(());
-    }
-    *pins = None;
-    std::future::pending().await
 }

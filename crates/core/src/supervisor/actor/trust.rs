@@ -231,6 +231,17 @@ impl Actor {
     }
 }
 
+/// The pins' next move (`Some(())`); pending forever without pins or once the book is gone.
+pub(super) async fn moved(pins: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {
+    if let Some(rx) = pins
+        && rx.changed().await.is_ok()
+    {
+        return Some(());
+    }
+    *pins = None;
+    std::future::pending().await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ async fn a_wake_probes_once_and_a_silent_connection_is_lost_after_one_ping() {
     until(&h, StateName::Ready).await;
 
     let woke = Instant::now();
+    let mut events = h.bus.subscribe();
     h.supervisor.system(SystemEvent::Awake {
         slept: Some(Duration::from_secs(600)),
     });
@@ -32,6 +33,14 @@ async fn a_wake_probes_once_and_a_silent_connection_is_lost_after_one_ping() {
         "probed within the spread"
     );
     assert_eq!(h.supervisor.snapshot().generation, Generation(1));
+    // Told on the server's timeline.
+    let told = loop {
+        let e = events.try_recv().expect("the system event was published");
+        if let crate::events::EventBody::System { change, slept_ms } = e.body {
+            break (change, slept_ms);
+        }
+    };
+    assert_eq!(told, (crate::events::SystemChange::Awake, Some(600_000)));
 
     silent.store(true, Ordering::SeqCst);
     let online = Instant::now();
