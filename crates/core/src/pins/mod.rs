@@ -331,6 +331,15 @@ pub enum ReviewError {
     NothingHeld { server: String, tool: String },
 }
 
+impl ReviewError {
+    fn nothing_held(server: &str, tool: &str) -> ReviewError {
+        ReviewError::NothingHeld {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+        }
+    }
+}
+
 /// Approves the held definition of `tool`: it becomes the pin, and hosts are shown it.
 /// Approves what the user reviewed: the held definition, which is shown only if the server
 /// still serves it. A tool pinned on first sight and not yet looked at is marked reviewed.
@@ -355,10 +364,7 @@ pub fn approve(
             pin.unreviewed = false;
             Ok(())
         }
-        _ => Err(ReviewError::NothingHeld {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        }),
+        _ => Err(ReviewError::nothing_held(server, tool)),
     }
 }
 
@@ -402,10 +408,7 @@ pub fn reject(
             if let Some(pin) = pin {
                 pins.tools.insert(tool.to_owned(), pin);
             }
-            Err(ReviewError::NothingHeld {
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-            })
+            Err(ReviewError::nothing_held(server, tool))
         }
     }
 }

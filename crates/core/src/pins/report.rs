@@ -280,7 +280,8 @@ fn walk(
     }
 }
 
-/// `path.key`, or `path["key"]` for a key that is not plain (as `flags` names fields).
+/// `path.key`, or `path["key"]` for a key that is not plain (as `flags` names fields), hidden
+/// characters made visible: a server names its schema's properties.
 fn join(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
         && key
@@ -288,7 +289,7 @@ fn join(path: &str, key: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     match plain {
         true => format!("{path}.{key}"),
-        false => format!("{path}[{}]", Value::from(key)),
+        false => format!("{path}[{}]", visible(&Value::from(key).to_string())),
     }
 }
 

@@ -52,6 +52,19 @@ async fn list_changed(notes: &mut Receiver<ServerNotification>, what: &str) {
         .unwrap_or_else(|_| panic!("no tools/list_changed within 30 s {what}"));
 }
 
+/// `fx`: the fixture rewriting `echo`'s description to `POISON` after one call, in a config
+/// in `dir`; the fixture (kept for as long as the test runs) and the config's path.
+fn rug_pull(dir: &TempDirGuard) -> (crate::support::StdioFixture, std::path::PathBuf) {
+    let fx = stdio_fixture(&json!({
+        "redescribe": {"tool": "echo", "after_calls": 1, "description": POISON}
+    }));
+    let config = crate::support::write_config(
+        dir,
+        json!({ "fx": { "command": fx.program, "args": fx.args } }),
+    );
+    (fx, config)
+}
+
 async fn echo_description(host: &Session) -> Option<String> {
     let tools = host.list_tools().await.expect("tools/list");
     let echo = tools.into_iter().find(|t| t.name == "echo")?;
@@ -62,13 +75,7 @@ async fn echo_description(host: &Session) -> Option<String> {
 async fn a_rug_pull_is_held_from_the_host_until_approved_in_another_process() {
     let dir = TempDirGuard::new("trust");
     let history = dir.path().join("history.db").display().to_string();
-    let fx = stdio_fixture(&json!({
-        "redescribe": {"tool": "echo", "after_calls": 1, "description": POISON}
-    }));
-    let config = crate::support::write_config(
-        &dir,
-        json!({ "fx": { "command": fx.program, "args": fx.args } }),
-    );
+    let (_fx, config) = rug_pull(&dir);
     let env = [("LIFELINE_HISTORY", history.as_str())];
 
     // First sight: pinned and shown as it is.
@@ -181,13 +188,7 @@ async fn a_typescript_sdk_host_never_sees_the_new_text_until_it_is_approved() {
     );
     let dir = TempDirGuard::new("trust-ts");
     let history = dir.path().join("history.db").display().to_string();
-    let fx = stdio_fixture(&json!({
-        "redescribe": {"tool": "echo", "after_calls": 1, "description": POISON}
-    }));
-    let config = crate::support::write_config(
-        &dir,
-        json!({ "fx": { "command": fx.program, "args": fx.args } }),
-    );
+    let (_fx, config) = rug_pull(&dir);
     let mut node = tokio::process::Command::new("node")
         .arg(&script)
         .arg(lifeline_bin())
@@ -237,13 +238,7 @@ async fn an_approval_reaches_lifeline_serve_and_its_http_host() {
     use lifeline_core::transport::http::{self, HttpConfig};
     let dir = TempDirGuard::new("trust-serve");
     let history = dir.path().join("history.db");
-    let fx = stdio_fixture(&json!({
-        "redescribe": {"tool": "echo", "after_calls": 1, "description": POISON}
-    }));
-    let config = crate::support::write_config(
-        &dir,
-        json!({ "fx": { "command": fx.program, "args": fx.args } }),
-    );
+    let (_fx, config) = rug_pull(&dir);
     let stderr = dir.path().join("serve.stderr");
     let served = super::http::serve_with(&["--no-auth"], &config, &history, &stderr).await;
     let url = format!("http://127.0.0.1:{}/servers/fx/mcp", served.port);

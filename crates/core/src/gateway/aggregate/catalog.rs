@@ -61,10 +61,8 @@ fn gathered(shared: &Shared, agg: &Aggregate) -> Vec<(Arc<Upstream>, Vec<Tool>, 
             let mut tools = up.supervisor.tools();
             offered += tools.len();
             tools.retain(|t| profile.shows(name, &t.name));
-            let held = (up.supervisor.reviewed().into_iter())
-                .filter(|r| !r.standing.shown() && profile.shows(name, &r.tool.name))
-                .map(|r| r.tool.name)
-                .collect();
+            let mut held = up.supervisor.held_tools();
+            held.retain(|t| profile.shows(name, t));
             (up.clone(), tools, held)
         })
         .collect();

@@ -250,6 +250,15 @@ impl Supervisor {
         self.details.lock().expect("details lock").reviewed.clone()
     }
 
+    /// The listed tools the pins hold out of the hosts' lists, by name (rejected ones too).
+    pub fn held_tools(&self) -> Vec<String> {
+        let details = self.details.lock().expect("details lock");
+        (details.reviewed.iter())
+            .filter(|r| !r.standing.shown())
+            .map(|r| r.tool.name.clone())
+            .collect()
+    }
+
     /// Why `tool` is not shown to hosts, if the pins hold it: a host calling it is refused.
     pub fn held(&self, tool: &str) -> Option<Held> {
         let details = self.details.lock().expect("details lock");
