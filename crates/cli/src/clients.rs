@@ -16,7 +16,6 @@ use lifeline_core::config::clients::{Choice, Client, ClientError, backup};
 use lifeline_core::redact::Redactor;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 #[derive(Subcommand)]
 pub enum ClientsCommand {
@@ -70,29 +69,7 @@ pub enum ClientsCommand {
     },
     /// What a client sees through Lifeline: each profile's tools under the names it gets,
     /// their estimated tokens, and the client's tool limit
-    Show {
-        /// claude-desktop | claude-code | cursor | vscode
-        client: String,
-        /// This profile (default: the profile of each of the client's Lifeline entries, else
-        /// `default`)
-        #[arg(long, value_name = "P")]
-        profile: Option<String>,
-        /// The name of Lifeline's entry in the client's config (default: as its entry says,
-        /// else lifeline)
-        #[arg(long)]
-        entry: Option<String>,
-        /// Lifeline's config (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
-        #[arg(long)]
-        config: Option<PathBuf>,
-        /// The client's config file (default: where the client keeps it)
-        #[arg(long)]
-        client_config: Option<PathBuf>,
-        /// How long each server has to connect and list its tools, e.g. 20s, 1m
-        #[arg(long, value_parser = humantime::parse_duration, default_value = "20s")]
-        timeout: Duration,
-        #[arg(long)]
-        json: bool,
-    },
+    Show(show::ShowArgs),
 }
 
 pub async fn run(command: ClientsCommand) -> i32 {
@@ -134,28 +111,7 @@ pub async fn run(command: ClientsCommand) -> i32 {
         } => with_client(&client, &out(json), |c, out| {
             restore(c, force, client_config.as_deref(), out)
         }),
-        ClientsCommand::Show {
-            client,
-            profile,
-            entry,
-            config,
-            client_config,
-            timeout,
-            json,
-        } => match Client::parse(&client) {
-            Ok(client) => {
-                let args = show::ShowArgs {
-                    client,
-                    profile,
-                    entry,
-                    config,
-                    client_config,
-                    timeout,
-                };
-                show::show(&args, out(json)).await
-            }
-            Err(e) => out(json).error(&Error::from(e)),
-        },
+        ClientsCommand::Show(args) => show::show(&args, out(args.json)).await,
     }
 }
 

@@ -22,13 +22,29 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 
+#[derive(clap::Args)]
 pub struct ShowArgs {
-    pub client: Client,
+    /// claude-desktop | claude-code | cursor | vscode
+    pub client: String,
+    /// This profile (default: the profile of each of the client's Lifeline entries, else
+    /// `default`)
+    #[arg(long, value_name = "P")]
     pub profile: Option<String>,
+    /// The name of Lifeline's entry in the client's config (default: as its entry says,
+    /// else lifeline)
+    #[arg(long)]
     pub entry: Option<String>,
+    /// Lifeline's config (default: $LIFELINE_CONFIG, else the platform config dir's lifeline/config.json)
+    #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The client's config file (default: where the client keeps it)
+    #[arg(long)]
     pub client_config: Option<PathBuf>,
+    /// How long each server has to connect and list its tools, e.g. 20s, 1m
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "20s")]
     pub timeout: Duration,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One profile as the client uses it.
@@ -41,16 +57,20 @@ struct Use {
 }
 
 pub async fn show(args: &ShowArgs, mut out: Out) -> i32 {
+    let client = match Client::parse(&args.client) {
+        Ok(c) => c,
+        Err(e) => return out.error(&Error::from(e)),
+    };
     let config = match fleet::load(args.config.as_deref()) {
         Ok(c) => c,
         Err(e) => return out.error(&e),
     };
     out.redactor = Redactor::new(config.secrets());
-    let (path, found) = match entries(args) {
+    let (path, found) = match entries(args, client) {
         Ok(f) => f,
         Err(e) => return out.error(&Error::from(e)),
     };
-    let uses = match uses(args, &config, &found) {
+    let uses = match uses(args, client, &config, &found) {
         Ok(u) => u,
         Err(e) => return out.error(&e),
     };
@@ -66,7 +86,7 @@ pub async fn show(args: &ShowArgs, mut out: Out) -> i32 {
         let at = path
             .as_ref()
             .map_or("no config file found".into(), |p| p.display().to_string());
-        out.line(&format!("{} · {at}", args.client.id()));
+        out.line(&format!("{} · {at}", client.id()));
     }
     for u in &uses {
         let of_profile = || reached.iter().filter(|r| u.profile.serves(&r.server));
@@ -105,7 +125,7 @@ pub async fn show(args: &ShowArgs, mut out: Out) -> i32 {
     }
     if out.json {
         out.json_line(&json!({ "ok": true, "result": {
-            "client": args.client.id(), "path": path, "profiles": all,
+            "client": client.id(), "path": path, "profiles": all,
         }}));
     }
     EXIT_OK
@@ -113,8 +133,8 @@ pub async fn show(args: &ShowArgs, mut out: Out) -> i32 {
 
 /// The client's file, when it has one, and its entries that serve a profile. A file named
 /// with `--client-config` must be there; a client without one is shown `default`.
-fn entries(args: &ShowArgs) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientError> {
-    let Ok(path) = client_file(args.client, args.client_config.as_deref()) else {
+fn entries(args: &ShowArgs, client: Client) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientError> {
+    let Ok(path) = client_file(client, args.client_config.as_deref()) else {
         return Ok((None, Vec::new()));
     };
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -124,13 +144,13 @@ fn entries(args: &ShowArgs) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientEr
             "",
         )
     })?;
-    let found = endpoints(args.client, &path, &text)?;
+    let found = endpoints(client, &path, &text)?;
     Ok((Some(path), found))
 }
 
 /// The profiles the client uses: `--profile`, else each entry's, else `default`.
-fn uses(args: &ShowArgs, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>, Error> {
-    let own = ClientKind::of_client(args.client);
+fn uses(args: &ShowArgs, client: Client, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>, Error> {
+    let own = ClientKind::of_client(client);
     let profile = |name: &str, field: Option<&str>| {
         config.profile(name).ok_or_else(|| {
             let at = field.map_or(String::new(), |f| format!(" (the client's {f} serves it)"));
@@ -141,7 +161,7 @@ fn uses(args: &ShowArgs, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>
             Error::new(ErrorKind::Config, why)
         })
     };
-    let kind = |e: &Endpoint| ClientKind::of_entry(e, args.client);
+    let kind = |e: &Endpoint| ClientKind::of_entry(e, client);
     let entry = |e: Option<&Endpoint>| {
         let named = args.entry.clone().or_else(|| e.map(|e| e.entry.clone()));
         named.unwrap_or_else(|| DEFAULT_ENTRY.to_owned())

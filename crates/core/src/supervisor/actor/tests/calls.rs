@@ -42,12 +42,7 @@ async fn a_call_lost_with_its_connection_is_never_replayed() {
         s.generation == Generation(2) && s.state.state == Some(StateName::Ready)
     })
     .await;
-    let seen = h.seen.lock().unwrap().clone();
-    assert_eq!(
-        seen.iter().filter(|m| *m == "tools/call").count(),
-        1,
-        "{seen:?}"
-    );
+    assert_eq!(h.received("tools/call"), 1, "{:?}", h.seen.lock().unwrap());
     h.supervisor.stop().await;
 }
 

@@ -122,12 +122,7 @@ async fn an_initialize_only_server_is_asked_stateless_once_and_remembered() {
     })
     .await;
     assert_eq!(h.opened.load(Ordering::SeqCst), 3);
-    let seen = h.seen.lock().unwrap().clone();
-    assert_eq!(
-        seen.iter().filter(|m| *m == "server/discover").count(),
-        1,
-        "{seen:?}"
-    );
+    assert_eq!(h.received("server/discover"), 1, "{:?}", h.seen.lock().unwrap());
     h.supervisor.stop().await;
 }
 

@@ -35,6 +35,13 @@ struct Harness {
     bus: Arc<EventBus>,
 }
 
+impl Harness {
+    /// How many `method` requests every generation received.
+    fn received(&self, method: &str) -> usize {
+        self.seen.lock().unwrap().iter().filter(|m| *m == method).count()
+    }
+}
+
 fn healthy() -> Script {
     Arc::new(|method, _| match method {
         "initialize" => Some(Ok(
@@ -168,14 +175,7 @@ async fn two_missed_pings_are_a_lost_connection_at_exactly_80_s() {
     // seed 0 (the default) puts 3.534 s later (tokio's timers fire on whole milliseconds).
     until_snapshot(&h, "generation 2", |s| s.generation == Generation(2)).await;
     assert_eq!(Instant::now() - ready_at, Duration::from_millis(83_534));
-    let pings = h
-        .seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|m| *m == "ping")
-        .count();
-    assert_eq!(pings, 2);
+    assert_eq!(h.received("ping"), 2);
     h.supervisor.stop().await;
 }
 
