@@ -122,7 +122,12 @@ async fn an_initialize_only_server_is_asked_stateless_once_and_remembered() {
     })
     .await;
     assert_eq!(h.opened.load(Ordering::SeqCst), 3);
-    assert_eq!(h.received("server/discover"), 1, "{:?}", h.seen.lock().unwrap());
+    assert_eq!(
+        h.received("server/discover"),
+        1,
+        "{:?}",
+        h.seen.lock().unwrap()
+    );
     h.supervisor.stop().await;
 }
 

@@ -38,7 +38,12 @@ struct Harness {
 impl Harness {
     /// How many `method` requests every generation received.
     fn received(&self, method: &str) -> usize {
-        self.seen.lock().unwrap().iter().filter(|m| *m == method).count()
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| *m == method)
+            .count()
     }
 }
 
