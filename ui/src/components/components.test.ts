@@ -243,6 +243,28 @@ describe("notices from app_info", () => {
     expect(host.appInfo).toHaveBeenCalledTimes(1);
   });
 
+  test("one banner while remote servers wait for the network, gone when they stop", async () => {
+    const host = new FakeHost([
+      view("a", { state: "reconnecting", reason: "offline", generation: 2 }),
+      view("b", { state: "retrying", reason: "offline", generation: 2 }),
+      view("c", { state: "ready" }),
+    ]);
+    const store = await storeWith(host);
+    render(App, { store });
+    const banner = await screen.findByTestId("banner-info");
+    expect(banner.dataset.notice).toBe("offline");
+    expect(banner.textContent).toContain("Offline: 2 remote servers are waiting for the network");
+    expect(within(banner).queryByLabelText("Dismiss")).toBeNull(); // it follows the state
+    host.push(stateEvent(1, "a", 3, { state: "ready" }));
+    await tick();
+    expect(screen.getByTestId("banner-info").textContent).toContain(
+      "Offline: 1 remote server is waiting for the network",
+    );
+    host.push(stateEvent(2, "b", 3, { state: "ready" }));
+    await tick();
+    expect(screen.queryByTestId("banner-info")).toBeNull();
+  });
+
   test("no notices (the mock's default): no banner area at all", async () => {
     const host = new FakeHost([view("a", { state: "ready" })]);
     const store = await storeWith(host);

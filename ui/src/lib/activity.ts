@@ -7,7 +7,7 @@
 
 import type { AuthEvent, Event } from "../host/types";
 import { failureLabel } from "./failures";
-import { badgeText, formatDelay, type Severity, severity } from "./format";
+import { badgeText, formatDelay, type Severity, severity, systemText } from "./format";
 
 export interface ActivityItem {
   seq: number;
@@ -104,14 +104,7 @@ export function activityItem(e: Event, prev: Event | undefined): ActivityItem | 
   }
   if (e.type === "auth") return authItem(e, head);
   if (e.type === "system") {
-    const slept = e.slept_ms === null ? "" : ` after ${formatDelay(e.slept_ms)}`;
-    const text = {
-      sleeping: "the machine is going to sleep",
-      awake: `the machine woke${slept}`,
-      offline: "the network is gone",
-      online: "the network is back",
-    }[e.change];
-    return { ...head, sev: "off", text, detail: null, machine: { n: 1 } };
+    return { ...head, sev: "off", text: systemText(e.change, e.slept_ms), detail: null, machine: { n: 1 } };
   }
   if (e.type === "tool_changed" || e.type === "tool_approved" || e.type === "tool_rejected") {
     return trustItem(e, head);

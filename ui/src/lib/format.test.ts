@@ -35,6 +35,8 @@ describe("badgeText speaks the exact vocabulary", () => {
     [{ state: "ready" }, "ready"],
     [{ state: "retrying", attempt: 1, max_attempts: 10 }, "retrying — attempt 1/10"],
     [{ state: "reconnecting", attempt: 3, max_attempts: 10 }, "reconnecting — attempt 3/10"],
+    [{ state: "reconnecting", reason: "offline", attempt: 2, max_attempts: 10 }, "reconnecting — offline"],
+    [{ state: "retrying", reason: "offline" }, "retrying — offline"],
     [{ state: "quarantined", quarantine_level: 2 }, "quarantined — level 2"],
     [{ state: "retired", reason: "auth" }, "retired — auth"],
     [{ state: "retired", reason: "config" }, "retired — config"],

@@ -1,7 +1,7 @@
 // How states, times and counts read on screen. Pure functions of their inputs and `now`
 // (milliseconds since the epoch), so they are tested without a clock.
 
-import type { ServerPolicy, StateInfo, StateName } from "../host/types";
+import type { ServerPolicy, StateInfo, StateName, SystemChange } from "../host/types";
 
 type BadgeInput = Pick<
   StateInfo,
@@ -10,7 +10,8 @@ type BadgeInput = Pick<
 
 /**
  * The state in the product's exact vocabulary, with its stage or reason:
- * "connecting — initialize", "retired — auth", "reconnecting — attempt 3/10", "quarantined — level 2".
+ * "connecting — initialize", "retired — auth", "reconnecting — attempt 3/10", "quarantined — level 2",
+ * "reconnecting — offline".
  */
 export function badgeText(s: BadgeInput): string {
   switch (s.state) {
@@ -23,6 +24,8 @@ export function badgeText(s: BadgeInput): string {
     }
     case "retrying":
     case "reconnecting":
+      // Waiting for the network: nothing is counted, so no attempt to show.
+      if (s.reason === "offline") return `${s.state} — offline`;
       return s.attempt !== null && s.max_attempts !== null
         ? `${s.state} — attempt ${s.attempt}/${s.max_attempts}`
         : s.state;
@@ -211,4 +214,15 @@ export function revisionNote(
   if (version === "2024-11-05") return transport === "stdio" ? " · oldest revision" : " · legacy HTTP+SSE";
   if (version === "2026-07-28") return " · stateless";
   return "";
+}
+
+/** What a `system` event says happened to the machine, in a few words. */
+export function systemText(change: SystemChange, sleptMs: number | null): string {
+  const slept = sleptMs === null ? "" : ` after ${formatDelay(sleptMs)}`;
+  return {
+    sleeping: "the machine is going to sleep",
+    awake: `the machine woke${slept}`,
+    offline: "the network is gone",
+    online: "the network is back",
+  }[change];
 }

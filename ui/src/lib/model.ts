@@ -3,7 +3,7 @@
 // Pure data and functions that mutate it in place, so the same code runs on plain objects in
 // tests and on Svelte's reactive proxies in the store.
 
-import type { CallEvent, Event, Failure, ServerView, Stage, StateEvent, StateName } from "../host/types";
+import type { CallEvent, Event, Failure, ServerView, Stage, StateEvent, StateName, SystemChange } from "../host/types";
 
 export interface StateEntry {
   kind: "state";
@@ -27,7 +27,17 @@ export interface GapEntry {
   before: number;
 }
 
-export type TimelineEntry = StateEntry | GapEntry;
+/** The machine slept, woke, or lost or found the network (a `system` event). */
+export interface SystemEntry {
+  kind: "system";
+  seq: number;
+  at: string;
+  generation: number;
+  change: SystemChange;
+  slept_ms: number | null;
+}
+
+export type TimelineEntry = StateEntry | GapEntry | SystemEntry;
 
 export interface FailureEntry {
   seq: number;
@@ -104,6 +114,12 @@ export function applyEvent(model: ServerModel, e: Event): void {
       view.tools_new = e.new;
       return;
     case "system":
+      push(
+        model.timeline,
+        { kind: "system", seq: e.seq, at: e.at, generation: e.generation, change: e.change, slept_ms: e.slept_ms },
+        MAX_TIMELINE,
+      );
+      return;
     case "tool_changed":
     case "tool_approved":
     case "tool_rejected":

@@ -1,7 +1,7 @@
 // The shell's notices (`app_info`): shown once, at start, as calm banners the person can
 // dismiss. `demo` is informational; everything else is a warning with the shell's message.
 
-import type { AppInfo, Notice } from "../host/types";
+import type { AppInfo, Notice, ServerView } from "../host/types";
 import type { Banner } from "./store.svelte";
 
 const WARNING_TITLE: Record<string, string> = {
@@ -35,4 +35,22 @@ export function noticeBanner(notice: Notice, info: Pick<AppInfo, "config_path">)
 /** Every notice of the app's info, as banners with ids -1, -2, …: never one of the store's (1 up). */
 export function noticeBanners(info: AppInfo): Banner[] {
   return info.notices.map((n, i) => ({ id: -(i + 1), ...noticeBanner(n, info) }));
+}
+
+/**
+ * One banner while remote servers wait for the network (their state's reason is `offline`:
+ * the OS said the network is gone, and their failures are not counted). Id 0, between the
+ * notices' and the store's; `live`: it goes when they stop waiting, not when dismissed.
+ */
+export function offlineBanner(views: readonly ServerView[]): Banner | null {
+  const n = views.filter((v) => v.reason === "offline").length;
+  if (n === 0) return null;
+  return {
+    id: 0,
+    tone: "info",
+    notice: "offline",
+    live: true,
+    title: `Offline: ${n} remote ${n === 1 ? "server is" : "servers are"} waiting for the network`,
+    message: "They reconnect when it is back, and nothing counts against their retry budget meanwhile.",
+  };
 }

@@ -30,6 +30,8 @@ export interface Banner {
   retryAfterMs?: number;
   /** The `app_info` notice kind this banner shows (lib/notices.ts). */
   notice?: string;
+  /** Follows the servers' state, so it cannot be dismissed (the offline banner). */
+  live?: boolean;
 }
 
 const COMMAND_TITLE: Record<Command, string> = {

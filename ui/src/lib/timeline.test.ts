@@ -15,12 +15,34 @@ test("an attempt's stages fold into one row; newest first; gaps shown", () => {
   for (const e of events) applyEvent(m, e);
   markGap(m, "2026-11-29T17:00:09.000Z", 4, 9);
   const rows = timelineRows(m.timeline);
-  expect(rows.map((r) => (r.kind === "gap" ? "gap" : `${r.text} [${r.stages.join(",")}] #${r.generation}`))).toEqual([
+  expect(rows.map((r) => (r.kind === "state" ? `${r.text} [${r.stages.join(",")}] #${r.generation}` : r.kind))).toEqual([
     "gap",
     "connecting [spawn] #2",
     "retrying — attempt 1/10 [] #1",
     "connecting [spawn,initialize] #1",
   ]);
+});
+
+test("the machine's sleep, wake and network are marked between transitions", () => {
+  const m = newModel(view("a", { generation: 1, state: "ready" }));
+  const at = "2026-12-08T01:00:00.000Z";
+  const system = (seq: number, change: "sleeping" | "awake" | "offline" | "online", slept_ms: number | null = null): Event => ({
+    v: 1, seq, at, server: "a", generation: 1, type: "system", change, slept_ms,
+  });
+  applyEvent(m, system(1, "sleeping"));
+  applyEvent(m, system(2, "awake", 600_000));
+  applyEvent(m, system(3, "offline"));
+  applyEvent(m, stateEvent(4, "a", 2, { state: "reconnecting", reason: "offline", delay_ms: 30_000 }));
+  applyEvent(m, system(5, "online"));
+  const rows = timelineRows(m.timeline);
+  expect(rows.map((r) => (r.kind === "gap" ? "gap" : r.text))).toEqual([
+    "the network is back",
+    "reconnecting — offline",
+    "the network is gone",
+    "the machine woke after 10 min",
+    "the machine is going to sleep",
+  ]);
+  expect(m.view.state).toBe("reconnecting");
 });
 
 test("the view follows the newest generation only; tools and round trips too", () => {
