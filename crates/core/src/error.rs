@@ -205,6 +205,8 @@ pub struct Error {
     transport_closed: bool,
     /// Set when the server refused the request without running it (a 404 to its session).
     refused_unrun: bool,
+    /// Set when the machine went to sleep while the request was in flight (`Error::slept`).
+    slept: bool,
     /// What caused this failure, if another error did: classification walks it
     /// (`policy::classify`); Display and Debug never show it, since it may hold secrets.
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
@@ -221,6 +223,7 @@ impl Error {
             context: Box::default(),
             transport_closed: false,
             refused_unrun: false,
+            slept: false,
             source: None,
         }
     }
@@ -265,6 +268,26 @@ impl Error {
     /// Sending it on a new connection is not a repetition.
     pub fn never_ran(&self) -> bool {
         self.transport_closed || self.refused_unrun
+    }
+
+    /// A request that was in flight when the machine went to sleep: it may or may not have
+    /// run, its answer will not come, and the connection is not to blame.
+    pub fn slept(method: &str) -> Self {
+        let mut e = Error::new(
+            ErrorKind::Cancelled,
+            format!(
+                "the machine went to sleep while {method} was in flight; it may or may not have \
+                 run, and it was not sent again: check its effect before you try again"
+            ),
+        )
+        .with(|c| c.method = Some(method.to_owned()));
+        e.slept = true;
+        e
+    }
+
+    /// Whether the machine's sleep ended this request (`Error::slept`).
+    pub fn by_sleep(&self) -> bool {
+        self.slept
     }
 
     pub fn is_timeout(&self) -> bool {
@@ -340,6 +363,7 @@ impl fmt::Debug for Error {
             .field("message", &self.message)
             .field("context", &self.context)
             .field("transport_closed", &self.transport_closed)
+            .field("slept", &self.slept)
             .field("refused_unrun", &self.refused_unrun);
         if let Some(source) = self.source.as_deref() {
             d.field("source", &SourceKind(source));

@@ -198,6 +198,17 @@ pub fn lost(
     }
 }
 
+/// A request that was in flight when the machine went to sleep (`Error::slept`): not the
+/// connection's fault, and not sent again, since it may have run.
+pub fn slept(server: &str, info: &StateInfo, e: &Error, generation: Generation) -> RpcError {
+    let failure = FailureInfo::from_error(e, generation, None);
+    RpcError {
+        code: UPSTREAM_LOST,
+        message: format!("`{server}`: {}", e.message()),
+        data: Some(data(server, info, Some(&failure), &Redactor::default())),
+    }
+}
+
 /// The server answered with a JSON-RPC error, or the request failed in a way that says
 /// nothing about the connection (a timeout): passed on with the server's code when it gave
 /// one, else as an internal error carrying the classified cause.
@@ -386,6 +397,24 @@ mod tests {
         assert_eq!(d["status"], 503);
         assert_eq!(d["cause"]["generation"], 3);
         assert!(!d.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn a_request_the_sleep_ended_says_so() {
+        let e = slept(
+            "fx",
+            &info(StateName::Ready),
+            &Error::slept("tools/call"),
+            Generation(2),
+        );
+        assert_eq!(e.code, UPSTREAM_LOST);
+        assert!(
+            e.message
+                .starts_with("`fx`: the machine went to sleep while tools/call was in flight"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.data.unwrap()["kind"], "cancelled");
     }
 
     #[test]

@@ -278,6 +278,10 @@ pub(super) async fn forward(
             // Refused unrun (its connection had closed, or its session was gone): sending
             // it on the next generation is not a repetition.
             Err(e) if e.never_ran() => after = sent.generation,
+            Err(e) if e.by_sleep() => {
+                let info = sup.snapshot().state;
+                return Err(errors::slept(sup.name(), &info, &e, sent.generation));
+            }
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream(method, false, reissued);
                 if decision == Reissue::Again {
@@ -384,6 +388,10 @@ pub(super) async fn call(
             Ok(v) => return Some(Ok(v)),
             // Refused unrun: sent on the next generation, not a repetition.
             Err(e) if e.never_ran() => after = generation,
+            Err(e) if e.by_sleep() => {
+                let info = sup.snapshot().state;
+                return Some(Err(errors::slept(sup.name(), &info, &e, generation)));
+            }
             Err(e) if lost_connection(&e) => {
                 let decision = reissue::after_lost_stream("tools/call", repeatable, reissued);
                 if decision == Reissue::Again {

@@ -10,6 +10,15 @@ use std::time::Duration;
 /// Ready connections are probed within this much of a wake.
 pub const PROBE_SPREAD: Duration = Duration::from_secs(2);
 
+/// After a wake, or the network back, a remote server's failures spend nothing for this
+/// long: Wi-Fi associates, DHCP answers and a VPN comes up within it, and until then a
+/// failure says nothing about the server.
+pub const WAKE_GRACE: Duration = Duration::from_secs(30);
+
+/// While the network is gone, a remote server tries again this often, spending nothing: a
+/// source may be wrong about the network, and a server on loopback does not need it.
+pub const OFFLINE_RECHECK: Duration = Duration::from_secs(30);
+
 /// When, after a wake, one server's probe goes: uniform over `[0, PROBE_SPREAD]`.
 pub fn probe_delay(rng: &mut impl Jitter) -> Duration {
     let span = PROBE_SPREAD.as_nanos() + 1;

@@ -333,6 +333,25 @@ impl Session {
     }
 
     /// Closes the transport (bounded) and fails every waiting request as cancelled.
+    /// Fails every request in flight with `Error::slept`, leaving the session open: the
+    /// machine is going to sleep, and their answers would come (if ever) to a caller who
+    /// gave up long ago. How many there were.
+    pub fn interrupt_for_sleep(&self) -> usize {
+        let pending: Vec<engine::Pending> = self
+            .shared
+            .pending
+            .lock()
+            .expect("lock")
+            .drain()
+            .map(|(_, p)| p)
+            .collect();
+        let n = pending.len();
+        for p in pending {
+            let _ = p.answer.send(Err(Error::slept(&p.method)));
+        }
+        n
+    }
+
     pub async fn close(&self) {
         if let Some(l) = self.shared.listener.lock().expect("lock").take() {
             l.abort();

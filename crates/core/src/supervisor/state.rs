@@ -9,6 +9,8 @@
 //! whose token is not the armed one is ignored, so stale signals can never schedule a
 //! second retry.
 
+mod wake;
+
 pub use super::walk::{AfterWalk, Walk, after_walk};
 use crate::error::Stage;
 use crate::events::{FailureInfo, Generation, StateInfo, StateName, millis};
@@ -17,6 +19,7 @@ use crate::policy::classify::{Action, RetireReason, Verdict};
 use crate::policy::quarantine::{Escalation, Quarantine, QuarantineLevel};
 use crate::policy::rng::Jitter;
 use std::time::Duration;
+pub use wake::Machine;
 
 /// The numbers a supervisor runs by (validated by the policy types).
 #[derive(Debug, Clone)]
@@ -86,6 +89,13 @@ pub struct State {
     pub cause: Option<FailureInfo>,
     /// What an attempt does first: spawn (stdio) or connect (HTTP).
     pub first_stage: Stage,
+    /// The machine sleeps, or the network is gone, as the OS told (`Input::Machine`).
+    asleep: bool,
+    offline: bool,
+    /// Until when a remote server's failures spend nothing after a wake (`state/wake.rs`).
+    spare_until: Duration,
+    /// Failures spared since the last connection, for the wait between them.
+    spared: u32,
     timer: Option<u64>,
     next_token: u64,
 }
@@ -121,11 +131,8 @@ pub enum Input {
     Disable,
     Enable,
     Stop,
-    /// The machine woke (`slept`: how long, when the source knows) or the network came back
-    /// (`None`): issue 29, `system::SystemEvent`.
-    Woke {
-        slept: Option<Duration>,
-    },
+    /// The machine sleeps, woke, or lost or found the network (issue 29, `state/wake.rs`).
+    Machine(Machine),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -168,6 +175,10 @@ impl State {
             established: false,
             cause: None,
             first_stage: Stage::Spawn,
+            asleep: false,
+            offline: false,
+            spare_until: Duration::ZERO,
+            spared: 0,
             timer: None,
             next_token: 1,
         }
@@ -228,6 +239,7 @@ impl State {
             reason: match self.status {
                 Status::Retired(r) => Some(r.as_str().to_owned()),
                 Status::Connecting { probe: true, .. } => Some("probe".to_owned()),
+                Status::Waiting { .. } if self.cut_off() => Some("offline".to_owned()),
                 _ => None,
             },
             cause: match self.status {
@@ -332,6 +344,7 @@ pub fn step(
             {
                 state.status = Status::Ready { since: now, probe };
                 state.established = true;
+                state.spared = 0;
                 state.arm(
                     now.saturating_add(policy.backoff.stability_window()),
                     &mut fx,
@@ -372,6 +385,15 @@ pub fn step(
                 let stable = now.saturating_sub(since) >= policy.backoff.stability_window();
                 if let Action::Retire(reason) = verdict.action {
                     retire(state, reason, &mut fx);
+                } else if state.spares(now) {
+                    // Lost to the sleep or the network: reconnected at once after a wake
+                    // (its probe was already spread), else when the network is back.
+                    state.established = true;
+                    if state.cut_off() {
+                        wake::spare(state, None, now, policy, rng, &mut fx);
+                    } else {
+                        state.attempt(false, &mut fx);
+                    }
                 } else if stable {
                     // The stability timer already reset the budget, so this is not a failed
                     // attempt; but a loss like this is often shared (a server restart ends
@@ -470,36 +492,8 @@ pub fn step(
                 fx.push(Effect::EmitState);
             }
         }
-        // ## Woke => a probe of a ready connection; a wait the sleep ran out fires now
-        Input::Woke { slept } => match state.status {
-            Status::Ready { .. } => fx.push(Effect::Probe {
-                generation: state.generation,
-                after: crate::policy::wake::probe_delay(rng),
-            }),
-            Status::Waiting { outage, until } => {
-                let left = crate::policy::wake::left_after_sleep(until, now, slept);
-                if left.is_zero() {
-                    state.attempt(false, &mut fx);
-                } else {
-                    let until = now.saturating_add(left);
-                    state.status = Status::Waiting { outage, until };
-                    state.arm(until, &mut fx);
-                    fx.push(Effect::EmitState);
-                }
-            }
-            Status::Quarantined { until } => {
-                let left = crate::policy::wake::left_after_sleep(until, now, slept);
-                if left.is_zero() {
-                    state.attempt(true, &mut fx);
-                } else {
-                    let until = now.saturating_add(left);
-                    state.status = Status::Quarantined { until };
-                    state.arm(until, &mut fx);
-                    fx.push(Effect::EmitState);
-                }
-            }
-            _ => {}
-        },
+        // ## Machine => a probe of a ready connection; a wait the sleep ran out fires now
+        Input::Machine(event) => wake::machine(state, event, now, rng, &mut fx),
         // ## Stop => Stopping
         Input::Stop => {
             if !matches!(state.status, Status::Stopping) {
@@ -538,6 +532,9 @@ fn fail(
         Action::NewSession => Some(Duration::ZERO),
         _ => None,
     };
+    if state.spares(now) {
+        return wake::spare(state, server_delay, now, policy, rng, fx);
+    }
     state.failures = state.failures.saturating_add(1);
     if !policy.reconnect {
         state.disarm(fx);

@@ -4,7 +4,7 @@
 //! time, any valid policy — it never panics, `State::info` always renders, and a timer is
 //! never armed in the past. `tests.rs` holds the exact sequences; this holds the bounds.
 
-use super::state::{Effect, Input, Policy, State, step};
+use super::state::{Effect, Input, Machine, Policy, State, step};
 use crate::error::{ErrorKind, Stage};
 use crate::events::FailureInfo;
 use crate::events::Generation;
@@ -36,6 +36,7 @@ enum Op {
     Disable,
     Enable,
     Stop,
+    Machine(Machine),
 }
 
 fn duration() -> impl Strategy<Value = Duration> {
@@ -81,6 +82,15 @@ fn stage() -> impl Strategy<Value = Stage> {
     ]
 }
 
+fn machine() -> impl Strategy<Value = Machine> {
+    prop_oneof![
+        Just(Machine::Sleeping),
+        prop::option::of(duration()).prop_map(|slept| Machine::Woke { slept }),
+        Just(Machine::Offline),
+        Just(Machine::Online),
+    ]
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         1 => any::<bool>().prop_map(Op::Start),
@@ -94,6 +104,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Disable),
         1 => Just(Op::Enable),
         1 => Just(Op::Stop),
+        3 => machine().prop_map(Op::Machine),
     ]
 }
 
@@ -147,9 +158,10 @@ proptest! {
     fn no_input_sequence_panics(
         policy in policy(),
         seed in any::<u64>(),
+        remote in any::<bool>(),
         ops in prop::collection::vec((op(), duration()), 1..80),
     ) {
-        let mut state = State::new();
+        let mut state = State::starting_with(if remote { Stage::Connect } else { Stage::Spawn });
         let mut rng = SeededRng::new(seed);
         let mut now = Duration::ZERO;
         let mut armed: Option<u64> = None;
@@ -179,6 +191,7 @@ proptest! {
                 Op::Disable => Input::Disable,
                 Op::Enable => Input::Enable,
                 Op::Stop => Input::Stop,
+                Op::Machine(event) => Input::Machine(event),
             };
             for effect in step(&mut state, input, now, &policy, &mut rng) {
                 if let Effect::Arm { token, at } = effect {

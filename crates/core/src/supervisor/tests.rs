@@ -12,6 +12,8 @@ use crate::events::{FailureInfo, StateName};
 use crate::policy::{Action, NoJitter, QuarantineLevel, RetireReason, SeededRng, Verdict};
 use std::time::Duration;
 
+mod wake;
+
 const S: Duration = Duration::from_secs(1);
 
 fn ms(n: u64) -> Duration {
@@ -662,70 +664,4 @@ fn last_worked_keeps_what_worked_and_doubts_a_stateless_discovery_once() {
     for (walk, expect) in cases {
         assert_eq!(after_walk(walk), expect, "{walk:?}");
     }
-}
-
-#[test]
-fn a_wake_probes_a_ready_connection_and_takes_the_sleep_off_a_wait() {
-    // Ready: one probe, spread (1 s without jitter); nothing else changes.
-    let mut run = Run::new();
-    run.establish();
-    let generation = run.generation();
-    let fx = run.feed(Input::Woke {
-        slept: Some(600 * S),
-    });
-    assert_eq!(
-        fx,
-        [Effect::Probe {
-            generation,
-            after: S
-        }]
-    );
-    assert_eq!(run.name(), StateName::Ready);
-
-    // Waiting 30 s from 0 (the server asked), woken at 10 s after 5 s asleep: 15 s left.
-    let mut run = Run::new();
-    run.fail(Action::RetryAfter(30 * S));
-    run.now = 10 * S;
-    run.feed(Input::Woke { slept: Some(5 * S) });
-    assert_eq!(run.wait(), 15 * S);
-    assert_eq!(run.name(), StateName::Retrying);
-    // Asleep past the rest of it: the next attempt now, one generation on.
-    let before = run.generation();
-    let fx = run.feed(Input::Woke {
-        slept: Some(60 * S),
-    });
-    assert!(
-        fx.contains(&Effect::Attempt {
-            generation: Generation(before.0 + 1)
-        }),
-        "{fx:?}"
-    );
-    assert!(matches!(
-        run.state.status,
-        Status::Connecting { probe: false, .. }
-    ));
-
-    // The network back (how long it was gone is not known): the wait ends now.
-    let mut run = Run::new();
-    run.fail(Action::RetryAfter(30 * S));
-    run.feed(Input::Woke { slept: None });
-    assert!(matches!(run.state.status, Status::Connecting { .. }));
-
-    // Quarantined through the sleep: the probe now.
-    let mut run = Run::new();
-    run.quarantine();
-    assert_eq!(run.name(), StateName::Quarantined);
-    run.feed(Input::Woke {
-        slept: Some(3600 * S),
-    });
-    assert!(matches!(
-        run.state.status,
-        Status::Connecting { probe: true, .. }
-    ));
-
-    // Nothing to wake while connecting or disabled.
-    let mut run = Run::new();
-    assert!(run.feed(Input::Woke { slept: None }).is_empty());
-    run.feed(Input::Disable);
-    assert!(run.feed(Input::Woke { slept: None }).is_empty());
 }

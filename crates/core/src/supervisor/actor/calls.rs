@@ -290,6 +290,8 @@ impl Actor {
         self.bus.emit(&self.cfg.name, generation, body);
         match result {
             Ok(_) => self.last_activity = Instant::now(),
+            // Ended by the machine's sleep, not by the connection: the wake probes it.
+            Err(e) if e.by_sleep() => {}
             Err(e) => {
                 let verdict = classify(&e, Phase::Call, false);
                 if matches!(

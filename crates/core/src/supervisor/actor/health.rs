@@ -72,6 +72,8 @@ impl Actor {
             Err(e) if matches!(e.kind(), ErrorKind::SignIn | ErrorKind::Auth) => {
                 self.lost(generation, &e);
             }
+            // Ended by the machine's sleep: no miss; the wake probes the connection.
+            Err(e) if e.by_sleep() => {}
             Err(_) => {
                 self.ping_misses += 1;
                 self.last_activity = Instant::now();

@@ -1,11 +1,13 @@
 //! What happened to the machine (issue 29, `crate::system`): each event is told on this
-//! server's timeline; a wake, or the network back, goes to the pure step (`Input::Woke`),
-//! whose `Effect::Probe` comes back here as one ping of the ready connection, for which one
-//! miss is a loss.
+//! server's timeline and goes to the pure step (`Input::Machine`, `state/wake.rs`), whose
+//! `Effect::Probe` comes back here as one ping of the ready connection, for which one miss
+//! is a loss. Going to sleep, every request in flight on the live session fails with a cause
+//! that says so (`Error::slept`): its answer would never come, and the connection is not
+//! to blame for it.
 
 use super::Actor;
 use crate::events::{EventBody, Generation, SystemChange, millis};
-use crate::supervisor::state::{Input, Status};
+use crate::supervisor::state::{Input, Machine, Status};
 use crate::system::SystemEvent;
 
 impl Actor {
@@ -20,23 +22,31 @@ impl Actor {
         }
     }
 
-    /// What happened to the machine: told on this server's timeline; a wake, or the network
-    /// back, goes to the step (`Input::Woke`).
+    /// What happened to the machine: told on this server's timeline, and to the step.
     pub(super) fn system(&mut self, event: SystemEvent) {
-        let (change, slept) = match event {
-            SystemEvent::Sleeping => (SystemChange::Sleeping, None),
-            SystemEvent::Awake { slept } => (SystemChange::Awake, slept),
-            SystemEvent::Offline => (SystemChange::Offline, None),
-            SystemEvent::Online => (SystemChange::Online, None),
+        let (change, slept, input) = match event {
+            SystemEvent::Sleeping => (SystemChange::Sleeping, None, Machine::Sleeping),
+            SystemEvent::Awake { slept } => (SystemChange::Awake, slept, Machine::Woke { slept }),
+            SystemEvent::Offline => (SystemChange::Offline, None, Machine::Offline),
+            SystemEvent::Online => (SystemChange::Online, None, Machine::Online),
         };
         let body = EventBody::System {
             change,
             slept_ms: slept.map(millis),
         };
         self.bus.emit(&self.cfg.name, self.state.generation, body);
-        if matches!(change, SystemChange::Awake | SystemChange::Online) {
-            self.feed(Input::Woke { slept });
+        if change == SystemChange::Sleeping
+            && let Some(live) = &self.live
+        {
+            let n = live.session.interrupt_for_sleep();
+            if n > 0 {
+                tracing::info!(
+                    "{}: {n} request(s) in flight ended by the machine's sleep",
+                    self.cfg.name
+                );
+            }
         }
+        self.feed(Input::Machine(input));
     }
 }
 

@@ -58,3 +58,36 @@ async fn a_wake_probes_once_and_a_silent_connection_is_lost_after_one_ping() {
     assert_eq!(h.received("ping"), 2, "one ping per wake");
     h.supervisor.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_when_the_machine_sleeps_fails_saying_so() {
+    let script: Script = Arc::new(|method, params| match method {
+        "tools/call" => None,
+        _ => healthy()(method, params),
+    });
+    let h = start(script, |cfg| cfg.ping_interval = None);
+    until(&h, StateName::Ready).await;
+    let call = tokio::time::timeout(Duration::from_secs(1), h.supervisor.call("echo", json!({})));
+    let sleep = async {
+        while h.received("tools/call") == 0 {
+            tokio::task::yield_now().await;
+        }
+        h.supervisor.system(SystemEvent::Sleeping);
+    };
+    let (answer, ()) = tokio::join!(call, sleep);
+    let answer = answer.expect("the call ended at the sleep, not at its timeout");
+    let e = answer.expect_err("no answer came");
+    assert!(e.by_sleep(), "{e:?}");
+    assert!(
+        e.to_string()
+            .starts_with("the machine went to sleep while tools/call was in flight"),
+        "{e}"
+    );
+    // The connection is not to blame: still ready, same generation, no failure.
+    let s = h.supervisor.snapshot();
+    assert_eq!(
+        (s.state.state, s.generation),
+        (Some(StateName::Ready), Generation(1))
+    );
+    h.supervisor.stop().await;
+}
