@@ -128,6 +128,9 @@ impl Launch {
         let state = AppState::start_with_history(source, |o| {
             history::open(lifeline_core::history::resolve_path(), o)
         });
+        // Before the machine sleeps, the history is made durable (logind waits for it).
+        let history = state.history();
+        lifeline_core::system::watch::before_sleep(Arc::new(move || history.checkpoint()));
         let (guard, dir) = self.endpoint.take().expect("started once");
         let windows = dir.map(|dir| Windows::new(self.program.clone(), dir));
         let core = Core::new(state, windows, shell);

@@ -284,6 +284,19 @@ impl History {
         let _ = wait.recv();
     }
 
+    /// Writes what is queued, then folds the WAL into the file, syncing it: a power loss
+    /// after this (the machine went to sleep and its battery ran out) loses nothing written
+    /// before. Blocks; the writer goes on.
+    pub fn checkpoint(&self) {
+        self.flush();
+        let done =
+            lock(&self.shared.conn).query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        match done {
+            Ok(()) => tracing::debug!("history: checkpointed"),
+            Err(e) => tracing::warn!("history: no checkpoint: {e}"),
+        }
+    }
+
     /// Writes what is queued and stops the writer; later records are dropped. The WAL is
     /// folded into the file, so a copy of `history.db` alone holds everything. Blocks;
     /// queries still work afterwards.

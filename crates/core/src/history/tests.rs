@@ -623,3 +623,28 @@ fn a_secret_learned_after_a_row_was_stored_is_masked_on_read_and_in_the_file() {
         );
     }
 }
+
+#[test]
+fn a_checkpoint_puts_everything_written_in_the_file_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let (history, notice) = History::open(&path, options());
+    assert_eq!(notice, None);
+    let bus = EventBus::new(16);
+    for _ in 0..50 {
+        history.record(&bus.emit("a", Generation(1), ready()));
+    }
+    history.checkpoint();
+    let wal = dir.path().join("history.db-wal");
+    let left = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert_eq!(left, 0, "the WAL was folded into the file");
+    // The file alone, as a power loss would leave it, holds every event.
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(&path, &copy).unwrap();
+    let conn = Connection::open(&copy).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 50);
+    history.close();
+}
