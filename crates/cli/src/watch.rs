@@ -34,6 +34,7 @@ pub async fn watch(
     // Before anything starts, so that from now on a signal always leads to disposal.
     let stopped = fleet::until_stopped(limit);
     tokio::pin!(stopped);
+    lifeline_core::system::watch::start(); // the machine's sleep and network, told and acted on
     let supervisors = match Fleet::start(&config, bus) {
         Ok(s) => s,
         Err(e) => return out.error(&e),

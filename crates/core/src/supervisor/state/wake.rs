@@ -72,6 +72,8 @@ pub(super) fn machine(
             state.spare_until = now.saturating_add(WAKE_GRACE);
             match state.status {
                 Status::Ready { .. } => probe(state, rng, fx),
+                // Waiting for the machine or the network, which is back as far as it is known.
+                Status::Waiting { .. } if was => state.attempt(false, fx),
                 Status::Waiting { outage, until } => {
                     let left = left_after_sleep(until, now, slept);
                     wait_left(state, left, now, false, fx, |until| Status::Waiting {
