@@ -34,6 +34,11 @@ use std::time::Duration;
 /// client). Errors are `spawn`/`config` kinds with a message that says what to fix.
 pub type Connector = Arc<dyn Fn() -> Result<Connection, Error> + Send + Sync>;
 
+/// How many calls may wait for a slot beyond a server's concurrency cap: a host that sends 64
+/// at once gets 64 answers, and memory stays bounded by what that many waiting calls hold
+/// (their arguments) when a host sends without end.
+pub const MAX_WAITING_CALLS: usize = 256;
+
 #[derive(Clone)]
 pub struct SupervisorConfig {
     pub name: String,
@@ -52,7 +57,8 @@ pub struct SupervisorConfig {
     pub ping_interval: Option<Duration>,
     pub ping_timeout: Duration,
     pub max_concurrent_calls: usize,
-    /// Calls waiting for a slot beyond the concurrency cap; more are refused at once.
+    /// Calls waiting for a slot beyond the concurrency cap, each for at most its request
+    /// timeout; more are refused at once (`MAX_WAITING_CALLS`).
     pub max_queued_calls: usize,
     /// Seeds the jitter, so runs can be replayed.
     pub seed: u64,
@@ -92,7 +98,7 @@ impl SupervisorConfig {
             ping_interval: Some(Duration::from_secs(30)),
             ping_timeout: Duration::from_secs(10),
             max_concurrent_calls: 4,
-            max_queued_calls: 16,
+            max_queued_calls: MAX_WAITING_CALLS,
             seed: 0,
             disabled: false,
             session: SessionOptions::default(),

@@ -291,3 +291,40 @@ async fn gateway_serves_a_host_whose_stdout_is_a_file() {
     assert_eq!(answers[1]["id"], 1, "{answers:?}");
     assert_eq!(text(&answers[1]["result"]), "into a file", "{answers:?}");
 }
+
+/// A host that sends 64 calls at once gets 64 answers: beyond the server's 4 running calls
+/// the rest wait their turn (`supervisor::MAX_WAITING_CALLS`), none refused.
+#[tokio::test]
+async fn sixty_four_concurrent_calls_from_one_host_are_all_answered() {
+    let dir = TempDirGuard::new("gateway-64");
+    let fx = stdio_fixture(&json!({}));
+    let path = config(
+        &dir,
+        json!({ "fixture": { "command": fx.program, "args": fx.args } }),
+    );
+    let session = host("fixture", &path).await;
+    let calls = (0..64).map(|n| {
+        let session = &session;
+        async move {
+            session
+                .call_tool(
+                    "slow",
+                    json!({"ms": 20, "text": n.to_string()}),
+                    RequestOptions::default(),
+                )
+                .await
+        }
+    });
+    let answers = futures_util::future::join_all(calls).await;
+    let failed: Vec<String> = answers
+        .iter()
+        .filter_map(|a| a.as_ref().err().map(|e| e.message().to_owned()))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of 64 failed: {failed:?}",
+        failed.len()
+    );
+    assert_eq!(calls_of(&fx.log, "slow"), 64, "each sent once");
+    session.close().await;
+}

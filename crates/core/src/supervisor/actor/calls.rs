@@ -101,7 +101,7 @@ fn admit(
         return Err(Error::new(
             ErrorKind::RateLimited,
             format!(
-                "`{name}` already has {limit} calls running or queued (maxConcurrentCalls = {max_concurrent}); try again when some finish"
+                "`{name}` already has {limit} calls running or waiting (maxConcurrentCalls = {max_concurrent}, and {max_queued} may wait); try again when some finish"
             ),
         ));
     }
@@ -132,12 +132,19 @@ async fn run_call(
     } = opts;
     let cancelled = cancelled(cancel);
     tokio::pin!(cancelled);
+    // A call beyond the cap waits its turn, for at most its own timeout.
     let permit = tokio::select! {
         permit = permits.acquire_owned() => permit
             .map_err(|_| Error::cancelled("the supervisor is stopping")),
         () = &mut cancelled => Err(Error::cancelled(
             "the call was cancelled while it waited for a free slot; it was never sent",
         )),
+        () = tokio::time::sleep(timeout) => Err(Error::timeout(format!(
+            "the call waited {} for one of the server's slots (maxConcurrentCalls), all \
+             taken by calls still running; it was never sent",
+            crate::fmt_duration(timeout)
+        ))
+        .with(|c| c.method = Some("tools/call".to_owned()))),
     };
     let result = match permit {
         Ok(_permit) => {
