@@ -7,13 +7,21 @@
 //! Built so far: the fallback source, `leap`, which notices a suspend when a clock that
 //! counts it leaps ahead of the monotonic clock, which does not; `watch`, the process's task
 //! that runs it and tells every supervisor on one channel, which feeds `Input::Woke` to the
-//! pure step and publishes a `system` event. The OS sources are the next slices.
+//! pure step and publishes a `system` event; and on Linux, `linux`: logind and NetworkManager
+//! on the system bus, and netlink's routes where NetworkManager is not there. macOS's and
+//! Windows' sources are the next slices. An OS source reports to a `Sink` that `watch` hands
+//! it, so that the sources never name the watch.
 
 pub mod leap;
+#[cfg(target_os = "linux")]
+#[cfg_attr(test, allow(dead_code))] // a unit test's process does not watch the machine's OS
+mod linux;
 pub mod watch;
 
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use std::time::Duration;
+use tokio::sync::broadcast;
 
 /// What happened to the machine, as a `system` event says it (`events::EventBody::System`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -37,4 +45,19 @@ pub enum SystemEvent {
     Offline,
     /// The network is back.
     Online,
+}
+
+/// Where an OS source reports what it saw: the process's watch (`watch::start` hands over its
+/// own functions), or another, so that a source is one function of its sink.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // macOS's and Windows' sources are next
+pub(crate) struct Sink {
+    /// One report (`watch::tell`).
+    pub tell: fn(SystemEvent),
+    /// The machine is about to sleep (`watch::going_to_sleep`): tells `Sleeping` and runs the
+    /// process's hooks, bounded; a source that holds the sleep back lets it go after this.
+    pub going_to_sleep: fn() -> BoxFuture<'static, ()>,
+    /// What the supervisors hear (`watch::subscribe`): a wake takes the network for back, so
+    /// a network source that still sees none says so again after one.
+    pub subscribe: fn() -> Option<broadcast::Receiver<SystemEvent>>,
 }

@@ -7,10 +7,10 @@
 //! test, `lifeline watch`) hears nothing.
 //!
 //! The sources: the clock-leap detector (`leap`, everywhere, every `LOOK_EVERY`) and the OS's
-//! own (`crate::system` says which). Before the machine sleeps, a source that can hold the
-//! sleep back a moment (logind's delay inhibitor) runs `going_to_sleep`, which tells the
-//! supervisors and runs the hooks a process registered (`before_sleep`: the app checkpoints
-//! its history), each bounded.
+//! own (`crate::system` says which), started here with this module's functions as their
+//! sink. Before the machine sleeps, a source that can hold the sleep back a moment (logind's
+//! delay inhibitor) runs `going_to_sleep`, which tells the supervisors and runs the hooks a
+//! process registered (`before_sleep`: the app checkpoints its history), each bounded.
 
 use super::SystemEvent;
 use super::leap::{Clocks, LOOK_EVERY, Leap};
@@ -91,6 +91,14 @@ pub fn start() {
     if !first {
         return;
     }
+    // The OS's own sources; not in a unit test's process, whose supervisors must not hear
+    // the test machine's network.
+    #[cfg(all(target_os = "linux", not(test)))]
+    super::linux::start(super::Sink {
+        tell,
+        going_to_sleep: || Box::pin(going_to_sleep()),
+        subscribe,
+    });
     tokio::spawn(async move {
         let origin = std::time::Instant::now();
         let mut leap = Leap::default();

@@ -1,0 +1,143 @@
+//! logind on the system bus (`org.freedesktop.login1`): `PrepareForSleep(true)` before a
+//! suspend, `PrepareForSleep(false)` after it. While the machine is awake Lifeline holds a
+//! *delay* inhibitor (a file descriptor; closing it lets the sleep go on), so that before it
+//! sleeps the process's watch tells the supervisors and runs its hooks (the history's
+//! checkpoint), bounded well inside logind's own limit (`InhibitDelayMaxSec`, 5 s by default).
+
+use super::super::leap::Clocks;
+use super::super::{Sink, SystemEvent};
+use super::rewatch::{Part, Said};
+use super::{CALL_BOUND, LOGIND, say};
+use futures_util::StreamExt;
+use std::sync::Mutex;
+use std::time::Duration;
+use zbus::proxy::CacheProperties;
+use zbus::zvariant::OwnedFd;
+
+const PATH: &str = "/org/freedesktop/login1";
+const MANAGER: &str = "org.freedesktop.login1.Manager";
+/// `Inhibit(what, who, why, mode)`, as `systemd-inhibit --list` shows it.
+const INHIBIT: (&str, &str, &str, &str) = (
+    "sleep",
+    "Lifeline",
+    "checkpoint the history and tell the servers",
+    "delay",
+);
+
+/// Follows logind's sleeps on `bus` until the connection closes (`Ok`), holding an inhibitor
+/// while awake; dropped when logind leaves the bus, which closes the inhibitor with it.
+pub async fn follow(bus: &zbus::Connection, sink: Sink, said: &Mutex<Said>) -> zbus::Result<()> {
+    let manager: zbus::Proxy<'_> = zbus::proxy::Builder::new(bus)
+        .destination(LOGIND)?
+        .path(PATH)?
+        .interface(MANAGER)?
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await?;
+    let mut signals = manager.receive_signal("PrepareForSleep").await?;
+    let mut inhibitor = inhibit(&manager, said).await;
+    // The clocks when the machine was about to sleep, until it woke.
+    let mut fell_asleep: Option<Clocks> = None;
+    while let Some(signal) = signals.next().await {
+        let Ok(going) = signal.body().deserialize::<bool>() else {
+            continue; // not what logind sends: nothing to go by
+        };
+        match (going, fell_asleep) {
+            (true, None) => {
+                fell_asleep = Some(clocks());
+                (sink.going_to_sleep)().await;
+                drop(inhibitor.take()); // the sleep goes on
+            }
+            (false, before) => {
+                fell_asleep = None;
+                let slept = before.map(|before| slept(before, clocks()));
+                (sink.tell)(SystemEvent::Awake { slept });
+                if inhibitor.is_none() {
+                    inhibitor = inhibit(&manager, said).await;
+                }
+            }
+            (true, Some(_)) => {} // told already
+        }
+    }
+    Ok(())
+}
+
+/// Takes a delay inhibitor: `None` when logind gives none (a policy may refuse it), which
+/// costs the hooks their head start and nothing else.
+async fn inhibit(manager: &zbus::Proxy<'_>, said: &Mutex<Said>) -> Option<OwnedFd> {
+    let taken = tokio::time::timeout(CALL_BOUND, manager.call("Inhibit", &INHIBIT)).await;
+    match taken {
+        Ok(Ok(fd)) => {
+            say(said, Part::Inhibitor, true);
+            Some(fd)
+        }
+        Ok(Err(e)) => {
+            tracing::debug!("logind's Inhibit: {e}");
+            if refused(&e) {
+                say(said, Part::Inhibitor, false);
+            }
+            None
+        }
+        Err(_) => {
+            tracing::debug!("logind's Inhibit did not answer");
+            None
+        }
+    }
+}
+
+/// Whether logind answered no (a policy, a bad request), rather than went away meanwhile
+/// (which its owner's change tells).
+fn refused(e: &zbus::Error) -> bool {
+    const GONE: [&str; 4] = [
+        "org.freedesktop.DBus.Error.NoReply",
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+        "org.freedesktop.DBus.Error.Disconnected",
+    ];
+    match e {
+        zbus::Error::MethodError(name, _, _) => !GONE.contains(&name.as_str()),
+        _ => false,
+    }
+}
+
+/// The clocks now (CLOCK_MONOTONIC and CLOCK_BOOTTIME; the origin is for other systems).
+#[allow(clippy::disallowed_types)]
+fn clocks() -> Clocks {
+    Clocks::now(std::time::Instant::now())
+}
+
+/// How long the machine slept between two readings: what the clock that counts a suspend
+/// moved past the one that does not.
+fn slept(before: Clocks, after: Clocks) -> Duration {
+    let ran = after.monotonic.saturating_sub(before.monotonic);
+    after
+        .counting
+        .saturating_sub(before.counting)
+        .saturating_sub(ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sleep_is_what_the_counting_clock_moved_past_the_monotonic_one() {
+        let at = |monotonic: u64, counting: u64| Clocks {
+            monotonic: Duration::from_millis(monotonic),
+            counting: Duration::from_millis(counting),
+        };
+        // (before, after, slept), milliseconds
+        let table = [
+            ((1_000, 5_000), (1_300, 5_300), 0), // a suspend that failed at once
+            ((1_000, 5_000), (1_400, 3_605_400), 3_600_000), // an hour
+            ((1_000, 5_000), (1_400, 5_100), 0), // a clock that went back: none
+        ];
+        for (before, after, want) in table {
+            assert_eq!(
+                slept(at(before.0, before.1), at(after.0, after.1)),
+                Duration::from_millis(want),
+                "{before:?} → {after:?}"
+            );
+        }
+    }
+}
