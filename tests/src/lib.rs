@@ -5,7 +5,8 @@
 //! answer like a healthy server, and `stdio`/`http` (with `session`, `sse` and `resume`),
 //! `legacy` (HTTP+SSE, 2024-11-05) and `stateless` (stateless 2026-07-28) put the answer — or the
 //! fault — on the wire. `log` records what the client sent, for tests to
-//! assert on.
+//! assert on. `system_bus` (Linux) is a private system bus with stand-ins for logind and
+//! NetworkManager on it (`lifeline-system-bus`).
 
 pub mod cli;
 pub mod faults;
@@ -20,6 +21,8 @@ pub mod session;
 pub mod sse;
 pub mod stateless;
 pub mod stdio;
+#[cfg(target_os = "linux")]
+pub mod system_bus;
 pub mod tools;
 
 use cli::{Args, Transport};
