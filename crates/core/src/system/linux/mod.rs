@@ -169,12 +169,31 @@ impl Service<'_> {
                 }
                 lasted = Some(began.elapsed());
             }
-            there = match tokio::time::timeout(CALL_BOUND, has_owner(self.dbus, self.name)).await {
-                Ok(Ok(there)) => there,
-                Ok(Err(_)) | Err(_) => return,
+            let Some(now) = self.look(&mut owners, &mut backoff).await else {
+                return;
             };
+            there = now;
             say(self.said, self.part, there);
             seen(there);
+        }
+    }
+
+    /// Whether the name has an owner now, asked again after the backoff while the bus does
+    /// not answer; `None` when the connection closed.
+    async fn look(
+        &self,
+        owners: &mut NameOwnerChangedStream,
+        backoff: &mut Backoff,
+    ) -> Option<bool> {
+        loop {
+            match tokio::time::timeout(CALL_BOUND, has_owner(self.dbus, self.name)).await {
+                Ok(Ok(there)) => return Some(there),
+                Ok(Err(e)) => tracing::debug!("{}'s owner: {e}", self.name),
+                Err(_) => tracing::debug!("{}'s owner: the bus did not answer", self.name),
+            }
+            if !pause(owners, backoff.after(Duration::ZERO)).await {
+                return None;
+            }
         }
     }
 }

@@ -87,15 +87,16 @@ pub async fn follow(bus: &zbus::Connection, sink: Sink) -> zbus::Result<()> {
                         }
                         args.invalidated_properties().contains(&name)
                     };
-                    let state_gone = read_again("State", &mut state);
-                    let connectivity_gone = read_again("Connectivity", &mut connectivity);
-                    if state_gone {
+                    let before = (state, connectivity);
+                    if read_again("State", &mut state) {
                         state = read(&manager, "State").await;
                     }
-                    if connectivity_gone {
+                    if read_again("Connectivity", &mut connectivity) {
                         connectivity = read(&manager, "Connectivity").await;
                     }
-                    break;
+                    if (state, connectivity) != before {
+                        break;
+                    }
                 }
                 // A wake takes the network for back: NetworkManager still saying otherwise
                 // is told again.
