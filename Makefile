@@ -196,7 +196,8 @@ demo:
 # app is built in release with the UI embedded, as a bundle would ship it (its section).
 bench-build:
 	scripts/setup.sh
-	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture --bin lifeline-tray-host
+	$(CARGO) build --release -p lifeline-it --bin lifeline-fixture --bin lifeline-tray-host \
+	  --bin lifeline-system-bus
 	$(CARGO) build --release -p lifeline-cli
 	CARGO_TARGET_DIR=$(CURDIR)/target $(CARGO) build --release --manifest-path bench/Cargo.toml
 	cd ui && npm run build

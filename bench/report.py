@@ -360,6 +360,75 @@ def aggregate_profile(pr):
     return out
 
 
+# Issue 29's targets for a wake: every server ready again within 3 s of it (p50 and max over
+# the wakes), and no attempt spent on connections that died in the sleep.
+WAKE_TARGET_S = 3
+
+
+def wake_targets(wk, row):
+    what = f"every server ready within {WAKE_TARGET_S:g} s of a wake"
+    if "all_ready_p50_s" not in wk:
+        why = f"skipped: {wk['skipped']}" if wk.get("skipped") else ""
+        return [row(what + " (p50 and max)", None, why),
+                row("no attempt spent over the wakes", None, "")]
+    size = f"{wk['servers']} HTTP servers, {wk['wakes']} wakes"
+    events = (f"; by the events' clocks {wk['all_ready_by_events_p50_s']:g} s"
+              if wk.get("all_ready_by_events_p50_s") is not None else "")
+    events_max = (f"; by the events' clocks {wk['all_ready_by_events_max_s']:g} s"
+                  if wk.get("all_ready_by_events_max_s") is not None else "")
+    generations = (f"{wk['generations_min']}" if wk["generations_min"] == wk["generations_max"]
+                   else f"{wk['generations_min']}–{wk['generations_max']}")
+    return [row(f"{what}, p50 ({size})", wk["all_ready_p50_s"] <= WAKE_TARGET_S,
+                f"{wk['all_ready_p50_s']:g} s (the first server {wk['first_ready_p50_s']:g} s)"
+                + events),
+            row("... and the slowest of the wakes (max)", wk["all_ready_max_s"] <= WAKE_TARGET_S,
+                f"{wk['all_ready_max_s']:g} s" + events_max),
+            row("no attempt spent over the wakes", wk["attempts_spent"] == 0,
+                f"{wk['attempts_spent']} spent; {generations} generation(s) per server a wake; "
+                f"{wk['quarantined']} quarantined")]
+
+
+def wake_section(wk):
+    if "all_ready_p50_s" not in wk:
+        return (["", "## Wake", "", f"Not measured: {wk['skipped']}."] if wk.get("skipped")
+                else [])
+    generations = (f"{wk['generations_min']}" if wk["generations_min"] == wk["generations_max"]
+                   else f"{wk['generations_min']}–{wk['generations_max']}")
+    by_events = (f"{wk['all_ready_by_events_p50_s']:g} / {wk['all_ready_by_events_max_s']:g}"
+                 if wk.get("all_ready_by_events_p50_s") is not None else "—")
+    out = ["", "## Wake", "",
+           f"{wk['servers']} `lifeline-fixture http` servers ({wk['fixture_build']}) under "
+           f"`lifeline watch --json` ({wk.get('build', 'release')} CLI), and stand-ins for "
+           "logind and NetworkManager (`lifeline-system-bus`) on a private system bus that "
+           "Lifeline is pointed at "
+           f"(`DBUS_SYSTEM_BUS_ADDRESS`); {wk['wakes']} sleeps and wakes (`PrepareForSleep`). "
+           "No machine sleeps: while it is \"asleep\" every fixture is killed and started again "
+           "on its port, so every connection and session is gone. A wake's time runs from the "
+           "harness reading the stand-ins' `ok wake` to its reading the last server's `ready` "
+           "on a generation past the one it had before the sleep (a monotonic clock in the "
+           "harness); the same by the events' own `at`, from the first `awake` event. "
+           "Percentiles are nearest-rank over the wakes (bench/wake.py). Load average "
+           f"{wk['loadavg_before'][0]} before the section, {wk['loadavg_after'][0]} after.", "",
+           "| what | value |", "|---|---:|",
+           f"| every server ready after a wake, p50 s | {wk['all_ready_p50_s']:g} |",
+           f"| every server ready after a wake, max s | {wk['all_ready_max_s']:g} |",
+           f"| the same by the events' clocks, p50 / max s | {by_events} |",
+           f"| the first server ready, p50 s | {wk['first_ready_p50_s']:g} |",
+           f"| attempts spent, all wakes | {wk['attempts_spent']} |",
+           f"| generations per server per wake | {generations} |",
+           f"| servers quarantined | {wk['quarantined']} |",
+           f"| servers ready again before the wake was told | {wk['ready_before_wake']} |",
+           "", "| wake | all ready s | first ready s | by the events' clocks s | generations "
+           "| attempts spent |", "|---:|---:|---:|---:|---:|---:|"]
+    for w in wk.get("per_wake") or []:
+        g = (f"{w['generations_min']}" if w["generations_min"] == w["generations_max"]
+             else f"{w['generations_min']}–{w['generations_max']}")
+        ev = "—" if w["all_ready_by_events_s"] is None else f"{w['all_ready_by_events_s']:g}"
+        out.append(f"| {w['wake']} | {w['all_ready_s']:g} | {w['first_ready_s']:g} | {ev} | {g} "
+                   f"| {w['attempts_spent']} |")
+    return out
+
+
 def targets(result):
     """The issue's targets, each checked against this record: met, missed (and where), or
     not measured."""
@@ -386,6 +455,7 @@ def targets(result):
     rows += search_targets(result.get("search") or {}, row)
     rows += pins_targets(result.get("search") or {}, row)
     rows += aggregate_targets(result.get("aggregate") or {}, row)
+    rows += wake_targets(result.get("wake") or {}, row)
     faults = result.get("fault_matrix") or []
     ours = [f for f in faults if f["client"] == "lifeline"]
     hung = [f["scenario"] for f in ours if f["outcome"] == "hung"]
@@ -603,6 +673,7 @@ def write(result, md_path, charts_dir):
     if result.get("aggregate"):
         lines += aggregate_section(result["aggregate"])
         lines += aggregate_profile(result.get("aggregate_profile"))
+    lines += wake_section(result.get("wake") or {})
     lines += what_dominates(result.get("profile"))
     if result["failures"]:
         lines += ["", "### Failed runs", ""]

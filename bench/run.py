@@ -10,7 +10,7 @@ CPU time and peak RSS are its own.
     bench/run.py                 the full run: docs/benchmarks.json, docs/benchmarks.md
     bench/run.py --smoke         seconds long, into target/bench-smoke/ (keeps the harness working)
     bench/run.py --only app      one section (call_path, gateway, serve, faults, scale, app,
-                                 search, aggregate); the others are kept
+                                 search, aggregate, wake); the others are kept
     bench/run.py --only serve    `lifeline serve` on a kept-alive connection against a fresh one
                                  and the server direct (needs only release lifeline and
                                  lifeline-fixture: cargo build --release -p lifeline-cli -p
@@ -35,6 +35,7 @@ import app as app_section
 import report
 import search as search_section
 import serve as serve_section
+import wake as wake_section
 
 ROOT = Path(__file__).resolve().parent.parent
 METRICS = ["p50_us", "p99_us", "calls_per_s", "cpu_ms_per_10k", "peak_rss_kb"]
@@ -91,6 +92,8 @@ class Tools:
         self.search = str(built / f"bench-search{EXE}")
         self.host = str(built / f"bench-host{EXE}")
         self.lifeline = str(built / f"lifeline{EXE}")
+        # logind and NetworkManager on a private system bus (the wake section; Linux).
+        self.system_bus = str(built / f"lifeline-system-bus{EXE}")
         # The desktop app (make bench-build builds it in release); the app section says so
         # if it is missing.
         app = built / "lifeline-app"
@@ -482,7 +485,7 @@ def keep_sections(result, path, sections):
                           ("serve", ["serve"]),
                           ("faults", ["fault_matrix"]),
                           ("scale", ["scale"]), ("app", ["app"]), ("search", ["search"]),
-                          ("aggregate", ["aggregate"])]:
+                          ("aggregate", ["aggregate"]), ("wake", ["wake"])]:
         if section not in sections and previous.get(keys[0]):
             for k in keys:
                 result[k] = previous.get(k)
@@ -537,7 +540,8 @@ def main():
     p.add_argument("--hang-bound", type=int, default=90,
                    help="fault matrix: seconds after which a client counts as hung")
     p.add_argument("--out", help="directory for benchmarks.json/.md (default docs/)")
-    p.add_argument("--only", default="call_path,gateway,serve,faults,scale,app,search,aggregate",
+    p.add_argument("--only",
+                   default="call_path,gateway,serve,faults,scale,app,search,aggregate,wake",
                    help="sections to run")
     p.add_argument("--clients", default=",".join(CLIENTS))
     p.add_argument("--note", default="", help="said in the report, e.g. that the machine was busy")
@@ -610,6 +614,11 @@ def main():
         aggregate_result, aggregate_failures = aggregate_section.aggregate(tools, args,
                                                                            run_driver, log)
         failures += aggregate_failures
+    wake_result = {}
+    if "wake" in sections:
+        log("bench: wake (HTTP servers whose connections died in a sleep, back at each wake)")
+        wake_result, wake_failures = wake_section.wake(tools, args, log)
+        failures += wake_failures
     app_result = {}
     if "app" in sections and sys.platform != "linux":
         # Xvfb, a private D-Bus session bus and /proc (bench/app.py) are Linux's.
@@ -636,6 +645,7 @@ def main():
         "app": app_result,
         "search": search_result,
         "aggregate": aggregate_result,
+        "wake": wake_result,
         "failures": failures,
         "seconds": round(time.time() - started, 1),
     }
