@@ -26,3 +26,5 @@ mod stateless;
 mod stdio;
 mod supervise;
 mod support;
+#[cfg(target_os = "linux")]
+mod wake;

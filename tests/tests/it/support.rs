@@ -72,6 +72,11 @@ impl HttpFixture {
         self.child.id()
     }
 
+    /// Kills the fixture and waits until it is gone, its port free again.
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+
     pub fn log_entries(&self) -> Vec<Value> {
         read_log(&self.log)
     }
@@ -97,12 +102,22 @@ pub async fn stateless_fixture(script: Value) -> HttpFixture {
     fixture_listening("stateless", script).await
 }
 
+/// `http_fixture` on a port of the caller's: a server started again where it was.
+pub async fn http_fixture_on(script: Value, port: &str) -> HttpFixture {
+    fixture_listening_with("http", script, &["--port", port]).await
+}
+
 async fn fixture_listening(transport: &str, script: Value) -> HttpFixture {
+    fixture_listening_with(transport, script, &[]).await
+}
+
+async fn fixture_listening_with(transport: &str, script: Value, extra: &[&str]) -> HttpFixture {
     let dir = TempDirGuard::new(transport);
     let log = dir.path().join("fixture.log");
     let mut child = Command::new(fixture_bin())
         .args([transport, "--script", &script.to_string(), "--log"])
         .arg(&log)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .kill_on_drop(true)

@@ -133,7 +133,10 @@ pub async fn show(args: &ShowArgs, mut out: Out) -> i32 {
 
 /// The client's file, when it has one, and its entries that serve a profile. A file named
 /// with `--client-config` must be there; a client without one is shown `default`.
-fn entries(args: &ShowArgs, client: Client) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientError> {
+fn entries(
+    args: &ShowArgs,
+    client: Client,
+) -> Result<(Option<PathBuf>, Vec<Endpoint>), ClientError> {
     let Ok(path) = client_file(client, args.client_config.as_deref()) else {
         return Ok((None, Vec::new()));
     };
@@ -149,7 +152,12 @@ fn entries(args: &ShowArgs, client: Client) -> Result<(Option<PathBuf>, Vec<Endp
 }
 
 /// The profiles the client uses: `--profile`, else each entry's, else `default`.
-fn uses(args: &ShowArgs, client: Client, config: &Config, found: &[Endpoint]) -> Result<Vec<Use>, Error> {
+fn uses(
+    args: &ShowArgs,
+    client: Client,
+    config: &Config,
+    found: &[Endpoint],
+) -> Result<Vec<Use>, Error> {
     let own = ClientKind::of_client(client);
     let profile = |name: &str, field: Option<&str>| {
         config.profile(name).ok_or_else(|| {

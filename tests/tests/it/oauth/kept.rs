@@ -130,7 +130,14 @@ impl Setup {
     }
 
     fn watch(&self) -> Watch {
-        Watch::start_with_env(&self.config, "120s", &self.env())
+        self.watch_with(&[])
+    }
+
+    /// `watch` with `extra` in its environment too.
+    fn watch_with(&self, extra: &[(&str, &str)]) -> Watch {
+        let mut env = self.env().to_vec();
+        env.extend_from_slice(extra);
+        Watch::start_with_env(&self.config, "120s", &env)
     }
 
     /// `watch`, once `remote` is ready.
@@ -221,16 +228,25 @@ async fn a_supervised_server_stays_ready_across_three_expiries() {
     assert!(!run.stdout.contains(CANARY) && !run.stderr.contains(CANARY));
 }
 
+/// Ten servers under `/mcp/1`…`/mcp/10`, named `s1`…`s10`.
+fn ten() -> Vec<(String, String)> {
+    (1..=10)
+        .map(|n| (format!("s{n}"), format!("/mcp/{n}")))
+        .collect()
+}
+
+fn refs(servers: &[(String, String)]) -> Vec<(&str, &str)> {
+    servers
+        .iter()
+        .map(|(n, p)| (n.as_str(), p.as_str()))
+        .collect()
+}
+
 #[tokio::test]
 async fn ten_servers_behind_one_authorization_server_refresh_once() {
     let state = serve().await;
-    let servers: Vec<(String, String)> = (1..=10)
-        .map(|n| (format!("s{n}"), format!("/mcp/{n}")))
-        .collect();
-    let refs: Vec<(&str, &str)> = servers
-        .iter()
-        .map(|(n, p)| (n.as_str(), p.as_str()))
-        .collect();
+    let servers = ten();
+    let refs = refs(&servers);
     let setup = Setup::new("oauth-ten", &state.origin, &refs);
     // One sign-in, for the first; the others find it behind the same authorization server.
     setup.login("s1").await;
@@ -418,4 +434,59 @@ async fn a_refresh_the_authorization_server_fails_transiently_is_tried_again() {
     );
     let c = state.counts();
     assert_eq!((c.code_grants, c.refresh_grants), (1, 2), "{c:?}");
+}
+
+/// Issue 29: the machine slept past the tokens' expiry (the authorization server no longer
+/// takes them). At the wake every server is probed, and the ten, behind one authorization
+/// server, refresh once between them: ready again, no sign-in asked for, no browser.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn after_a_wake_ten_servers_whose_tokens_expired_refresh_once() {
+    use lifeline_it::system_bus::{Daemon, StandIns};
+    let state = serve().await;
+    let servers = ten();
+    let refs = refs(&servers);
+    let setup = Setup::new("oauth-wake", &state.origin, &refs);
+    // No idle pings: whatever reaches the servers after the wake is the wake's.
+    let config = std::fs::read_to_string(&setup.config).unwrap();
+    let quiet = config.replace("\"pingIntervalMs\":1000", "\"pingIntervalMs\":3600000");
+    assert_ne!(config, quiet, "the config's ping interval was found");
+    std::fs::write(&setup.config, quiet).unwrap();
+    let bus = format!(
+        "unix:path={}",
+        setup.dir.path().join("system_bus").display()
+    );
+    let _daemon = Daemon::start(&bus);
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_lifeline-system-bus"));
+    let mut os = StandIns::start(exe, &bus, &["--state", "70", "--connectivity", "4"]);
+    setup.login("s1").await;
+    let mut watch = setup.watch_with(&[("DBUS_SYSTEM_BUS_ADDRESS", &bus)]);
+    for (name, _) in &refs {
+        watch
+            .wait_for("ready", |e| is_state(e, name, "ready"))
+            .await;
+    }
+    os.run("sleep", PATIENCE).await;
+    state.expire_all();
+    os.run("wake", PATIENCE).await;
+    for (name, _) in &refs {
+        watch
+            .wait_for("refreshed after the wake", |e| {
+                is_auth(e, name, "refreshed")
+            })
+            .await;
+    }
+    let run = watch.stop().await;
+    let c = state.counts();
+    assert_eq!(
+        (c.code_grants, c.refresh_grants),
+        (1, 1),
+        "one sign-in ever, one refresh for ten servers: {c:?}"
+    );
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| e["type"] == "auth" && e["change"] == "sign_in_needed"),
+        "no sign-in asked for"
+    );
 }

@@ -133,6 +133,26 @@ impl Watch {
         }
     }
 
+    /// Waits, up to `within`, until the events so far satisfy `done`.
+    pub async fn wait_until(
+        &mut self,
+        what: &str,
+        within: Duration,
+        done: impl Fn(&[Value]) -> bool,
+    ) {
+        let deadline = tokio::time::Instant::now() + within;
+        while !done(&self.events) {
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(line)) => self.push(&line),
+                Ok(None) => panic!("watch exited before {what}; events:\n{}", self.dump()),
+                Err(_) => panic!(
+                    "watch printed no {what} within {within:?}; events:\n{}",
+                    self.dump()
+                ),
+            }
+        }
+    }
+
     fn dump(&self) -> String {
         self.events
             .iter()
