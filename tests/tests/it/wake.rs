@@ -2,7 +2,7 @@
 //! told by stand-ins for logind and NetworkManager (`lifeline-system-bus`) on a system bus of
 //! the test's own. While the machine "sleeps", every server process is killed and started
 //! again on its port, so every connection and session is gone; after the wake every server is
-//! ready again on a new generation within 3 s, and not one attempt was counted.
+//! ready again within 3 s on one new connection, and not one attempt was counted.
 
 use crate::supervise::watch::Watch;
 use crate::support::{HttpFixture, TempDirGuard, http_fixture, http_fixture_on, write_config};
@@ -116,6 +116,8 @@ async fn twenty_servers_whose_connections_died_in_a_sleep_are_back_at_the_wake_f
             ["sleeping", "awake"],
             "{name} was told of the sleep and the wake once each"
         );
+        let newest = mine.iter().filter_map(|e| e["generation"].as_u64()).max();
+        assert_eq!(newest, Some(2), "{name} made one new connection, no more");
         for e in mine.iter().filter(|e| e["type"] == "state") {
             // Connecting is always some round's attempt 1; a spent one would show as 2, or
             // as a wait with its count.
