@@ -86,6 +86,16 @@ impl Leap {
     }
 }
 
+/// How long the machine slept between two readings taken either side of a sleep an OS source
+/// announced: what the clock that counts a suspend moved past the one that does not.
+pub fn slept(before: Clocks, after: Clocks) -> Duration {
+    let ran = after.monotonic.saturating_sub(before.monotonic);
+    after
+        .counting
+        .saturating_sub(before.counting)
+        .saturating_sub(ran)
+}
+
 /// The wall clock as a `counting` reading, for a test or a source that has only it.
 pub fn wall() -> Duration {
     SystemTime::now()
@@ -123,6 +133,27 @@ mod tests {
                 leap.look(at(m, c)),
                 want.map(Duration::from_secs),
                 "reading ({m}, {c})"
+            );
+        }
+    }
+
+    #[test]
+    fn the_sleep_is_what_the_counting_clock_moved_past_the_monotonic_one() {
+        let at = |monotonic: u64, counting: u64| Clocks {
+            monotonic: Duration::from_millis(monotonic),
+            counting: Duration::from_millis(counting),
+        };
+        // (before, after, slept), milliseconds
+        let table = [
+            ((1_000, 5_000), (1_300, 5_300), 0), // a suspend that failed at once
+            ((1_000, 5_000), (1_400, 3_605_400), 3_600_000), // an hour
+            ((1_000, 5_000), (1_400, 5_100), 0), // a clock that went back: none
+        ];
+        for (before, after, want) in table {
+            assert_eq!(
+                slept(at(before.0, before.1), at(after.0, after.1)),
+                Duration::from_millis(want),
+                "{before:?} → {after:?}"
             );
         }
     }

@@ -9,8 +9,9 @@
 //! The sources: the clock-leap detector (`leap`, everywhere, every `LOOK_EVERY`) and the OS's
 //! own (`crate::system` says which), started here with this module's functions as their
 //! sink. Before the machine sleeps, a source that can hold the sleep back a moment (logind's
-//! delay inhibitor) runs `going_to_sleep`, which tells the supervisors and runs the hooks a
-//! process registered (`before_sleep`: the app checkpoints its history), each bounded.
+//! delay inhibitor, IOKit's acknowledgement on macOS) runs `going_to_sleep`, which tells the
+//! supervisors and runs the hooks a process registered (`before_sleep`: the app checkpoints
+//! its history), each bounded.
 
 use super::SystemEvent;
 use super::leap::{Clocks, LOOK_EVERY, Leap};
@@ -93,12 +94,20 @@ pub fn start() {
     }
     // The OS's own sources; not in a unit test's process, whose supervisors must not hear
     // the test machine's network.
-    #[cfg(all(target_os = "linux", not(test)))]
-    super::linux::start(super::Sink {
-        tell,
-        going_to_sleep: || Box::pin(going_to_sleep()),
-        subscribe,
-    });
+    #[cfg(not(test))]
+    {
+        let sink = super::Sink {
+            tell,
+            going_to_sleep: || Box::pin(going_to_sleep()),
+            subscribe,
+        };
+        #[cfg(target_os = "linux")]
+        super::linux::start(sink);
+        #[cfg(target_os = "macos")]
+        super::macos::start(sink);
+        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        let _ = sink; // the clock-leap detector alone
+    }
     tokio::spawn(async move {
         let origin = std::time::Instant::now();
         let mut leap = Leap::default();

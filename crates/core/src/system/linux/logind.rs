@@ -4,13 +4,12 @@
 //! sleeps the process's watch tells the supervisors and runs its hooks (the history's
 //! checkpoint), bounded well inside logind's own limit (`InhibitDelayMaxSec`, 5 s by default).
 
-use super::super::leap::Clocks;
+use super::super::leap::{Clocks, slept};
 use super::super::{Sink, SystemEvent};
 use super::rewatch::{Part, Said};
 use super::{CALL_BOUND, LOGIND, say};
 use futures_util::StreamExt;
 use std::sync::Mutex;
-use std::time::Duration;
 use zbus::proxy::CacheProperties;
 use zbus::zvariant::OwnedFd;
 
@@ -104,40 +103,4 @@ fn refused(e: &zbus::Error) -> bool {
 #[allow(clippy::disallowed_types)]
 fn clocks() -> Clocks {
     Clocks::now(std::time::Instant::now())
-}
-
-/// How long the machine slept between two readings: what the clock that counts a suspend
-/// moved past the one that does not.
-fn slept(before: Clocks, after: Clocks) -> Duration {
-    let ran = after.monotonic.saturating_sub(before.monotonic);
-    after
-        .counting
-        .saturating_sub(before.counting)
-        .saturating_sub(ran)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_sleep_is_what_the_counting_clock_moved_past_the_monotonic_one() {
-        let at = |monotonic: u64, counting: u64| Clocks {
-            monotonic: Duration::from_millis(monotonic),
-            counting: Duration::from_millis(counting),
-        };
-        // (before, after, slept), milliseconds
-        let table = [
-            ((1_000, 5_000), (1_300, 5_300), 0), // a suspend that failed at once
-            ((1_000, 5_000), (1_400, 3_605_400), 3_600_000), // an hour
-            ((1_000, 5_000), (1_400, 5_100), 0), // a clock that went back: none
-        ];
-        for (before, after, want) in table {
-            assert_eq!(
-                slept(at(before.0, before.1), at(after.0, after.1)),
-                Duration::from_millis(want),
-                "{before:?} → {after:?}"
-            );
-        }
-    }
 }

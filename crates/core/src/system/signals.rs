@@ -1,0 +1,307 @@
+//! What macOS's own signals tell (issue 29), apart from the calls that hear them (`macos.rs`),
+//! and compiled on every OS so that Linux's tests check it too: a power message as a `Power`, a
+//! network path's status as online or not, the network as a source last saw it (`Network`,
+//! told again after a wake), and the hold an OS thread keeps on a sleep while the watch does
+//! its work before it (`before_sleep`).
+
+use super::{Sink, SystemEvent};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// What a power message says Lifeline should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Power {
+    /// The OS asks whether it may sleep (an idle sleep): say yes at once, tell nothing
+    /// (another process may still say no).
+    MaySleep,
+    /// It is about to sleep: the watch's `going_to_sleep`, then let it.
+    WillSleep,
+    /// It woke.
+    Woke,
+    /// Nothing Lifeline acts on.
+    Other,
+}
+
+/// IOKit's system power messages (IOKit/IOMessage.h: `iokit_common_msg(0x270)` and on).
+pub mod iokit {
+    pub const CAN_SYSTEM_SLEEP: u32 = 0xE000_0270;
+    pub const SYSTEM_WILL_SLEEP: u32 = 0xE000_0280;
+    pub const SYSTEM_WILL_NOT_SLEEP: u32 = 0xE000_0290;
+    pub const SYSTEM_HAS_POWERED_ON: u32 = 0xE000_0300;
+    pub const SYSTEM_WILL_POWER_ON: u32 = 0xE000_0320;
+}
+
+/// A message from `IORegisterForSystemPower`. A sleep another process vetoed
+/// (`SYSTEM_WILL_NOT_SLEEP`) was never told, and the wake is told once the machine is on
+/// (`SYSTEM_HAS_POWERED_ON`), not as it begins to power on.
+pub fn macos_power(message: u32) -> Power {
+    match message {
+        iokit::CAN_SYSTEM_SLEEP => Power::MaySleep,
+        iokit::SYSTEM_WILL_SLEEP => Power::WillSleep,
+        iokit::SYSTEM_HAS_POWERED_ON => Power::Woke,
+        _ => Power::Other,
+    }
+}
+
+/// `nw_path_status_t` (Network/path.h).
+pub mod nw_path_status {
+    pub const INVALID: i32 = 0;
+    pub const SATISFIED: i32 = 1;
+    pub const UNSATISFIED: i32 = 2;
+    pub const SATISFIABLE: i32 = 3;
+}
+
+/// Whether a network path's status is online: satisfied is; unsatisfied is not, nor is
+/// satisfiable (a connection could be brought up, a VPN on demand, but is not); `None` for an
+/// invalid path or a status Network.framework does not define, which say nothing.
+pub fn path_online(status: i32) -> Option<bool> {
+    match status {
+        nw_path_status::SATISFIED => Some(true),
+        nw_path_status::UNSATISFIED | nw_path_status::SATISFIABLE => Some(false),
+        _ => None,
+    }
+}
+
+/// The network as an OS source last saw it. A wake, which the supervisors take for the network
+/// back, is followed by `Offline` again while the source still sees none.
+#[derive(Debug)]
+pub struct Network {
+    tell: fn(SystemEvent),
+    /// `Some(online)` once the source has looked. A look reads and tells under this lock, so a
+    /// look on one OS thread never overtakes a newer one on another, nor a wake's telling.
+    seen: Mutex<Option<bool>>,
+}
+
+impl Network {
+    pub fn new(tell: fn(SystemEvent)) -> Network {
+        Network {
+            tell,
+            seen: Mutex::new(None),
+        }
+    }
+
+    /// Reads the network (`read`: online or not, `None` when it cannot tell) and tells what
+    /// it read, every time: the watch drops what changes nothing.
+    pub fn look(&self, read: impl FnOnce() -> Option<bool>) {
+        let mut seen = lock(&self.seen);
+        if let Some(online) = read() {
+            *seen = Some(online);
+            (self.tell)(if online {
+                SystemEvent::Online
+            } else {
+                SystemEvent::Offline
+            });
+        }
+    }
+
+    /// The machine woke: still no network is told again.
+    pub fn woke(&self) {
+        let seen = lock(&self.seen);
+        if *seen == Some(false) {
+            (self.tell)(SystemEvent::Offline);
+        }
+    }
+
+    /// Hears the watch's wakes, for as long as it tells them.
+    pub async fn follow_wakes(&self, sink: Sink) {
+        let Some(mut told) = (sink.subscribe)() else {
+            return;
+        };
+        loop {
+            match told.recv().await {
+                Ok(SystemEvent::Awake { .. }) => self.woke(),
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(_)) => self.woke(), // one may be a wake
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}
+
+/// The machine is about to sleep and an OS thread holds it back until this returns: runs the
+/// watch's `going_to_sleep` (itself bounded) on `runtime` and waits for it, on this thread,
+/// for at most `bound`. A runtime that is shutting down runs nothing and lets the sleep go at
+/// once; nothing here can panic, which on an OS thread would end the process.
+pub fn before_sleep(sink: Sink, runtime: &tokio::runtime::Handle, bound: Duration) {
+    let (done, finished) = std::sync::mpsc::sync_channel(1);
+    runtime.spawn(async move {
+        (sink.going_to_sleep)().await;
+        let _ = done.send(());
+    });
+    let _ = finished.recv_timeout(bound);
+}
+
+/// A lock that a panic elsewhere did not take away: what it guards is a plain value.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn a_power_message_is_what_lifeline_does() {
+        let table = [
+            (macos_power(iokit::CAN_SYSTEM_SLEEP), Power::MaySleep),
+            (macos_power(iokit::SYSTEM_WILL_SLEEP), Power::WillSleep),
+            (macos_power(iokit::SYSTEM_WILL_NOT_SLEEP), Power::Other),
+            (macos_power(iokit::SYSTEM_WILL_POWER_ON), Power::Other),
+            (macos_power(iokit::SYSTEM_HAS_POWERED_ON), Power::Woke),
+            (macos_power(0), Power::Other),
+        ];
+        for (i, (got, want)) in table.into_iter().enumerate() {
+            assert_eq!(got, want, "row {i}");
+        }
+    }
+
+    #[test]
+    fn only_a_satisfied_path_is_online() {
+        let table = [
+            (nw_path_status::SATISFIED, Some(true)),
+            (nw_path_status::UNSATISFIED, Some(false)),
+            (nw_path_status::SATISFIABLE, Some(false)),
+            (nw_path_status::INVALID, None),
+            (4, None),
+            (-1, None),
+        ];
+        for (status, want) in table {
+            assert_eq!(path_online(status), want, "status {status}");
+        }
+    }
+
+    thread_local! {
+        static TOLD: RefCell<Vec<SystemEvent>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn told(event: SystemEvent) {
+        TOLD.with(|t| t.borrow_mut().push(event));
+    }
+
+    #[test]
+    fn every_look_is_told_and_a_wake_while_offline_says_it_again() {
+        use SystemEvent::{Offline, Online};
+        let network = Network::new(told);
+        network.woke(); // before the first look: nothing to say
+        network.look(|| None); // a table that could not be read
+        network.look(|| Some(false));
+        network.look(|| Some(false)); // again: the watch drops it
+        network.woke();
+        network.look(|| None); // says nothing, and forgets nothing
+        network.woke();
+        network.look(|| Some(true));
+        network.woke(); // online: the wake said so already
+        let heard = TOLD.with(|t| t.take());
+        assert_eq!(heard, [Offline, Offline, Offline, Offline, Online]);
+    }
+
+    static WAKES: OnceLock<broadcast::Sender<SystemEvent>> = OnceLock::new();
+
+    fn wakes() -> Option<broadcast::Receiver<SystemEvent>> {
+        Some(WAKES.get_or_init(|| broadcast::channel(4).0).subscribe())
+    }
+
+    /// Lets the spawned tasks of this (current-thread) runtime run until all wait again.
+    async fn settle() {
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_wake_the_watch_tells_says_still_offline_again() {
+        use SystemEvent::{Awake, Offline, Online};
+        let network: &'static Network = Box::leak(Box::new(Network::new(told)));
+        let sink = Sink {
+            tell: told,
+            going_to_sleep: || Box::pin(async {}),
+            subscribe: wakes,
+        };
+        network.look(|| Some(false));
+        let following = tokio::spawn(network.follow_wakes(sink));
+        settle().await; // it subscribed
+        let watch = WAKES.get().unwrap();
+        watch.send(Offline).unwrap(); // not a wake
+        watch.send(Awake { slept: None }).unwrap();
+        settle().await;
+        network.look(|| Some(true));
+        watch.send(Awake { slept: None }).unwrap(); // online: nothing to say again
+        settle().await;
+        following.abort();
+        let heard = TOLD.with(|t| t.take());
+        assert_eq!(heard, [Offline, Offline, Online]);
+    }
+
+    static WENT_TO_SLEEP: AtomicUsize = AtomicUsize::new(0);
+
+    fn no_tell(_: SystemEvent) {}
+
+    fn no_watch() -> Option<broadcast::Receiver<SystemEvent>> {
+        None
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn the_os_thread_holds_the_sleep_until_the_work_before_it_is_done() {
+        let sink = Sink {
+            tell: no_tell,
+            going_to_sleep: || {
+                Box::pin(async {
+                    tokio::task::yield_now().await;
+                    WENT_TO_SLEEP.fetch_add(1, Ordering::SeqCst);
+                })
+            },
+            subscribe: no_watch,
+        };
+        let runtime = tokio::runtime::Handle::current();
+        // An OS thread, as IOKit's or Windows' callback runs on.
+        std::thread::spawn(move || before_sleep(sink, &runtime, Duration::from_secs(30)))
+            .join()
+            .unwrap();
+        assert_eq!(
+            WENT_TO_SLEEP.load(Ordering::SeqCst),
+            1,
+            "done before it returned"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn work_that_does_not_end_lets_the_sleep_go_at_the_bound() {
+        let sink = Sink {
+            tell: no_tell,
+            going_to_sleep: || Box::pin(std::future::pending()),
+            subscribe: no_watch,
+        };
+        let runtime = tokio::runtime::Handle::current();
+        let bound = Duration::from_millis(50);
+        // Returns, which is the test: a hold past the bound would keep the machine awake.
+        std::thread::spawn(move || before_sleep(sink, &runtime, bound))
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn a_runtime_that_is_gone_lets_the_sleep_go_at_once() {
+        let sink = Sink {
+            tell: no_tell,
+            going_to_sleep: || Box::pin(std::future::pending()),
+            subscribe: no_watch,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let handle = runtime.handle().clone();
+        drop(runtime);
+        // The task is dropped unrun, and with it the sender: no wait for the bound.
+        let began = tokio::time::Instant::now();
+        before_sleep(sink, &handle, Duration::from_secs(20));
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            began.elapsed()
+        );
+    }
+}
