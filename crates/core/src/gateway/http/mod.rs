@@ -2,7 +2,9 @@
 //! `http://127.0.0.1:PORT/servers/NAME/mcp` for hosts that take a URL, served by the app
 //! and by `lifeline serve`. Each host session (`Mcp-Session-Id`, issued at `initialize`) is
 //! a gateway session (`gateway::start`) on the supervisor for NAME, exactly as a stdio host
-//! gets from `lifeline connect`; `session.rs` routes its messages to the right stream.
+//! gets from `lifeline connect`; `session.rs` routes its messages to the right stream, and
+//! every event carries an id (`streams.rs`) by which a host resumes a broken stream with a
+//! GET and `Last-Event-ID` (`resume.rs`).
 //!
 //! Before anything else a request must pass `guard.rs`: bound to 127.0.0.1 only, a `Host`
 //! naming the loopback and no foreign `Origin` (403: DNS rebinding), a client's bearer
@@ -12,16 +14,19 @@
 //! Under load it stays fair and bounded (`Limits`): at most `MAX_CONNECTIONS` connections
 //! (`accept.rs`: past it 503, and a backoff when `accept` fails), `MAX_SESSIONS` sessions
 //! of which one client holds at most `MAX_SESSIONS_PER_CLIENT` (a client's new session
-//! evicts only its own idle ones), `STREAM_QUEUE` events queued per stream. A client whose
-//! token is removed or replaced has its sessions, and so its streams, ended within
-//! `TOKEN_CHECK`.
+//! evicts only its own idle ones), `STREAM_QUEUE` events queued per stream, and as many
+//! kept per stream for a resume (at most `streams::RESUME_BYTES`, for
+//! `streams::RESUME_WINDOW` once the stream's connection is gone). A client whose token is
+//! removed or replaced has its sessions, and so its streams, ended within `TOKEN_CHECK`.
 
 mod accept;
 pub mod guard;
 mod open;
 mod reply;
+mod resume;
 mod route;
 mod session;
+mod streams;
 pub mod tokens;
 
 #[cfg(test)]
@@ -40,7 +45,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use reply::{empty, event_stream, json_response, refuse, request_stream, session_gone};
+use reply::{empty, json_response, refuse, request_stream, session_gone};
 use serde_json::Value;
 use session::{Answer, HttpSession};
 use std::collections::HashMap;
@@ -83,7 +88,8 @@ pub const MAX_SESSIONS_PER_CLIENT: usize = 64;
 pub const MAX_CONNECTIONS: usize = 512;
 
 /// At most this many events wait on one stream for a host that is slow to read; a host
-/// that stops reading has the stream closed when it fills.
+/// that stops reading has the stream's connection closed when it fills. As many are kept
+/// per stream for a host that resumes it.
 pub const STREAM_QUEUE: usize = 256;
 
 /// How often the tokens file is checked for a removed token, whose sessions then end.
@@ -95,7 +101,10 @@ pub struct Limits {
     pub connections: usize,
     pub sessions: usize,
     pub sessions_per_client: usize,
+    /// Events queued per stream, and kept per stream for a resume.
     pub stream_queue: usize,
+    /// Bytes of events kept per stream for a resume, besides its newest one.
+    pub resume_bytes: usize,
 }
 
 impl Default for Limits {
@@ -105,6 +114,7 @@ impl Default for Limits {
             sessions: MAX_SESSIONS,
             sessions_per_client: MAX_SESSIONS_PER_CLIENT,
             stream_queue: STREAM_QUEUE,
+            resume_bytes: streams::RESUME_BYTES,
         }
     }
 }
@@ -381,7 +391,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Response<Body> {
     let client = caller.map(|c| c.client);
     match parts.method {
         Method::POST => post(&state, &parts, body, name, client).await,
-        Method::GET => get(&state, &parts, &name, client.as_deref()),
+        Method::GET => resume::get(&state, &parts, &name, client.as_deref()),
         Method::DELETE => delete(&state, &parts, &name, client.as_deref()),
         _ => {
             let mut r = refuse(
@@ -524,34 +534,11 @@ async fn answer(
             RpcError::INVALID_REQUEST,
             format!("request id {id} is already in use by an unanswered request of this session"),
         ),
-        Ok(Answer::Stream(rx)) => request_stream(rx).await,
+        Ok(Answer::Stream { priming, events }) => request_stream(priming, events).await,
         Ok(Answer::Json(rx)) => match rx.await {
             Ok(msg) => json_response(StatusCode::OK, msg.to_json()),
             Err(_) => session_gone(),
         },
-    }
-}
-
-/// The session's own event stream, for what does not belong to a request.
-fn get(state: &State, parts: &Parts, name: &Target, client: Option<&str>) -> Response<Body> {
-    if !accept(parts).is_some_and(|a| a.contains("text/event-stream")) {
-        return refuse(
-            StatusCode::NOT_ACCEPTABLE,
-            -32000,
-            "GET opens an event stream: Accept must allow text/event-stream",
-        );
-    }
-    let session = match session_of(state, parts, name, client) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    match session.open_stream() {
-        Some(rx) => event_stream(rx),
-        None => refuse(
-            StatusCode::CONFLICT,
-            -32000,
-            "this session already has a GET stream open",
-        ),
     }
 }
 

@@ -52,6 +52,7 @@ pub(super) async fn initialize(
         client.clone(),
         served,
         state.limits.stream_queue,
+        state.limits.resume_bytes,
     );
     state
         .sessions

@@ -4,8 +4,9 @@
 //! Each answer goes out in as few writes as its framing allows. On a kept-alive
 //! connection every write after the first that the peer has not acknowledged yet waits for
 //! its delayed ACK (about 40 ms) unless the socket sets `TCP_NODELAY`, and even then each
-//! write is a segment of its own. So a request's event stream holds its headers until the
-//! first event is there, an answer that is the stream's only event goes out with a
+//! write is a segment of its own. So a request's event stream holds its headers (and its
+//! priming event) until the first event is there, or briefly when it primes
+//! (`PRIMING_HOLD`), an answer that is the stream's only event goes out with a
 //! `Content-Length` in one write with its headers, and events that are ready together
 //! go out as one chunk (hyper writes what the body has ready in one vectored write, the
 //! terminating chunk included when the stream has ended by then).
@@ -19,6 +20,7 @@ use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Response, StatusCode};
 use serde_json::json;
 use std::convert::Infallible;
+use std::time::Duration;
 use tokio::sync::mpsc::Receiver;
 use tokio::sync::mpsc::error::TryRecvError;
 
@@ -54,28 +56,61 @@ pub(super) fn empty(status: StatusCode) -> Response<Body> {
 /// What a quiet event stream gets every `KEEPALIVE`, so a host that went away is noticed.
 const KEEPALIVE_COMMENT: &[u8] = b": keepalive\n\n";
 
-/// An event stream fed by `rx`, with a comment every `KEEPALIVE` while it is quiet; it
-/// ends when every sender is gone.
-pub(super) fn event_stream(rx: Receiver<Bytes>) -> Response<Body> {
-    streaming(Bytes::new(), rx)
+/// An event stream fed by `rx`, after `priming` when there is one, with a comment every
+/// `KEEPALIVE` while it is quiet; it ends when every sender is gone. Its headers go out at
+/// once.
+pub(super) fn event_stream(priming: Option<Bytes>, rx: Receiver<Bytes>) -> Response<Body> {
+    streaming(priming.unwrap_or_default(), rx)
 }
 
-/// The reply to a request POSTed with `Accept: text/event-stream`: its events, and the
-/// headers only once the first is there (or a keepalive is due: by then the host would
-/// have had the headers and a comment from an open stream, so no client timeout is
-/// closer). An answer that is the stream's only event is one write, headers included.
-pub(super) async fn request_stream(mut rx: Receiver<Bytes>) -> Response<Body> {
-    let first = match tokio::time::timeout(KEEPALIVE, rx.recv()).await {
-        Ok(Some(event)) => event,
-        // The session ended before anything came: an event stream that has ended.
+/// A resumed stream: the events it replays, then the rest of it (none when the replay
+/// ended with the answer). Its headers go out at once.
+pub(super) fn resumed_stream(replay: Bytes, rest: Option<Receiver<Bytes>>) -> Response<Body> {
+    match rest {
+        Some(rx) => streaming(replay, rx),
+        None => sse(Full::new(replay).map_err(|e| match e {}).boxed_unsync()),
+    }
+}
+
+/// How long a request's stream that primes holds its headers and priming event for the
+/// first real event, so that a quick answer still goes out in one write with them. A host
+/// can resume the stream only once it has the priming event; a call that takes longer than
+/// this has it by then, and one write more is nothing beside such a call.
+pub(super) const PRIMING_HOLD: Duration = Duration::from_millis(100);
+
+/// The reply to a request POSTed with `Accept: text/event-stream`: its priming event (when
+/// the session primes), its events, and the headers only once the first is there — or,
+/// with a priming event, once `PRIMING_HOLD` has passed, and without one once a keepalive
+/// is due (by then the host would have had the headers and a comment from an open stream,
+/// so no client timeout is closer). An answer that is the stream's only event is one
+/// write, headers (and priming event) included.
+pub(super) async fn request_stream(
+    priming: Option<Bytes>,
+    mut rx: Receiver<Bytes>,
+) -> Response<Body> {
+    let hold = if priming.is_some() {
+        PRIMING_HOLD
+    } else {
+        KEEPALIVE
+    };
+    let first = match tokio::time::timeout(hold, rx.recv()).await {
+        Ok(Some(event)) => Some(event),
+        // The stream ended before anything came (its session did): an event stream that
+        // has ended, after its priming event if it has one.
         Ok(None) => {
-            return sse(Full::new(Bytes::new())
+            return sse(Full::new(priming.unwrap_or_default())
                 .map_err(|e| match e {})
                 .boxed_unsync());
         }
-        Err(_) => Bytes::from_static(KEEPALIVE_COMMENT),
+        Err(_) => None,
     };
-    let (ready, ended) = drain(first, &mut rx);
+    let head = match (priming, first) {
+        (Some(priming), Some(event)) => [priming, event].concat().into(),
+        (Some(priming), None) => priming,
+        (None, Some(event)) => event,
+        (None, None) => Bytes::from_static(KEEPALIVE_COMMENT),
+    };
+    let (ready, ended) = drain(head, &mut rx);
     if ended {
         return sse(Full::new(ready).map_err(|e| match e {}).boxed_unsync());
     }

@@ -5,7 +5,7 @@
 //! delayed ACK on a kept-alive connection (issue 25 item 9).
 
 use super::*;
-use crate::gateway::http::session::event;
+use crate::gateway::http::streams::{EventId, frame, priming};
 use crate::protocol::Message;
 use hyper::Request;
 use hyper::body::Incoming;
@@ -84,6 +84,11 @@ struct Served {
 }
 
 fn serve() -> Served {
+    serve_priming(None)
+}
+
+/// `serve`, each request's stream starting with `priming` when there is one.
+fn serve_priming(priming: Option<Bytes>) -> Served {
     let (host, server) = tokio::io::duplex(1 << 20);
     let writes = Arc::new(AtomicUsize::new(0));
     let (streams_tx, streams) = mpsc::unbounded_channel();
@@ -94,7 +99,8 @@ fn serve() -> Served {
     let service = service_fn(move |_req: Request<Incoming>| {
         let (tx, rx) = mpsc::channel(64);
         let _ = streams_tx.send(tx);
-        async move { Ok::<_, Infallible>(request_stream(rx).await) }
+        let priming = priming.clone();
+        async move { Ok::<_, Infallible>(request_stream(priming, rx).await) }
     });
     tokio::spawn(async move {
         let _ = http1::Builder::new()
@@ -153,13 +159,19 @@ async fn quiescent() {
 
 fn answer(id: i64) -> Bytes {
     let msg = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
-    event(&Message::from_value(msg).unwrap())
+    frame(
+        EventId { stream: 7, n: 2 },
+        &Message::from_value(msg).unwrap(),
+    )
 }
 
 fn progress() -> Bytes {
     let msg = json!({"jsonrpc": "2.0", "method": "notifications/progress",
                      "params": {"progressToken": 1, "progress": 1}});
-    event(&Message::from_value(msg).unwrap())
+    frame(
+        EventId { stream: 7, n: 1 },
+        &Message::from_value(msg).unwrap(),
+    )
 }
 
 #[tokio::test(start_paused = true)]
@@ -241,6 +253,54 @@ async fn a_quiet_call_gets_its_headers_with_the_first_keepalive() {
     drop(stream);
     let last = served.read_until_end(b"0\r\n\r\n").await;
     assert!(last.contains("\"result\""), "{last}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_primed_quick_answer_goes_out_with_its_headers_and_priming_in_one_write() {
+    let mut served = serve_priming(Some(priming(7)));
+    let stream = served.post().await;
+    quiescent().await;
+    assert_eq!(
+        served.writes(),
+        0,
+        "the headers and priming wait for the first event"
+    );
+    stream.try_send(answer(1)).unwrap();
+    drop(stream);
+    let body = [&priming(7)[..], &answer(1)[..]].concat();
+    let got = served.read_until_end(&body).await;
+    assert_eq!(served.writes(), 1, "one write: {got:?}");
+    let (head, rest) = got.split_once("\r\n\r\n").unwrap();
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("content-length: {}", body.len())),
+        "{head}"
+    );
+    assert_eq!(rest.as_bytes(), &body[..]);
+    assert!(
+        rest.starts_with("id: 7-0\nretry: 1000\ndata: \n\n"),
+        "{rest}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_primed_slow_call_gets_its_priming_event_after_the_hold() {
+    let mut served = serve_priming(Some(priming(7)));
+    let stream = served.post().await;
+    tokio::time::sleep(PRIMING_HOLD).await;
+    let first = served
+        .read_until_end(&[&priming(7)[..], b"\r\n"].concat())
+        .await;
+    assert_eq!(
+        served.writes(),
+        1,
+        "headers and priming in one write: {first:?}"
+    );
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    stream.try_send(answer(1)).unwrap();
+    drop(stream);
+    let last = served.read_until_end(b"0\r\n\r\n").await;
+    assert!(last.contains("id: 7-2\nevent: message\n"), "{last}");
 }
 
 /// The endpoint's side of a connection: found among this process's descriptors by its

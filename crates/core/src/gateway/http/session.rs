@@ -3,38 +3,48 @@
 //! a message that belongs to a request (a call's progress) goes on that POST's event
 //! stream; anything else (list_changed, resources/updated, logging) goes on the session's
 //! GET stream, or nowhere when the host has none open (the spec's rule: the server sends
-//! unrelated messages only on a stream the client opened). No event ids are sent, so a
-//! stream that breaks is not resumed: its request's answer is lost (the host times it out),
-//! and the request is not cancelled (a disconnect is not a cancel).
+//! unrelated messages only on a stream the client opened).
+//!
+//! Every event carries an id and every stream keeps its latest events (`streams.rs`), so a
+//! host whose stream broke resumes it with a GET and `Last-Event-ID`. The request goes on
+//! running meanwhile (a disconnect is not a cancel; DELETE is), and its answer waits for the
+//! resume for `streams::RESUME_WINDOW`. A session that speaks 2025-11-25 or later gets a
+//! priming event first on each stream (SEP-1699); older revisions' clients may not expect an
+//! event without data, so theirs start with their first message, as before.
 //!
 //! Every stream's queue is bounded (`queue`, `super::STREAM_QUEUE` by default): a host that
-//! stops reading a stream while messages keep coming has that stream closed, with one log
-//! line naming the session, rather than Lifeline holding its backlog without end.
+//! stops reading a stream while messages keep coming has that stream's connection closed,
+//! with one log line naming the session, rather than Lifeline holding its backlog without
+//! end; the stream is then kept for a resume like any other whose connection broke.
 
+use super::streams::{self, Bounds, Carries, Resumed, Sent, Streams, Unresumable};
 use crate::gateway::{self, Outgoing, Served, Target};
+use crate::protocol::revision::Revision;
 use crate::protocol::{Message, RequestId};
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// Where a request's answer goes.
 enum Slot {
-    /// The POST answers with an event stream: progress and the response as events.
-    Stream(mpsc::Sender<Bytes>),
+    /// The POST answers with an event stream (this number): progress and the response.
+    Stream(u64),
     /// The POST answers with the response as JSON; related messages go to the GET stream.
     Json(oneshot::Sender<Message>),
 }
 
-#[derive(Default)]
 struct Routes {
     pending: HashMap<RequestId, Slot>,
-    /// The GET stream, when the host has one open.
-    stream: Option<mpsc::Sender<Bytes>>,
+    streams: Streams,
     /// When the host last did anything in this session.
     used: Option<Instant>,
+    /// The host's `initialize`, until its answer says which revision the session speaks.
+    initialize: Option<RequestId>,
+    /// The session speaks 2025-11-25 or later: its streams start with a priming event.
+    primes: bool,
 }
 
 pub struct HttpSession {
@@ -60,52 +70,79 @@ pub enum Refusal {
 
 /// What a POST of a request waits on.
 pub enum Answer {
-    Stream(mpsc::Receiver<Bytes>),
+    /// An event stream: the priming event to send first (when the session primes), then
+    /// the stream's events.
+    Stream {
+        priming: Option<Bytes>,
+        events: mpsc::Receiver<Bytes>,
+    },
     Json(oneshot::Receiver<Message>),
 }
 
-/// An SSE event carrying one JSON-RPC message.
-pub fn event(msg: &Message) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {}\n\n", msg.to_json()))
+/// Whether a session that speaks `revision` gets priming events: 2025-11-25 and later.
+pub fn primes(revision: &str) -> bool {
+    matches!(
+        Revision::parse(revision),
+        Some(Revision::V2025_11_25 | Revision::V2026_07_28)
+    )
 }
 
 impl HttpSession {
     /// Starts the gateway session for `target` on what serves it, and the task that routes
-    /// what it sends.
+    /// what it sends; each stream keeps at most `queue` events (and `resume_bytes` bytes)
+    /// for a host that is slow to read or resumes.
     pub fn start(
         id: String,
         target: Target,
         client: Option<String>,
         served: Served,
         queue: usize,
+        resume_bytes: usize,
     ) -> Arc<HttpSession> {
         let gateway::HostSession {
             input,
             mut output,
             done,
         } = served.start();
+        let queue = queue.max(1);
+        let bounds = Bounds {
+            events: queue,
+            bytes: resume_bytes,
+        };
         let session = Arc::new(HttpSession {
             id,
             target,
             client,
-            queue: queue.max(1),
+            queue,
             input: Mutex::new(Some(input)),
             routes: Mutex::new(Routes {
+                pending: HashMap::new(),
+                streams: Streams::new(bounds, queue),
                 used: Some(Instant::now()),
-                ..Routes::default()
+                initialize: None,
+                primes: false,
             }),
             done: Mutex::new(None),
         });
         let router = session.clone();
         let routing = tokio::spawn(async move {
-            while let Some(out) = output.recv().await {
+            loop {
+                let expiry = router.routes().streams.next_expiry();
+                let out = tokio::select! {
+                    out = output.recv() => out,
+                    () = until(expiry) => {
+                        router.expire();
+                        continue;
+                    }
+                };
+                let Some(out) = out else { break };
                 router.route(out);
             }
             // The gateway session is over: every open stream ends, every waiting POST
             // hears that its session ended.
-            let mut routes = router.routes.lock().expect("routes lock");
+            let mut routes = router.routes();
             routes.pending.clear();
-            routes.stream = None;
+            routes.streams.clear();
         });
         *session.done.lock().expect("done lock") = Some(tokio::spawn(async move {
             let _ = done.await;
@@ -114,12 +151,24 @@ impl HttpSession {
         session
     }
 
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        self.routes.lock().expect("routes lock")
+    }
+
     fn route(&self, out: Outgoing) {
-        let mut routes = self.routes.lock().expect("routes lock");
+        let now = Instant::now();
+        let mut routes = self.routes();
         if let Message::Response(r) = &out.message {
+            if routes.initialize.as_ref() == Some(&r.id) {
+                routes.initialize = None;
+                let revision = r.outcome.as_ref().ok().map(|v| &v["protocolVersion"]);
+                routes.primes = revision.and_then(|v| v.as_str()).is_some_and(primes);
+            }
             match routes.pending.remove(&r.id) {
-                Some(Slot::Stream(tx)) => {
-                    if !self.send(&tx, &out.message, "a request's") {
+                Some(Slot::Stream(n)) => {
+                    let sent = routes.streams.send(n, &out.message, true, now);
+                    self.note(sent, n, "a request's");
+                    if sent == Sent::Dropped {
                         tracing::debug!("gateway: the answer to {} was not delivered", r.id);
                     }
                 }
@@ -131,38 +180,50 @@ impl HttpSession {
             return;
         }
         if let Some(id) = out.related.as_ref()
-            && let Some(Slot::Stream(tx)) = routes.pending.get(id)
+            && let Some(Slot::Stream(n)) = routes.pending.get(id)
         {
-            if !self.send(tx, &out.message, "a request's") {
-                // Dropping the slot ends that POST's stream; its answer is lost.
-                routes.pending.remove(id);
-            }
+            let n = *n;
+            let sent = routes.streams.send(n, &out.message, false, now);
+            self.note(sent, n, "a request's");
             return;
         }
-        if let Some(tx) = &routes.stream
-            && !self.send(tx, &out.message, "the GET")
-        {
-            routes.stream = None;
+        if let Some(n) = routes.streams.get() {
+            let sent = routes.streams.send(n, &out.message, false, now);
+            self.note(sent, n, "the GET");
         }
     }
 
-    /// Queues `msg` on a stream; `false` when the stream must close: its host went away,
-    /// or it stopped reading and the queue is full (logged, naming the session).
-    fn send(&self, tx: &mpsc::Sender<Bytes>, msg: &Message, which: &str) -> bool {
-        match tx.try_send(event(msg)) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                tracing::warn!(
-                    "gateway: closing {which} event stream of session {} on {} ({}): its \
-                     host stopped reading and {} events are waiting",
-                    self.short_id(),
-                    self.target.shown(),
-                    self.client.as_deref().unwrap_or("no token"),
-                    self.queue
-                );
-                false
-            }
+    /// Logs a stream that has just lost its connection: at `warn` when its host stopped
+    /// reading (the queue is full), else at `debug` (the host went away, and may resume).
+    fn note(&self, sent: Sent, stream: u64, which: &str) {
+        match sent {
+            Sent::Detached { full: true } => tracing::warn!(
+                "gateway: closing {which} event stream {stream} of session {} on {} ({}): its                  host stopped reading and {} events are waiting; they are kept {} s for a resume",
+                self.short_id(),
+                self.target.shown(),
+                self.client.as_deref().unwrap_or("no token"),
+                self.queue,
+                streams::RESUME_WINDOW.as_secs()
+            ),
+            Sent::Detached { full: false } => tracing::debug!(
+                "gateway: {which} event stream {stream} of session {} lost its connection; its                  events are kept {} s for a resume",
+                self.short_id(),
+                streams::RESUME_WINDOW.as_secs()
+            ),
+            Sent::Live | Sent::Kept | Sent::Dropped => {}
+        }
+    }
+
+    /// Drops what no host resumed within the window; a dropped request's answer, when it
+    /// comes, has no one waiting.
+    fn expire(&self) {
+        let mut routes = self.routes();
+        for id in routes.streams.expire(Instant::now()) {
+            routes.pending.remove(&id);
+            tracing::debug!(
+                "gateway: session {}: nobody resumed the stream of request {id}; dropped",
+                self.short_id()
+            );
         }
     }
 
@@ -184,58 +245,83 @@ impl HttpSession {
 
     /// Passes a request of the host's on, with where its answer goes.
     pub fn request(&self, msg: Message, id: RequestId, stream: bool) -> Result<Answer, Refusal> {
-        let (slot, answer) = if stream {
-            let (tx, rx) = mpsc::channel(self.queue);
-            (Slot::Stream(tx), Answer::Stream(rx))
-        } else {
-            let (tx, rx) = oneshot::channel();
-            (Slot::Json(tx), Answer::Json(rx))
-        };
-        {
-            let mut routes = self.routes.lock().expect("routes lock");
+        let initialize = matches!(&msg, Message::Request(r) if r.method == "initialize");
+        let answer = {
+            let mut routes = self.routes();
             routes.used = Some(Instant::now());
             // A slot whose POST went away no longer blocks its id.
             if let Some(old) = routes.pending.get(&id) {
                 let gone = match old {
-                    Slot::Stream(tx) => tx.is_closed(),
+                    Slot::Stream(n) => !routes.streams.is_live(*n),
                     Slot::Json(tx) => tx.is_closed(),
                 };
                 if !gone {
                     return Err(Refusal::DuplicateId);
                 }
+                if let Some(Slot::Stream(n)) = routes.pending.remove(&id) {
+                    routes.streams.close(n);
+                }
+            }
+            let (slot, answer) = if stream {
+                let (n, events) = routes.streams.open(Carries::Request(id.clone()));
+                let priming = routes.primes.then(|| streams::priming(n));
+                (Slot::Stream(n), Answer::Stream { priming, events })
+            } else {
+                let (tx, rx) = oneshot::channel();
+                (Slot::Json(tx), Answer::Json(rx))
+            };
+            if initialize {
+                routes.initialize = Some(id.clone());
             }
             routes.pending.insert(id, slot);
-        }
+            answer
+        };
         self.deliver(msg)?;
         Ok(answer)
     }
 
-    /// Opens the GET stream; `None` when one is already open.
-    pub fn open_stream(&self) -> Option<mpsc::Receiver<Bytes>> {
-        let mut routes = self.routes.lock().expect("routes lock");
+    /// Opens the GET stream: its priming event (when the session primes) and its events;
+    /// `None` when one is already open on a live connection.
+    pub fn open_stream(&self) -> Option<(Option<Bytes>, mpsc::Receiver<Bytes>)> {
+        let mut routes = self.routes();
         routes.used = Some(Instant::now());
-        if routes.stream.as_ref().is_some_and(|tx| !tx.is_closed()) {
+        if routes.streams.get_is_live() {
             return None;
         }
-        let (tx, rx) = mpsc::channel(self.queue);
-        routes.stream = Some(tx);
-        Some(rx)
+        let (n, events) = routes.streams.open(Carries::Get);
+        Some((routes.primes.then(|| streams::priming(n)), events))
+    }
+
+    /// Resumes the stream `last` (a `Last-Event-ID`) names, after that event.
+    pub fn resume(&self, last: &str) -> Result<Resumed, Unresumable> {
+        let mut routes = self.routes();
+        routes.used = Some(Instant::now());
+        let resumed = routes.streams.resume(last)?;
+        if resumed.gap {
+            tracing::info!(
+                "gateway: session {} resumed a stream after {last}, some of whose events were                  no longer kept",
+                self.short_id()
+            );
+        }
+        Ok(resumed)
     }
 
     fn touch(&self) {
-        self.routes.lock().expect("routes lock").used = Some(Instant::now());
+        self.routes().used = Some(Instant::now());
     }
 
     /// When the host last did anything in this session.
     pub fn last_used(&self) -> Option<Instant> {
-        self.routes.lock().expect("routes lock").used
+        self.routes().used
     }
 
-    /// Whether nothing is open or waiting and nothing was done for `idle`.
+    /// Whether nothing is open, waiting or kept for a resume, and nothing was done for `idle`.
     pub fn idle_for(&self, idle: std::time::Duration) -> bool {
-        let routes = self.routes.lock().expect("routes lock");
-        let streaming = routes.stream.as_ref().is_some_and(|tx| !tx.is_closed());
-        routes.pending.is_empty() && !streaming && routes.used.is_none_or(|t| t.elapsed() >= idle)
+        let routes = self.routes();
+        routes.pending.is_empty()
+            && !routes.streams.get_is_live()
+            && !routes.streams.holds_requests()
+            && routes.used.is_none_or(|t| t.elapsed() >= idle)
     }
 
     /// Ends the session: its requests in flight are cancelled upstream and its streams
@@ -248,5 +334,13 @@ impl HttpSession {
                 let _ = done.await;
             }
         }
+    }
+}
+
+/// Resolves at `deadline`, or never without one.
+async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
     }
 }
