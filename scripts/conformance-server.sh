@@ -11,10 +11,18 @@
 #   dns-rebinding-protection  Lifeline must PASS it (Host/Origin validation); server-everything's
 #                             own HTTP mode does not validate Host and fails it.
 #
+# server-sse-polling calls a `test_reconnection` tool that server-everything lacks (so it fails
+# on both sides above). It is run once more against `lifeline serve` fronting the fixture
+# (target/debug/lifeline-fixture) over Streamable HTTP, whose `test_reconnection` ends its POST
+# stream after a priming event and answers on the resume, and against that fixture itself; both
+# must PASS by the suite's own rule: a SUCCESS, and no FAILURE and no WARNING (a missing answer
+# is only a WARNING in that scenario).
+#
 # The endpoint runs with --no-auth: the suite sends no Authorization header. (The token
 # check comes after the Host/Origin check, so dns-rebinding-protection tests the same guard
 # that protects a tokened endpoint; tests/tests/it/gateway/http.rs covers the tokens.)
-# Results: target/conformance-server/{lifeline,server-everything}/…/checks.json.
+# Results: target/conformance-server/{lifeline,server-everything,lifeline-fixture,fixture}/
+# …/checks.json.
 # Exit status: 0 when every scenario matches, 1 otherwise, 2 when something is missing.
 set -euo pipefail
 
@@ -29,6 +37,8 @@ die() {
 
 bin="$LIFELINE_ROOT/target/debug/lifeline"
 [[ -x $bin ]] || die "$bin not found: run 'cargo build -p lifeline-cli' first"
+fixture="$LIFELINE_ROOT/target/debug/lifeline-fixture"
+[[ -x $fixture ]] || die "$fixture not found: run 'cargo build -p lifeline-it' first"
 [[ -x $LIFELINE_NODE22_BIN/node ]] || die "Node 22 missing at $LIFELINE_NODE22_BIN: run scripts/setup.sh"
 [[ -f $LIFELINE_CONFORMANCE_JS ]] || die "conformance runner missing at $LIFELINE_CONFORMANCE_JS: run scripts/setup.sh"
 [[ -f $LIFELINE_SERVER_EVERYTHING ]] || die "server-everything missing at $LIFELINE_SERVER_EVERYTHING: run scripts/setup.sh"
@@ -36,7 +46,7 @@ export PATH="$LIFELINE_NODE22_BIN:$PATH"
 
 OUT="$LIFELINE_ROOT/target/conformance-server"
 rm -rf "$OUT"
-mkdir -p "$OUT/lifeline" "$OUT/server-everything"
+mkdir -p "$OUT/lifeline" "$OUT/server-everything" "$OUT/lifeline-fixture" "$OUT/fixture"
 scratch=$(mktemp -d)
 pids=()
 cleanup() {
@@ -74,6 +84,23 @@ wait_for_line "$scratch/se.err" 'listening on port' >/dev/null ||
   die "server-everything did not start: $(cat "$scratch/se.err")"
 se_url="http://localhost:$se_port/mcp"
 
+# The fixture over Streamable HTTP, its `test_reconnection` ending its POST stream 50 ms into
+# the call with `retry: 500` and answering on the resume (tests/FIXTURE.md, `sse_close`); and
+# Lifeline in front of it, whose client side resumes that stream upstream.
+polling='{"conformance_tools": true, "rules": [{"method": "tools/call", "tool": "test_reconnection",
+  "action": {"kind": "sse_close", "after_ms": 50, "retry": "500"}}]}'
+"$fixture" http --script "$polling" >"$scratch/fixture.out" 2>"$scratch/fixture.err" &
+pids+=($!)
+line=$(wait_for_line "$scratch/fixture.out" '^LISTENING http://127\.0\.0\.1:[0-9]+/mcp') ||
+  die "lifeline-fixture did not start: $(cat "$scratch/fixture.err")"
+fx_url=${line#LISTENING }
+LIFELINE_HISTORY="$scratch/history-fixture.db" "$bin" serve --no-auth --port 0 "$fx_url" \
+  >"$scratch/lifeline-fixture.out" 2>"$scratch/lifeline-fixture.err" &
+pids+=($!)
+line=$(wait_for_line "$scratch/lifeline-fixture.out" 'http://127\.0\.0\.1:[0-9]+/servers/[^ ]+/mcp') ||
+  die "lifeline serve (fixture) did not start: $(cat "$scratch/lifeline-fixture.err")"
+ll_fx_url=${line##* }
+
 runner_version=$(node -p 'require(process.argv[1]).version' \
   "$LIFELINE_PEERS_NODE_MODULES/@modelcontextprotocol/conformance/package.json")
 echo "conformance-server: @modelcontextprotocol/conformance $runner_version on node $(node --version)"
@@ -84,30 +111,42 @@ timeout -k 5 120 node "$LIFELINE_CONFORMANCE_JS" server --suite all --url "$ll_u
   -o "$OUT/lifeline" >"$OUT/lifeline.txt" 2>&1 || true
 timeout -k 5 120 node "$LIFELINE_CONFORMANCE_JS" server --suite all --url "$se_url" \
   -o "$OUT/server-everything" >"$OUT/server-everything.txt" 2>&1 || true
+echo "conformance-server: server-sse-polling: lifeline serve at $ll_fx_url; the fixture at $fx_url"
+timeout -k 5 60 node "$LIFELINE_CONFORMANCE_JS" server --scenario server-sse-polling \
+  --url "$ll_fx_url" -o "$OUT/lifeline-fixture" >"$OUT/lifeline-fixture.txt" 2>&1 || true
+timeout -k 5 60 node "$LIFELINE_CONFORMANCE_JS" server --scenario server-sse-polling \
+  --url "$fx_url" -o "$OUT/fixture" >"$OUT/fixture.txt" 2>&1 || true
 
-# One line per scenario: "<scenario> <lifeline PASS|FAIL> <server-everything PASS|FAIL>".
-# A scenario passes when it has at least one SUCCESS check and no FAILURE.
+# One line per scenario: "<scenario> <lifeline PASS|FAIL> <server-everything PASS|FAIL>",
+# then "server-sse-polling@fixture <lifeline PASS|FAIL> <fixture PASS|FAIL>". A scenario
+# passes when it has at least one SUCCESS check and no FAILURE; in the fixture's runs, no
+# WARNING either (the suite's own verdict).
 node - "$OUT" <<'JS' >"$scratch/table"
 const fs = require("fs");
 const path = require("path");
 const out = process.argv[2];
-const results = (side) => {
+const results = (side, strict) => {
   const r = {};
   for (const d of fs.readdirSync(path.join(out, side))) {
     const m = d.match(/^server-(.*)-\d{4}-\d\d-\d\dT[\d-]+Z$/);
     const file = path.join(out, side, d, "checks.json");
     if (!m || !fs.existsSync(file)) continue;
     const checks = JSON.parse(fs.readFileSync(file, "utf8"));
-    const ok = checks.some((c) => c.status === "SUCCESS") && !checks.some((c) => c.status === "FAILURE");
+    const bad = strict ? ["FAILURE", "WARNING"] : ["FAILURE"];
+    const ok = checks.some((c) => c.status === "SUCCESS") && !checks.some((c) => bad.includes(c.status));
     r[m[1]] = ok ? "PASS" : "FAIL";
   }
   return r;
 };
-const ll = results("lifeline");
-const se = results("server-everything");
+const ll = results("lifeline", false);
+const se = results("server-everything", false);
 for (const s of [...new Set([...Object.keys(se), ...Object.keys(ll)])].sort()) {
   console.log(`${s} ${ll[s] || "MISSING"} ${se[s] || "MISSING"}`);
 }
+const s = "server-sse-polling";
+const llfx = results("lifeline-fixture", true);
+const fx = results("fixture", true);
+console.log(`${s}@fixture ${llfx[s] || "MISSING"} ${fx[s] || "MISSING"}`);
 JS
 
 failed=0
@@ -117,6 +156,8 @@ while read -r s ll se; do
   verdict=ok
   if [[ $s == dns-rebinding-protection ]]; then
     [[ $ll == PASS ]] || verdict="MUST PASS"
+  elif [[ $s == server-sse-polling@fixture ]]; then
+    [[ $ll == PASS && $se == PASS ]] || verdict="MUST PASS"
   elif [[ $ll != "$se" ]]; then
     verdict=DIFFERS
   fi
@@ -127,7 +168,7 @@ n=$(wc -l <"$scratch/table")
 ((n > 0)) || { echo "conformance-server: no results: see $OUT/*.txt" >&2; exit 1; }
 echo "conformance-server: $n scenarios in $((SECONDS - t0))s (results in ${OUT#"$LIFELINE_ROOT"/})"
 if ((failed)); then
-  echo "conformance-server: FAILED: Lifeline's result differs from server-everything's (above);" \
-    "see $OUT/lifeline.txt and $scratch/lifeline.err" >&2
+  echo "conformance-server: FAILED: Lifeline's result differs from server-everything's, or a" \
+    "scenario that must pass failed (above); see $OUT/*.txt" >&2
 fi
 exit "$failed"

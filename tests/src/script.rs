@@ -19,6 +19,9 @@ pub struct Script {
     pub page_size: Option<usize>,
     /// Extra tools after the fixed ones, `tool_001`…, each echoing `text` like `echo`.
     pub extra_tools: usize,
+    /// List the tools of the official conformance suite's server scenarios that the fixture
+    /// has (`test_reconnection`), after the extra tools.
+    pub conformance_tools: bool,
     /// A tool whose description changes once the fixture has answered so many calls (a
     /// "rug pull", for the trust tests).
     pub redescribe: Option<Redescribe>,
@@ -403,6 +406,7 @@ mod tests {
     fn scripts() {
         check("{}", Ok(""));
         check(r#"{"extra_tools": 15}"#, Ok(""));
+        check(r#"{"conformance_tools": true}"#, Ok(""));
         check(
             r#"{"redescribe": {"tool": "echo", "after_calls": 1, "description": "x"}}"#,
             Ok(""),

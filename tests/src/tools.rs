@@ -2,6 +2,8 @@
 //! stderr, list changes, logging, server→client requests). The script's `extra_tools` adds
 //! that many more, `tool_001`, `tool_002`, …, which echo like `echo`: a server with a tool
 //! list of a given length (the aggregated endpoint's benchmark gives 20 servers 25 each).
+//! Its `conformance_tools` adds those the official conformance suite's server scenarios
+//! call and the fixture has: `test_reconnection` (`server-sse-polling`).
 
 use std::time::Duration;
 
@@ -91,6 +93,17 @@ pub fn definitions(extra: usize) -> Vec<Value> {
     all
 }
 
+/// The conformance suite's tools the fixture has (`conformance_tools`).
+const CONFORMANCE_TOOLS: &[(&str, &str, &str)] = &[(
+    "test_reconnection",
+    "Answers after `ms` milliseconds (100): an answer the `server-sse-polling` scenario \
+     waits for on a stream an `sse_close` rule ends first.",
+    r#"{"ms": {"type": "integer"}}"#,
+)];
+
+/// What `test_reconnection` answers, as the conformance suite's own reference server does.
+pub const RECONNECTED: &str = "Reconnection test completed successfully";
+
 /// One page of `tools/list`.
 pub fn list(script: &Script, params: &Value) -> Result<Value, RpcError> {
     list_after(script, 0, params)
@@ -100,6 +113,9 @@ pub fn list(script: &Script, params: &Value) -> Result<Value, RpcError> {
 /// has its tool's description changed from its `after_calls`-th call on.
 pub fn list_after(script: &Script, calls: u64, params: &Value) -> Result<Value, RpcError> {
     let mut all = definitions(script.extra_tools);
+    if script.conformance_tools {
+        all.extend(CONFORMANCE_TOOLS.iter().map(definition));
+    }
     if let Some(r) = script
         .redescribe
         .as_ref()
@@ -223,6 +239,10 @@ pub async fn call(server: &Server, params: &Value, sink: &Sink) -> Result<Value,
             Ok(text(response.to_string()))
         }
         extra if is_extra(extra, server.script.extra_tools) => Ok(text(string(&args, "text", ""))),
+        "test_reconnection" if server.script.conformance_tools => {
+            tokio::time::sleep(Duration::from_millis(int(&args, "ms", 100))).await;
+            Ok(text(RECONNECTED))
+        }
         other => Err(RpcError::new(
             INVALID_PARAMS,
             format!("Unknown tool: {other}"),
@@ -361,5 +381,23 @@ mod tests {
         assert!(!is_extra("tool_12", 12), "not the listed spelling");
         assert!(!is_extra("tool_001", 0));
         assert_eq!(definitions(0).len(), TOOLS.len());
+    }
+
+    #[test]
+    fn the_conformance_tools_are_listed_only_when_asked_for() {
+        let names = |script: &Script| -> Vec<Value> {
+            let list = list(script, &json!({})).unwrap();
+            let tools = list["tools"].as_array().unwrap().clone();
+            tools.into_iter().map(|t| t["name"].clone()).collect()
+        };
+        assert!(!names(&Script::default()).contains(&json!("test_reconnection")));
+        let script = Script {
+            conformance_tools: true,
+            extra_tools: 2,
+            ..Script::default()
+        };
+        let listed = names(&script);
+        assert_eq!(listed.len(), TOOLS.len() + 3);
+        assert_eq!(listed.last().unwrap(), "test_reconnection");
     }
 }
