@@ -9,13 +9,15 @@
 //! Raw requests check what is refused: no token or a wrong one (401), a foreign Host or
 //! Origin (403). The token file is 0600 and the token appears in none of the output. A token
 //! bound to a profile (`token add --profile`, checked against the config) opens `/mcp` as
-//! that profile and is refused a server's path (403).
+//! that profile and is refused a server's path (403). A raw host whose POST connection breaks
+//! mid-call resumes the stream with GET and `Last-Event-ID` and gets its answer, whether it
+//! comes back before the answer or after; the call ran once and was not cancelled.
 
 use super::config;
 use super::sdk_host::{assert_survived, run_host_with};
 use crate::cli::lifeline_bin;
 use crate::peers::{repo, require, venv_python};
-use crate::support::{TempDirGuard, stdio_fixture};
+use crate::support::{PATIENCE, TempDirGuard, http_client, received, stdio_fixture, when_written};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -390,4 +392,146 @@ async fn gateway_http_a_token_bound_to_a_profile_opens_it_alone() {
         "{body}"
     );
     drop(served);
+}
+
+/// Reads `r`'s body until what came contains `wanted` (or, with `None`, until it ends).
+async fn read_stream(r: &mut reqwest::Response, wanted: Option<&str>) -> String {
+    let mut got = String::new();
+    let read = async {
+        while wanted.is_none_or(|w| !got.contains(w)) {
+            match r.chunk().await.unwrap() {
+                Some(chunk) => got.push_str(&String::from_utf8_lossy(&chunk)),
+                None if wanted.is_none() => return,
+                None => panic!("the stream ended before {wanted:?}: {got:?}"),
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, read)
+        .await
+        .unwrap_or_else(|_| panic!("{wanted:?} within {PATIENCE:?}; came: {got:?}"));
+    got
+}
+
+/// The ids of an event stream's events, in order.
+fn event_ids(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .collect()
+}
+
+/// The JSON-RPC messages of an event stream (a priming event's empty data is none).
+fn messages(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| !d.is_empty())
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn gateway_http_a_host_whose_stream_broke_resumes_it_and_gets_its_answer() {
+    let s = setup("gateway-http-resume").await;
+    let http = http_client();
+    let bearer = format!("Bearer {}", s.token);
+    let post = |session: Option<&str>, body: Value| {
+        let mut req = http
+            .post(&s.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("authorization", &bearer)
+            .body(body.to_string());
+        if let Some(session) = session {
+            req = req.header("mcp-session-id", session);
+        }
+        req.send()
+    };
+    let resume = |session: &str, last: &str| {
+        http.get(&s.url)
+            .header("accept", "text/event-stream")
+            .header("authorization", &bearer)
+            .header("mcp-session-id", session)
+            .header("last-event-id", last)
+            .send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = post(None, init).await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(Some(&session), initialized)
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        202
+    );
+    let slow = |id: i64, ms: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "slow", "arguments": {"ms": ms}}})
+    };
+
+    // The host drops its POST while the call runs, and comes back at once: the answer
+    // comes on the resumed stream.
+    let mut r = post(Some(&session), slow(2, 1500)).await.unwrap();
+    let primed = read_stream(&mut r, Some("data: \n\n")).await;
+    assert!(
+        primed.starts_with("id: ") && primed.contains("\nretry: 1000\n"),
+        "{primed}"
+    );
+    let last = event_ids(&primed)[0].to_owned();
+    let stream = last
+        .strip_suffix("-0")
+        .expect("the priming event is place 0");
+    drop(r);
+    let mut resumed = resume(&session, &last).await.unwrap();
+    assert_eq!(resumed.status().as_u16(), 200);
+    let rest = read_stream(&mut resumed, None).await;
+    assert_eq!(event_ids(&rest), [format!("{stream}-1")], "{rest}");
+    let answer = &messages(&rest)[0];
+    assert_eq!(answer["id"], 2, "{rest}");
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 1500 ms");
+
+    // The host is still away when the answer comes: it is kept, and replayed on the resume.
+    let kept = "a request's event stream";
+    let logged = || std::fs::read_to_string(&s.stderr).unwrap_or_default();
+    let before = logged().matches(kept).count();
+    let mut r = post(Some(&session), slow(3, 800)).await.unwrap();
+    let primed = read_stream(&mut r, Some("data: \n\n")).await;
+    let last = event_ids(&primed)[0].to_owned();
+    drop(r);
+    let noticed = when_written(s.dir.path(), || {
+        let log = logged();
+        (log.matches(kept).count() > before && log.contains("lost its connection")).then_some(())
+    })
+    .await;
+    assert!(
+        noticed.is_some(),
+        "lifeline serve never logged keeping the answer for a resume; its log:\n{}",
+        logged()
+    );
+    let mut resumed = resume(&session, &last).await.unwrap();
+    assert_eq!(resumed.status().as_u16(), 200);
+    let rest = read_stream(&mut resumed, None).await;
+    let answer = &messages(&rest)[0];
+    assert_eq!(answer["id"], 3, "{rest}");
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 800 ms");
+
+    // Delivered, the stream is gone: its id is refused (400, not 404), and so is one of no
+    // stream; the session lives on.
+    for id in [last.as_str(), "123456789-0"] {
+        let r = resume(&session, id).await.unwrap();
+        assert_eq!(r.status().as_u16(), 400, "{id}");
+    }
+    let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    assert_eq!(
+        post(Some(&session), ping).await.unwrap().status().as_u16(),
+        200
+    );
+    // Each call ran once, and no broken connection cancelled it.
+    let log = s.fx.log_entries();
+    assert_eq!(received(&log, "tools/call").len(), 2);
+    assert!(received(&log, "notifications/cancelled").is_empty());
 }
