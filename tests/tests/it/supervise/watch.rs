@@ -134,6 +134,7 @@ impl Watch {
     }
 
     /// Waits, up to `within`, until the events so far satisfy `done`.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only wake.rs, Linux's, waits so
     pub async fn wait_until(
         &mut self,
         what: &str,
