@@ -126,17 +126,20 @@ impl HttpSession {
         });
         let router = session.clone();
         let routing = tokio::spawn(async move {
+            // When the next stream without a connection reaches the end of its window; a
+            // stream only loses its connection as it is sent to, in `route`, so nothing
+            // else makes it sooner.
+            let mut expiry = None;
             loop {
-                let expiry = router.routes().streams.next_expiry();
                 let out = tokio::select! {
                     out = output.recv() => out,
                     () = until(expiry) => {
-                        router.expire();
+                        expiry = router.expire();
                         continue;
                     }
                 };
                 let Some(out) = out else { break };
-                router.route(out);
+                expiry = router.route(out);
             }
             // The gateway session is over: every open stream ends, every waiting POST
             // hears that its session ended.
@@ -155,9 +158,14 @@ impl HttpSession {
         self.routes.lock().expect("routes lock")
     }
 
-    fn route(&self, out: Outgoing) {
-        let now = Instant::now();
+    /// Sends `out` where it goes; when the next stream without a connection expires.
+    fn route(&self, out: Outgoing) -> Option<Instant> {
         let mut routes = self.routes();
+        self.route_in(&mut routes, out, Instant::now());
+        routes.streams.next_expiry()
+    }
+
+    fn route_in(&self, routes: &mut Routes, out: Outgoing, now: Instant) {
         if let Message::Response(r) = &out.message {
             if routes.initialize.as_ref() == Some(&r.id) {
                 routes.initialize = None;
@@ -198,7 +206,8 @@ impl HttpSession {
     fn note(&self, sent: Sent, stream: u64, which: &str) {
         match sent {
             Sent::Detached { full: true } => tracing::warn!(
-                "gateway: closing {which} event stream {stream} of session {} on {} ({}): its                  host stopped reading and {} events are waiting; they are kept {} s for a resume",
+                "gateway: closing {which} event stream {stream} of session {} on {} ({}): its \
+                 host stopped reading and {} events are waiting; they are kept {} s for a resume",
                 self.short_id(),
                 self.target.shown(),
                 self.client.as_deref().unwrap_or("no token"),
@@ -206,7 +215,8 @@ impl HttpSession {
                 streams::RESUME_WINDOW.as_secs()
             ),
             Sent::Detached { full: false } => tracing::debug!(
-                "gateway: {which} event stream {stream} of session {} lost its connection; its                  events are kept {} s for a resume",
+                "gateway: {which} event stream {stream} of session {} lost its connection; its \
+                 events are kept {} s for a resume",
                 self.short_id(),
                 streams::RESUME_WINDOW.as_secs()
             ),
@@ -214,9 +224,9 @@ impl HttpSession {
         }
     }
 
-    /// Drops what no host resumed within the window; a dropped request's answer, when it
-    /// comes, has no one waiting.
-    fn expire(&self) {
+    /// Drops what no host resumed within the window (a dropped request's answer, when it
+    /// comes, has no one waiting); when the next stream without a connection expires.
+    fn expire(&self) -> Option<Instant> {
         let mut routes = self.routes();
         for id in routes.streams.expire(Instant::now()) {
             routes.pending.remove(&id);
@@ -225,6 +235,7 @@ impl HttpSession {
                 self.short_id()
             );
         }
+        routes.streams.next_expiry()
     }
 
     /// The session id's first 8 digits: enough to tell sessions apart in a log, not
@@ -299,7 +310,8 @@ impl HttpSession {
         let resumed = routes.streams.resume(last)?;
         if resumed.gap {
             tracing::info!(
-                "gateway: session {} resumed a stream after {last}, some of whose events were                  no longer kept",
+                "gateway: session {} resumed a stream after {last}, some of whose events were \
+                 no longer kept",
                 self.short_id()
             );
         }
