@@ -7,14 +7,19 @@
 use super::super::leap::{Clocks, slept};
 use super::super::{Sink, SystemEvent};
 use super::rewatch::{Part, Said};
-use super::{CALL_BOUND, LOGIND, say};
+use super::{CALL_BOUND, LOGIND, Signal, call, say, signals};
 use futures_util::StreamExt;
 use std::sync::Mutex;
-use zbus::proxy::CacheProperties;
 use zbus::zvariant::OwnedFd;
 
 const PATH: &str = "/org/freedesktop/login1";
 const MANAGER: &str = "org.freedesktop.login1.Manager";
+const PREPARE_FOR_SLEEP: Signal = Signal {
+    sender: LOGIND,
+    path: PATH,
+    interface: MANAGER,
+    member: "PrepareForSleep",
+};
 /// `Inhibit(what, who, why, mode)`, as `systemd-inhibit --list` shows it.
 const INHIBIT: (&str, &str, &str, &str) = (
     "sleep",
@@ -26,18 +31,11 @@ const INHIBIT: (&str, &str, &str, &str) = (
 /// Follows logind's sleeps on `bus` until the connection closes (`Ok`), holding an inhibitor
 /// while awake; dropped when logind leaves the bus, which closes the inhibitor with it.
 pub async fn follow(bus: &zbus::Connection, sink: Sink, said: &Mutex<Said>) -> zbus::Result<()> {
-    let manager: zbus::Proxy<'_> = zbus::proxy::Builder::new(bus)
-        .destination(LOGIND)?
-        .path(PATH)?
-        .interface(MANAGER)?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await?;
-    let mut signals = manager.receive_signal("PrepareForSleep").await?;
-    let mut inhibitor = inhibit(&manager, said).await;
+    let mut told = signals(bus, &PREPARE_FOR_SLEEP, None).await?;
+    let mut inhibitor = inhibit(bus, said).await;
     // The clocks when the machine was about to sleep, until it woke.
     let mut fell_asleep: Option<Clocks> = None;
-    while let Some(signal) = signals.next().await {
+    while let Some(Ok(signal)) = told.next().await {
         let Ok(going) = signal.body().deserialize::<bool>() else {
             continue; // not what logind sends: nothing to go by
         };
@@ -52,7 +50,7 @@ pub async fn follow(bus: &zbus::Connection, sink: Sink, said: &Mutex<Said>) -> z
                 let slept = before.map(|before| slept(before, clocks()));
                 (sink.tell)(SystemEvent::Awake { slept });
                 if inhibitor.is_none() {
-                    inhibitor = inhibit(&manager, said).await;
+                    inhibitor = inhibit(bus, said).await;
                 }
             }
             (true, Some(_)) => {} // told already
@@ -63,9 +61,12 @@ pub async fn follow(bus: &zbus::Connection, sink: Sink, said: &Mutex<Said>) -> z
 
 /// Takes a delay inhibitor: `None` when logind gives none (a policy may refuse it), which
 /// costs the hooks their head start and nothing else.
-async fn inhibit(manager: &zbus::Proxy<'_>, said: &Mutex<Said>) -> Option<OwnedFd> {
-    let taken = tokio::time::timeout(CALL_BOUND, manager.call("Inhibit", &INHIBIT)).await;
-    match taken {
+async fn inhibit(bus: &zbus::Connection, said: &Mutex<Said>) -> Option<OwnedFd> {
+    let asked = async {
+        let reply = call(bus, (LOGIND, PATH, MANAGER, "Inhibit"), &INHIBIT).await?;
+        reply.body().deserialize::<OwnedFd>()
+    };
+    match tokio::time::timeout(CALL_BOUND, asked).await {
         Ok(Ok(fd)) => {
             say(said, Part::Inhibitor, true);
             Some(fd)

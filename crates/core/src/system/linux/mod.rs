@@ -22,7 +22,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, watch};
-use zbus::fdo::{DBusProxy, NameOwnerChangedStream};
+use zbus::MessageStream;
 
 const LOGIND: &str = "org.freedesktop.login1";
 const NETWORK_MANAGER: &str = "org.freedesktop.NetworkManager";
@@ -71,15 +71,14 @@ async fn on_bus(
     said: &Mutex<Said>,
 ) {
     let looked = async {
-        let dbus = DBusProxy::new(bus).await?;
         // Subscribed before looking, so that no change falls between.
-        let logind_owners = owners(&dbus, LOGIND).await?;
-        let nm_owners = owners(&dbus, NETWORK_MANAGER).await?;
-        let logind = has_owner(&dbus, LOGIND).await?;
-        let nm = has_owner(&dbus, NETWORK_MANAGER).await?;
-        zbus::Result::Ok((dbus, logind_owners, nm_owners, logind, nm))
+        let logind_owners = owners(bus, LOGIND).await?;
+        let nm_owners = owners(bus, NETWORK_MANAGER).await?;
+        let logind = has_owner(bus, LOGIND).await?;
+        let nm = has_owner(bus, NETWORK_MANAGER).await?;
+        zbus::Result::Ok((logind_owners, nm_owners, logind, nm))
     };
-    let (dbus, logind_owners, nm_owners, logind, nm) =
+    let (logind_owners, nm_owners, logind, nm) =
         match tokio::time::timeout(CALL_BOUND, looked).await {
             Ok(Ok(looked)) => looked,
             Ok(Err(e)) => return tracing::debug!("the system bus: {e}"),
@@ -100,13 +99,13 @@ async fn on_bus(
     };
     speaks(nm);
     let sleep = Service {
-        dbus: &dbus,
+        bus,
         part: Part::Logind,
         name: LOGIND,
         said,
     };
     let net = Service {
-        dbus: &dbus,
+        bus,
         part: Part::NetworkManager,
         name: NETWORK_MANAGER,
         said,
@@ -124,7 +123,7 @@ async fn on_bus(
 
 /// A service on the bus, followed while its name has an owner.
 struct Service<'a> {
-    dbus: &'a DBusProxy<'a>,
+    bus: &'a zbus::Connection,
     part: Part,
     name: &'static str,
     said: &'a Mutex<Said>,
@@ -136,7 +135,7 @@ impl Service<'_> {
     /// closes.
     async fn follow<F, Fut>(
         &self,
-        mut owners: NameOwnerChangedStream,
+        mut owners: MessageStream,
         mut there: bool,
         seen: impl Fn(bool),
         follow: F,
@@ -149,7 +148,7 @@ impl Service<'_> {
         let mut lasted = None;
         loop {
             if !there {
-                if owners.next().await.is_none() {
+                if !changed(&mut owners).await {
                     return;
                 }
             } else if let Some(lasted) = lasted.take() {
@@ -163,7 +162,7 @@ impl Service<'_> {
                         Ok(()) => return, // its signals ended with the connection
                         Err(e) => tracing::debug!("{}: {e}", self.name),
                     },
-                    changed = owners.next() => if changed.is_none() {
+                    open = changed(&mut owners) => if !open {
                         return;
                     },
                 }
@@ -180,13 +179,9 @@ impl Service<'_> {
 
     /// Whether the name has an owner now, asked again after the backoff while the bus does
     /// not answer; `None` when the connection closed.
-    async fn look(
-        &self,
-        owners: &mut NameOwnerChangedStream,
-        backoff: &mut Backoff,
-    ) -> Option<bool> {
+    async fn look(&self, owners: &mut MessageStream, backoff: &mut Backoff) -> Option<bool> {
         loop {
-            match tokio::time::timeout(CALL_BOUND, has_owner(self.dbus, self.name)).await {
+            match tokio::time::timeout(CALL_BOUND, has_owner(self.bus, self.name)).await {
                 Ok(Ok(there)) => return Some(there),
                 Ok(Err(e)) => tracing::debug!("{}'s owner: {e}", self.name),
                 Err(_) => tracing::debug!("{}'s owner: the bus did not answer", self.name),
@@ -198,26 +193,79 @@ impl Service<'_> {
     }
 }
 
-/// The owner changes of `name`.
-async fn owners(dbus: &DBusProxy<'_>, name: &str) -> zbus::Result<NameOwnerChangedStream> {
-    dbus.receive_name_owner_changed_with_args(&[(0, name)])
+/// A signal, as a match rule names it.
+struct Signal {
+    sender: &'static str,
+    path: &'static str,
+    interface: &'static str,
+    member: &'static str,
+}
+
+/// The signals `signal` names (with `arg0` when given) on `bus`. The bus matches the
+/// sender's well-known name against its owner of the moment. The lower-level API on
+/// purpose: zbus's proxies cost the app's core (near its size budget) half a megabyte.
+async fn signals(
+    bus: &zbus::Connection,
+    signal: &Signal,
+    arg0: Option<&str>,
+) -> zbus::Result<MessageStream> {
+    let mut rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .sender(signal.sender)?
+        .path(signal.path)?
+        .interface(signal.interface)?
+        .member(signal.member)?;
+    if let Some(arg0) = arg0 {
+        rule = rule.arg(0, arg0)?;
+    }
+    MessageStream::for_match_rule(rule.build(), bus, None).await
+}
+
+/// A method call on `bus`: its reply, or the error it was answered with.
+async fn call<B>(
+    bus: &zbus::Connection,
+    (destination, path, interface, method): (&str, &str, &str, &str),
+    body: &B,
+) -> zbus::Result<zbus::Message>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    bus.call_method(Some(destination), path, Some(interface), method, body)
         .await
 }
 
-async fn has_owner(dbus: &DBusProxy<'_>, name: &'static str) -> zbus::Result<bool> {
-    let name = zbus::names::BusName::try_from(name)?;
-    Ok(dbus.name_has_owner(name).await?)
+/// The next message of `stream`: `false` when the connection closed.
+async fn changed(stream: &mut MessageStream) -> bool {
+    matches!(stream.next().await, Some(Ok(_)))
+}
+
+const DBUS: &str = "org.freedesktop.DBus";
+
+/// The owner changes of `name`.
+async fn owners(bus: &zbus::Connection, name: &str) -> zbus::Result<MessageStream> {
+    let signal = Signal {
+        sender: DBUS,
+        path: "/org/freedesktop/DBus",
+        interface: DBUS,
+        member: "NameOwnerChanged",
+    };
+    signals(bus, &signal, Some(name)).await
+}
+
+async fn has_owner(bus: &zbus::Connection, name: &str) -> zbus::Result<bool> {
+    let asked = (DBUS, "/org/freedesktop/DBus", DBUS, "NameHasOwner");
+    call(bus, asked, &name).await?.body().deserialize()
 }
 
 /// Waits `wait`, reading the owner changes meanwhile (a look follows it): `false` when the
 /// connection closed.
-async fn pause(owners: &mut NameOwnerChangedStream, wait: Duration) -> bool {
+async fn pause(owners: &mut MessageStream, wait: Duration) -> bool {
     let until = tokio::time::sleep(wait);
     tokio::pin!(until);
     loop {
         tokio::select! {
             () = &mut until => return true,
-            changed = owners.next() => if changed.is_none() {
+            open = changed(owners) => if !open {
                 return false;
             },
         }

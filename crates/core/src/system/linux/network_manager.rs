@@ -4,12 +4,25 @@
 //! reading is told (the watch keeps one picture), the first one too.
 
 use super::super::{Sink, SystemEvent};
-use super::{CALL_BOUND, NETWORK_MANAGER, next_wake};
+use super::{CALL_BOUND, NETWORK_MANAGER, Signal, call, next_wake, signals};
 use futures_util::StreamExt;
-use zbus::proxy::CacheProperties;
-use zbus::zvariant::Value;
+use std::collections::HashMap;
+use zbus::zvariant::{OwnedValue, Value};
 
 const PATH: &str = "/org/freedesktop/NetworkManager";
+const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+const STATE_CHANGED: Signal = Signal {
+    sender: NETWORK_MANAGER,
+    path: PATH,
+    interface: NETWORK_MANAGER,
+    member: "StateChanged",
+};
+const PROPERTIES_CHANGED: Signal = Signal {
+    sender: NETWORK_MANAGER,
+    path: PATH,
+    interface: PROPERTIES,
+    member: "PropertiesChanged",
+};
 
 /// `NMState`, as far as remote servers care.
 mod state {
@@ -44,26 +57,11 @@ pub fn judge(state: Option<u32>, connectivity: Option<u32>) -> Option<SystemEven
 
 /// Follows NetworkManager on `bus` until the connection closes (`Ok`).
 pub async fn follow(bus: &zbus::Connection, sink: Sink) -> zbus::Result<()> {
-    let manager: zbus::Proxy<'_> = zbus::proxy::Builder::new(bus)
-        .destination(NETWORK_MANAGER)?
-        .path(PATH)?
-        .interface(NETWORK_MANAGER)?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await?;
-    let properties = zbus::fdo::PropertiesProxy::builder(bus)
-        .destination(NETWORK_MANAGER)?
-        .path(PATH)?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await?;
-    let mut states = manager.receive_signal("StateChanged").await?;
-    let mut changes = properties
-        .receive_properties_changed_with_args(&[(0, NETWORK_MANAGER)])
-        .await?;
+    let mut states = signals(bus, &STATE_CHANGED, None).await?;
+    let mut changes = signals(bus, &PROPERTIES_CHANGED, Some(NETWORK_MANAGER)).await?;
     let mut wakes = (sink.subscribe)();
-    let mut state = read(&manager, "State").await;
-    let mut connectivity = read(&manager, "Connectivity").await;
+    let mut state = read(bus, "State").await;
+    let mut connectivity = read(bus, "Connectivity").await;
     loop {
         if let Some(event) = judge(state, connectivity) {
             (sink.tell)(event);
@@ -71,28 +69,34 @@ pub async fn follow(bus: &zbus::Connection, sink: Sink) -> zbus::Result<()> {
         loop {
             tokio::select! {
                 signal = states.next() => {
-                    let Some(signal) = signal else { return Ok(()) };
+                    let Some(Ok(signal)) = signal else { return Ok(()) };
                     if let Ok(told) = signal.body().deserialize::<u32>() {
                         state = Some(told);
                         break;
                     }
                 }
                 signal = changes.next() => {
-                    let Some(signal) = signal else { return Ok(()) };
-                    let Ok(args) = signal.args() else { continue };
-                    let read_again = |name: &str, slot: &mut Option<u32>| {
-                        if let Some(value) = args.changed_properties().get(name) {
+                    let Some(Ok(signal)) = signal else { return Ok(()) };
+                    let body = signal.body();
+                    let Ok((_, changed, invalidated)) =
+                        body.deserialize::<(&str, HashMap<&str, Value<'_>>, Vec<&str>)>()
+                    else {
+                        continue;
+                    };
+                    // A property sent is read from the signal; one invalidated, asked for.
+                    let again = |name: &str, slot: &mut Option<u32>| match changed.get(name) {
+                        Some(value) => {
                             *slot = number(value);
-                            return false;
+                            false
                         }
-                        args.invalidated_properties().contains(&name)
+                        None => invalidated.contains(&name),
                     };
                     let before = (state, connectivity);
-                    if read_again("State", &mut state) {
-                        state = read(&manager, "State").await;
+                    if again("State", &mut state) {
+                        state = read(bus, "State").await;
                     }
-                    if read_again("Connectivity", &mut connectivity) {
-                        connectivity = read(&manager, "Connectivity").await;
+                    if again("Connectivity", &mut connectivity) {
+                        connectivity = read(bus, "Connectivity").await;
                     }
                     if (state, connectivity) != before {
                         break;
@@ -116,9 +120,15 @@ fn number(value: &Value<'_>) -> Option<u32> {
     }
 }
 
-async fn read(manager: &zbus::Proxy<'_>, name: &str) -> Option<u32> {
-    match tokio::time::timeout(CALL_BOUND, manager.get_property::<u32>(name)).await {
-        Ok(Ok(n)) => Some(n),
+/// A property of NetworkManager's, asked for: `None` when it cannot be had or is not a `u`.
+async fn read(bus: &zbus::Connection, name: &str) -> Option<u32> {
+    let asked = async {
+        let get = (NETWORK_MANAGER, PATH, PROPERTIES, "Get");
+        let reply = call(bus, get, &(NETWORK_MANAGER, name)).await?;
+        reply.body().deserialize::<OwnedValue>()
+    };
+    match tokio::time::timeout(CALL_BOUND, asked).await {
+        Ok(Ok(value)) => number(&value),
         Ok(Err(e)) => {
             tracing::debug!("NetworkManager's {name}: {e}");
             None
