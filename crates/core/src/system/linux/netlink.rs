@@ -2,7 +2,11 @@
 //! (systemd-networkd, iwd, a container): a netlink socket told of every route and link
 //! change, and on each, a fresh dump of the routes (`routes.rs` reads it). No default route
 //! is `Offline`, one again `Online`. It speaks only while the bus source says NetworkManager
-//! is not there (`NetworkSource::Routes`), so the two never disagree.
+//! is not there (`NetworkSource::Routes`), so the two never disagree. A machine that has had
+//! no default route since the process started (a sandbox, a CI runner that reaches only a
+//! proxy, a container on an internal network) is never called offline: it is no laptop that
+//! lost its network, and calling it offline would hold every failing remote server there to
+//! one try in 30 s.
 
 use super::super::{Sink, SystemEvent};
 use super::rewatch::{Backoff, Part, Said};
@@ -14,10 +18,25 @@ use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketFlags, SocketType};
 use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
+
+/// Whether this process has seen a default route: only then is none `Offline`.
+static EVER_ROUTED: AtomicBool = AtomicBool::new(false);
+
+/// What the routes say, if anything (see the module's doc).
+fn heard(online: bool) -> Option<SystemEvent> {
+    if online {
+        EVER_ROUTED.store(true, Ordering::Relaxed);
+        return Some(SystemEvent::Online);
+    }
+    EVER_ROUTED
+        .load(Ordering::Relaxed)
+        .then_some(SystemEvent::Offline)
+}
 
 /// How long the kernel may take to answer a dump.
 const DUMP_BOUND: Duration = Duration::from_secs(5);
@@ -64,12 +83,10 @@ async fn routes_until_handed_over(
     say(said, Part::Netlink, true);
     loop {
         // Not if NetworkManager took over while the dump ran.
-        if *network.borrow() == NetworkSource::Routes {
-            (sink.tell)(if online {
-                SystemEvent::Online
-            } else {
-                SystemEvent::Offline
-            });
+        if *network.borrow() == NetworkSource::Routes
+            && let Some(event) = heard(online)
+        {
+            (sink.tell)(event);
         }
         loop {
             tokio::select! {
@@ -88,8 +105,8 @@ async fn routes_until_handed_over(
                 }
                 woke = next_wake(&mut wakes) => {
                     // A wake takes the network for back: still none is said again.
-                    if woke && !online {
-                        (sink.tell)(SystemEvent::Offline);
+                    if woke && let Some(event) = heard(online).filter(|_| !online) {
+                        (sink.tell)(event);
                     }
                 }
             }
@@ -168,5 +185,21 @@ async fn dump(fd: &AsyncFd<OwnedFd>, seq: &mut u32, loopback: u32) -> io::Result
     match answer.failed {
         Some(errno) => Err(io::Error::from_raw_os_error(errno)),
         None => Ok(answer.default_route),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_route_is_offline_only_after_a_route_was_seen() {
+        use super::heard;
+        use crate::system::SystemEvent::{Offline, Online};
+        assert_eq!(
+            heard(false),
+            None,
+            "never routed: a sandbox, not a lost network"
+        );
+        assert_eq!(heard(true), Some(Online));
+        assert_eq!(heard(false), Some(Offline));
     }
 }
