@@ -178,7 +178,7 @@ fn allow(power: &PowerSource, argument: *mut c_void) {
 
 /// The path monitor, on a serial queue of its own: every path it sees is told.
 fn network(sink: Sink, runtime: &tokio::runtime::Handle) {
-    let network = NETWORK.get_or_init(|| Network::new(sink.tell));
+    let network = NETWORK.get_or_init(|| Network::judged(sink.tell));
     // SAFETY: creates a new monitor and a new serial queue (null attributes), both owned
     // here and never released, so they live as long as the process.
     let (monitor, queue) = unsafe {
@@ -196,7 +196,7 @@ fn network(sink: Sink, runtime: &tokio::runtime::Handle) {
     let on_path = RcBlock::new(move |path: NwPath| {
         // SAFETY: the monitor hands its handler a valid path, for the length of the call.
         let status = unsafe { nw_path_get_status(path) };
-        network.look(|| signals::path_online(status));
+        network.look(|| signals::path_online(status)); // an invalid path says nothing
     });
     // SAFETY: `monitor` and `queue` are valid (above); the monitor copies the handler block,
     // and calls it on `queue` from `start` on, the current path first.

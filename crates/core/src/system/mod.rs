@@ -1,17 +1,17 @@
 //! The machine's own life as the supervisors need it (issue 29): it went to sleep, it woke,
 //! the network went away or came back. Every source — logind and NetworkManager on Linux,
-//! IOKit's power notifications and Network.framework's path monitor on macOS, power
-//! broadcasts on Windows, and the fallback that needs nothing from the OS — reports one
-//! `SystemEvent`, so that what the supervisors do about it stays one pure decision, tested
-//! under paused time.
+//! IOKit's power notifications and Network.framework's path monitor on macOS, the power
+//! manager and the IP helper on Windows, and the fallback that needs nothing from the OS —
+//! reports one `SystemEvent`, so that what the supervisors do about it stays one pure
+//! decision, tested under paused time.
 //!
 //! The fallback source, `leap`, notices a suspend when a clock that counts it leaps ahead of
 //! the monotonic clock, which does not; `watch` is the process's task that runs it and tells
 //! every supervisor on one channel, which feeds `Input::Woke` to the pure step and publishes a
 //! `system` event. The OS's own: on Linux, `linux` (logind and NetworkManager on the system
-//! bus, netlink's routes where NetworkManager is not there); on macOS, `macos`, whose signals'
-//! meaning is `signals`, compiled everywhere so that its tests run on Linux too. Windows'
-//! source is the next slice. An OS source reports to a `Sink` that `watch` hands it, so that
+//! bus, netlink's routes where NetworkManager is not there); on macOS, `macos`; on Windows,
+//! `windows`. What the last two's signals tell is `signals`, compiled everywhere so that its
+//! tests run on Linux too. An OS source reports to a `Sink` that `watch` hands it, so that
 //! the sources never name the watch.
 
 pub mod leap;
@@ -21,10 +21,14 @@ mod linux;
 #[cfg(target_os = "macos")]
 #[cfg_attr(test, allow(dead_code))]
 mod macos;
-// Only macOS's source uses it; it is compiled everywhere so that its tests run on Linux too.
+// macOS's source uses one part of it, Windows' another; it is compiled everywhere so that its
+// tests run on Linux too.
 #[cfg_attr(not(test), allow(dead_code))]
 mod signals;
 pub mod watch;
+#[cfg(windows)]
+#[cfg_attr(test, allow(dead_code))]
+mod windows;
 
 use futures_util::future::BoxFuture;
 use serde::Serialize;
@@ -58,7 +62,6 @@ pub enum SystemEvent {
 /// Where an OS source reports what it saw: the process's watch (`watch::start` hands over its
 /// own functions), or another, so that a source is one function of its sink.
 #[derive(Clone, Copy)]
-#[cfg_attr(windows, allow(dead_code))] // Windows' source is next
 pub(crate) struct Sink {
     /// One report (`watch::tell`).
     pub tell: fn(SystemEvent),

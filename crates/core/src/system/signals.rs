@@ -1,8 +1,8 @@
-//! What macOS's own signals tell (issue 29), apart from the calls that hear them (`macos.rs`),
-//! and compiled on every OS so that Linux's tests check it too: a power message as a `Power`, a
-//! network path's status as online or not, the network as a source last saw it (`Network`,
-//! told again after a wake), and the hold an OS thread keeps on a sleep while the watch does
-//! its work before it (`before_sleep`).
+//! What macOS's and Windows' own signals tell (issue 29), apart from the calls that hear them
+//! (`macos.rs`, `windows.rs`), and compiled on every OS so that Linux's tests check it too: a
+//! power message or event as a `Power`, a network path's status and a routing table as online
+//! or not, the network as a source last saw it (`Network`, told again after a wake), and the
+//! hold an OS thread keeps on a sleep while the watch does its work before it (`before_sleep`).
 
 use super::{Sink, SystemEvent};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 /// What a power message says Lifeline should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Power {
-    /// The OS asks whether it may sleep (an idle sleep): say yes at once, tell nothing
+    /// The OS asks whether it may sleep (macOS, an idle sleep): say yes at once, tell nothing
     /// (another process may still say no).
     MaySleep,
     /// It is about to sleep: the watch's `going_to_sleep`, then let it.
@@ -44,6 +44,26 @@ pub fn macos_power(message: u32) -> Power {
     }
 }
 
+/// Windows' power broadcast events (WinUser.h).
+pub mod pbt {
+    pub const APM_SUSPEND: u32 = 0x4;
+    pub const APM_RESUME_SUSPEND: u32 = 0x7;
+    pub const APM_POWER_STATUS_CHANGE: u32 = 0xA;
+    pub const APM_RESUME_AUTOMATIC: u32 = 0x12;
+    pub const POWER_SETTING_CHANGE: u32 = 0x8013;
+}
+
+/// An event from `PowerRegisterSuspendResumeNotification`. Every resume is
+/// `APM_RESUME_AUTOMATIC`; one a person caused is followed by `APM_RESUME_SUSPEND`, the same
+/// wake told again (the watch keeps one).
+pub fn windows_power(event: u32) -> Power {
+    match event {
+        pbt::APM_SUSPEND => Power::WillSleep,
+        pbt::APM_RESUME_AUTOMATIC | pbt::APM_RESUME_SUSPEND => Power::Woke,
+        _ => Power::Other,
+    }
+}
+
 /// `nw_path_status_t` (Network/path.h).
 pub mod nw_path_status {
     pub const INVALID: i32 = 0;
@@ -63,42 +83,108 @@ pub fn path_online(status: i32) -> Option<bool> {
     }
 }
 
+/// One row of Windows' routing table (`MIB_IPFORWARD_ROW2`), as far as the decision reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route {
+    /// `AF_INET` or `AF_INET6`.
+    pub family: u16,
+    pub prefix_length: u8,
+    pub interface: u32,
+    /// A route the machine loops back to itself.
+    pub loopback: bool,
+}
+
+/// One IP interface (`MIB_IPINTERFACE_ROW`), one per interface and family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interface {
+    pub family: u16,
+    pub index: u32,
+    /// Its media is connected: a cable in, an access point joined.
+    pub connected: bool,
+}
+
+/// Whether the machine has a usable default route: one to 0.0.0.0/0 or ::/0, not looped back,
+/// out of an interface whose family is connected. A route left on an interface that lost its
+/// media does not count.
+pub fn default_route(routes: &[Route], interfaces: &[Interface]) -> bool {
+    routes
+        .iter()
+        .filter(|r| r.prefix_length == 0 && !r.loopback)
+        .any(|r| {
+            interfaces
+                .iter()
+                .any(|i| i.family == r.family && i.index == r.interface && i.connected)
+        })
+}
+
 /// The network as an OS source last saw it. A wake, which the supervisors take for the network
 /// back, is followed by `Offline` again while the source still sees none.
 #[derive(Debug)]
 pub struct Network {
     tell: fn(SystemEvent),
-    /// `Some(online)` once the source has looked. A look reads and tells under this lock, so a
-    /// look on one OS thread never overtakes a newer one on another, nor a wake's telling.
-    seen: Mutex<Option<bool>>,
+    /// Whether no network is told only in a process that has seen one: so for a decision read
+    /// off the routes (Windows'), as for netlink's on Linux. A machine with no default route
+    /// from the start is a sandbox, a CI runner that reaches only a proxy, a container on an
+    /// internal network — not a laptop that lost its network — and calling it offline would
+    /// hold every failing remote server there to one try in 30 s.
+    routed: bool,
+    /// A look reads and tells under this lock, so a look on one OS thread never overtakes a
+    /// newer one on another, nor a wake's telling.
+    seen: Mutex<Seen>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    /// `Some(online)` once the source has looked.
+    last: Option<bool>,
+    ever_online: bool,
 }
 
 impl Network {
-    pub fn new(tell: fn(SystemEvent)) -> Network {
+    /// A source whose OS judges the network itself (macOS's path monitor): its word is told.
+    pub fn judged(tell: fn(SystemEvent)) -> Network {
         Network {
             tell,
-            seen: Mutex::new(None),
+            routed: false,
+            seen: Mutex::new(Seen::default()),
+        }
+    }
+
+    /// A source that reads the routes (`routed`).
+    pub fn routed(tell: fn(SystemEvent)) -> Network {
+        Network {
+            routed: true,
+            ..Network::judged(tell)
         }
     }
 
     /// Reads the network (`read`: online or not, `None` when it cannot tell) and tells what
-    /// it read, every time: the watch drops what changes nothing.
-    pub fn look(&self, read: impl FnOnce() -> Option<bool>) {
+    /// it read, every time: the watch drops what changes nothing. Whether it could tell.
+    pub fn look(&self, read: impl FnOnce() -> Option<bool>) -> bool {
         let mut seen = lock(&self.seen);
-        if let Some(online) = read() {
-            *seen = Some(online);
-            (self.tell)(if online {
-                SystemEvent::Online
-            } else {
-                SystemEvent::Offline
-            });
+        let Some(online) = read() else {
+            return false;
+        };
+        seen.last = Some(online);
+        seen.ever_online |= online;
+        if online {
+            (self.tell)(SystemEvent::Online);
+        } else {
+            self.offline(&seen);
         }
+        true
     }
 
     /// The machine woke: still no network is told again.
     pub fn woke(&self) {
         let seen = lock(&self.seen);
-        if *seen == Some(false) {
+        if seen.last == Some(false) {
+            self.offline(&seen);
+        }
+    }
+
+    fn offline(&self, seen: &Seen) {
+        if seen.ever_online || !self.routed {
             (self.tell)(SystemEvent::Offline);
         }
     }
@@ -153,6 +239,12 @@ mod tests {
             (macos_power(iokit::SYSTEM_WILL_POWER_ON), Power::Other),
             (macos_power(iokit::SYSTEM_HAS_POWERED_ON), Power::Woke),
             (macos_power(0), Power::Other),
+            (windows_power(pbt::APM_SUSPEND), Power::WillSleep),
+            (windows_power(pbt::APM_RESUME_AUTOMATIC), Power::Woke),
+            (windows_power(pbt::APM_RESUME_SUSPEND), Power::Woke),
+            (windows_power(pbt::APM_POWER_STATUS_CHANGE), Power::Other),
+            (windows_power(pbt::POWER_SETTING_CHANGE), Power::Other),
+            (windows_power(u32::MAX), Power::Other),
         ];
         for (i, (got, want)) in table.into_iter().enumerate() {
             assert_eq!(got, want, "row {i}");
@@ -174,6 +266,55 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_network_is_a_default_route_out_of_a_connected_interface() {
+        const V4: u16 = 2;
+        const V6: u16 = 23;
+        let route = |family, prefix_length, interface| Route {
+            family,
+            prefix_length,
+            interface,
+            loopback: false,
+        };
+        let up = |family, index| Interface {
+            family,
+            index,
+            connected: true,
+        };
+        let down = |family, index| Interface {
+            connected: false,
+            ..up(family, index)
+        };
+        let looped = Route {
+            loopback: true,
+            ..route(V4, 0, 1)
+        };
+        // (routes, interfaces, online)
+        let table: [(Vec<Route>, Vec<Interface>, bool); 10] = [
+            (vec![], vec![up(V4, 7)], false),               // no routes at all
+            (vec![route(V4, 0, 7)], vec![up(V4, 7)], true), // Wi-Fi, IPv4
+            (vec![route(V6, 0, 7)], vec![up(V6, 7)], true), // IPv6 only
+            (vec![route(V4, 0, 7)], vec![down(V4, 7)], false), // the access point is gone
+            (vec![route(V4, 24, 7)], vec![up(V4, 7)], false), // the local subnet only
+            (vec![route(V4, 0, 7)], vec![up(V6, 7)], false), // the other family is up
+            (vec![route(V4, 0, 7)], vec![], false),         // an interface the table does not list
+            (vec![looped], vec![up(V4, 1)], false),
+            (
+                vec![route(V4, 0, 7), route(V4, 0, 9)], // Wi-Fi down, Ethernet up
+                vec![down(V4, 7), up(V4, 9)],
+                true,
+            ),
+            (
+                vec![route(V4, 32, 9), route(V6, 0, 7)],
+                vec![up(V4, 9), down(V6, 7)],
+                false,
+            ),
+        ];
+        for (i, (routes, interfaces, want)) in table.into_iter().enumerate() {
+            assert_eq!(default_route(&routes, &interfaces), want, "row {i}");
+        }
+    }
+
     thread_local! {
         static TOLD: RefCell<Vec<SystemEvent>> = const { RefCell::new(Vec::new()) };
     }
@@ -185,10 +326,10 @@ mod tests {
     #[test]
     fn every_look_is_told_and_a_wake_while_offline_says_it_again() {
         use SystemEvent::{Offline, Online};
-        let network = Network::new(told);
+        let network = Network::judged(told);
         network.woke(); // before the first look: nothing to say
-        network.look(|| None); // a table that could not be read
-        network.look(|| Some(false));
+        assert!(!network.look(|| None)); // a table that could not be read
+        assert!(network.look(|| Some(false)));
         network.look(|| Some(false)); // again: the watch drops it
         network.woke();
         network.look(|| None); // says nothing, and forgets nothing
@@ -197,6 +338,19 @@ mod tests {
         network.woke(); // online: the wake said so already
         let heard = TOLD.with(|t| t.take());
         assert_eq!(heard, [Offline, Offline, Offline, Offline, Online]);
+    }
+
+    #[test]
+    fn no_route_is_offline_only_after_a_route_was_seen() {
+        use SystemEvent::{Offline, Online};
+        let network = Network::routed(told);
+        network.look(|| Some(false)); // a sandbox, not a lost network
+        network.woke();
+        assert_eq!(TOLD.with(|t| t.take()), []);
+        network.look(|| Some(true));
+        network.look(|| Some(false)); // the Wi-Fi went
+        network.woke();
+        assert_eq!(TOLD.with(|t| t.take()), [Online, Offline, Offline]);
     }
 
     static WAKES: OnceLock<broadcast::Sender<SystemEvent>> = OnceLock::new();
@@ -215,7 +369,7 @@ mod tests {
     #[tokio::test]
     async fn a_wake_the_watch_tells_says_still_offline_again() {
         use SystemEvent::{Awake, Offline, Online};
-        let network: &'static Network = Box::leak(Box::new(Network::new(told)));
+        let network: &'static Network = Box::leak(Box::new(Network::judged(told)));
         let sink = Sink {
             tell: told,
             going_to_sleep: || Box::pin(async {}),

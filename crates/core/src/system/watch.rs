@@ -9,9 +9,9 @@
 //! The sources: the clock-leap detector (`leap`, everywhere, every `LOOK_EVERY`) and the OS's
 //! own (`crate::system` says which), started here with this module's functions as their
 //! sink. Before the machine sleeps, a source that can hold the sleep back a moment (logind's
-//! delay inhibitor, IOKit's acknowledgement on macOS) runs `going_to_sleep`, which tells the
-//! supervisors and runs the hooks a process registered (`before_sleep`: the app checkpoints
-//! its history), each bounded.
+//! delay inhibitor, IOKit's acknowledgement on macOS, the power callback's return on Windows)
+//! runs `going_to_sleep`, which tells the supervisors and runs the hooks a process registered
+//! (`before_sleep`: the app checkpoints its history), each bounded.
 
 use super::SystemEvent;
 use super::leap::{Clocks, LOOK_EVERY, Leap};
@@ -105,7 +105,9 @@ pub fn start() {
         super::linux::start(sink);
         #[cfg(target_os = "macos")]
         super::macos::start(sink);
-        #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+        #[cfg(windows)]
+        super::windows::start(sink);
+        #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
         let _ = sink; // the clock-leap detector alone
     }
     tokio::spawn(async move {
