@@ -56,6 +56,12 @@ impl Shared {
         self.pending.lock().expect("lock").remove(id)
     }
 
+    /// Takes every request out of the pending map, to fail them all.
+    pub(super) fn take_all_pending(&self) -> Vec<Pending> {
+        let mut pending = self.pending.lock().expect("lock");
+        pending.drain().map(|(_, p)| p).collect()
+    }
+
     /// Refuses a new request once the session has ended, with the cause.
     pub(super) fn check_open(&self) -> Result<(), Error> {
         match self.closed.lock().expect("lock").as_ref() {
@@ -222,14 +228,7 @@ pub(super) fn close_with(shared: &Shared, cause: Error) {
         e.get_or_insert(first);
         changed
     });
-    let pending: Vec<Pending> = shared
-        .pending
-        .lock()
-        .expect("lock")
-        .drain()
-        .map(|(_, p)| p)
-        .collect();
-    for p in pending {
+    for p in shared.take_all_pending() {
         let _ = p.answer.send(Err(cause.clone().with(|c| {
             c.method.get_or_insert(p.method.clone());
         })));

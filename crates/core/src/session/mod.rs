@@ -337,14 +337,7 @@ impl Session {
     /// machine is going to sleep, and their answers would come (if ever) to a caller who
     /// gave up long ago. How many there were.
     pub fn interrupt_for_sleep(&self) -> usize {
-        let pending: Vec<engine::Pending> = self
-            .shared
-            .pending
-            .lock()
-            .expect("lock")
-            .drain()
-            .map(|(_, p)| p)
-            .collect();
+        let pending = self.shared.take_all_pending();
         let n = pending.len();
         for p in pending {
             let _ = p.answer.send(Err(Error::slept(&p.method)));

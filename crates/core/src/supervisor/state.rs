@@ -563,7 +563,12 @@ fn fail(
     }
     let backoff = policy.backoff.delay(state.failures, rng);
     // A server-mandated wait is honoured exactly: never shortened, never jittered.
-    let delay = server_delay.unwrap_or(backoff);
+    wait(state, server_delay.unwrap_or(backoff), now, fx);
+}
+
+/// Waits `delay` before the next attempt of this outage: "reconnecting" when it follows an
+/// established connection, "retrying" otherwise.
+fn wait(state: &mut State, delay: Duration, now: Duration, fx: &mut Vec<Effect>) {
     let outage = if state.established {
         Outage::Reconnecting
     } else {

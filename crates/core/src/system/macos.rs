@@ -90,15 +90,10 @@ static NETWORK: OnceLock<Network> = OnceLock::new();
 
 /// Starts the macOS sources, for as long as the process runs.
 pub(super) fn start(sink: Sink) {
-    // `watch::start` runs on the runtime: it spawns the clock-leap detector there.
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return tracing::info!(
-            "no runtime for macOS's sleep and network sources: Lifeline notices sleep by the \
-             clock-leap detector"
-        );
-    };
-    power(sink, runtime.clone());
-    network(sink, &runtime);
+    signals::start("macOS's", sink, |sink, runtime| {
+        power(sink, runtime.clone());
+        network(sink, &runtime);
+    });
 }
 
 /// The power thread: registers with IOKit and runs the run loop its messages arrive on.

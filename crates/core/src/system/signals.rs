@@ -218,6 +218,19 @@ pub fn before_sleep(sink: Sink, runtime: &tokio::runtime::Handle, bound: Duratio
     let _ = finished.recv_timeout(bound);
 }
 
+/// Starts `platform`'s sources with the runtime `watch::start` runs on (their OS threads
+/// reach it to run the work before a sleep); without one, says the clock-leap detector
+/// stands in, and starts nothing.
+pub fn start(platform: &str, sink: Sink, sources: fn(Sink, tokio::runtime::Handle)) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => sources(sink, runtime),
+        Err(_) => tracing::info!(
+            "no runtime for {platform} sleep and network sources: Lifeline notices sleep by the \
+             clock-leap detector"
+        ),
+    }
+}
+
 /// A lock that a panic elsewhere did not take away: what it guards is a plain value.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
@@ -457,5 +470,30 @@ mod tests {
             "{:?}",
             began.elapsed()
         );
+    }
+
+    #[test]
+    fn sources_start_only_with_a_runtime() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let sink = Sink {
+            tell: told,
+            going_to_sleep: || Box::pin(async {}),
+            subscribe: wakes,
+        };
+        let sources: fn(Sink, tokio::runtime::Handle) = |_, _| {
+            STARTED.fetch_add(1, Ordering::SeqCst);
+        };
+        start("Test's", sink, sources);
+        assert_eq!(
+            STARTED.load(Ordering::SeqCst),
+            0,
+            "no runtime: nothing started"
+        );
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async { start("Test's", sink, sources) });
+        assert_eq!(STARTED.load(Ordering::SeqCst), 1);
     }
 }

@@ -53,15 +53,10 @@ static NETWORK: OnceLock<Network> = OnceLock::new();
 
 /// Starts the Windows sources, for as long as the process runs.
 pub(super) fn start(sink: Sink) {
-    // `watch::start` runs on the runtime: it spawns the clock-leap detector there.
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return tracing::info!(
-            "no runtime for Windows' sleep and network sources: Lifeline notices sleep by the \
-             clock-leap detector"
-        );
-    };
-    power(sink, runtime.clone());
-    network(sink, &runtime);
+    signals::start("Windows'", sink, |sink, runtime| {
+        power(sink, runtime.clone());
+        network(sink, &runtime);
+    });
 }
 
 fn power(sink: Sink, runtime: tokio::runtime::Handle) {

@@ -14,7 +14,7 @@
 //! - stdio servers are untouched by the network; a wake checks their children like any
 //!   ready connection.
 
-use super::{Effect, Outage, Policy, State, Status};
+use super::{Effect, Policy, State, Status};
 use crate::error::Stage;
 use crate::policy::rng::Jitter;
 use crate::policy::wake::{OFFLINE_RECHECK, WAKE_GRACE, left_after_sleep, probe_delay};
@@ -129,16 +129,7 @@ pub(super) fn spare(
     } else {
         policy.backoff.delay(state.spared, rng)
     };
-    let delay = server_delay.map_or(delay, |d| d.max(delay));
-    let outage = if state.established {
-        Outage::Reconnecting
-    } else {
-        Outage::Retrying
-    };
-    let until = now.saturating_add(delay);
-    state.status = Status::Waiting { outage, until };
-    state.arm(until, fx);
-    fx.push(Effect::EmitState);
+    super::wait(state, server_delay.map_or(delay, |d| d.max(delay)), now, fx);
 }
 
 fn probe(state: &State, rng: &mut impl Jitter, fx: &mut Vec<Effect>) {
