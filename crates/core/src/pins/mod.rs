@@ -340,9 +340,8 @@ impl ReviewError {
     }
 }
 
-/// Approves the held definition of `tool`: it becomes the pin, and hosts are shown it.
-/// Approves what the user reviewed: the held definition, which is shown only if the server
-/// still serves it. A tool pinned on first sight and not yet looked at is marked reviewed.
+/// Approves the held definition of `tool`, what the user reviewed: it becomes the pin, and
+/// hosts are shown it while the server still serves it. A tool pinned on first sight and not yet looked at is marked reviewed.
 pub fn approve(
     pins: &mut ServerPins,
     server: &str,

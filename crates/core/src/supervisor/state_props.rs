@@ -31,12 +31,8 @@ enum Op {
     Lost(Gen, Action),
     /// `None`: the token armed last; `Some`: any token.
     Timer(Option<u64>),
-    ReconnectNow,
-    Reset,
-    Disable,
-    Enable,
-    Stop,
-    Machine(Machine),
+    /// An input that names no generation or token: a person's action, the machine's.
+    Plain(Box<Input>),
 }
 
 fn duration() -> impl Strategy<Value = Duration> {
@@ -99,12 +95,15 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (generation(), action()).prop_map(|(g, a)| Op::AttemptFailed(g, a)),
         3 => (generation(), action()).prop_map(|(g, a)| Op::Lost(g, a)),
         4 => prop::option::of(any::<u64>()).prop_map(Op::Timer),
-        1 => Just(Op::ReconnectNow),
-        1 => Just(Op::Reset),
-        1 => Just(Op::Disable),
-        1 => Just(Op::Enable),
-        1 => Just(Op::Stop),
-        3 => machine().prop_map(Op::Machine),
+        5 => prop_oneof![
+            Just(Input::ReconnectNow),
+            Just(Input::Reset),
+            Just(Input::Disable),
+            Just(Input::Enable),
+            Just(Input::Stop),
+        ]
+        .prop_map(|i| Op::Plain(Box::new(i))),
+        3 => machine().prop_map(|m| Op::Plain(Box::new(Input::Machine(m)))),
     ]
 }
 
@@ -186,12 +185,7 @@ proptest! {
                     Some(token) => Input::Timer { token },
                     None => continue,
                 },
-                Op::ReconnectNow => Input::ReconnectNow,
-                Op::Reset => Input::Reset,
-                Op::Disable => Input::Disable,
-                Op::Enable => Input::Enable,
-                Op::Stop => Input::Stop,
-                Op::Machine(event) => Input::Machine(event),
+                Op::Plain(input) => *input,
             };
             for effect in step(&mut state, input, now, &policy, &mut rng) {
                 if let Effect::Arm { token, at } = effect {

@@ -34,23 +34,10 @@ const MAX_CLIENT_INFO: usize = 256;
 /// The longest tool name the model APIs behind these hosts take, their prefix included.
 const API_MAX: usize = 64;
 
-/// `clientInfo.name` as the hosts send it, in lowercase (apify/mcp-client-capabilities,
-/// `mcp-clients.json`).
-const EXACT: [(&str, ClientKind); 10] = [
-    ("claude-code", ClientKind::ClaudeCode),
-    ("claude-ai", ClientKind::ClaudeDesktop),
-    ("cursor-vscode", ClientKind::Cursor),
-    ("visual studio code", ClientKind::VsCode),
-    ("visual-studio-code", ClientKind::VsCode),
-    ("codex-mcp-client", ClientKind::Codex),
-    ("codex", ClientKind::Codex),
-    ("gemini-cli-mcp-client", ClientKind::Gemini),
-    ("windsurf-client", ClientKind::Windsurf),
-    ("windsurf", ClientKind::Windsurf),
-];
-
-/// Parts of a name, tried in this order when no exact one matches: Cursor and Windsurf
-/// before VS Code, whose name theirs contain (`cursor-vscode`).
+/// Parts of `clientInfo.name` as the hosts send it (lowercased; apify/mcp-client-capabilities,
+/// `mcp-clients.json`: `claude-code`, `claude-ai`, `cursor-vscode`, `Visual Studio Code`,
+/// `codex-mcp-client`, `gemini-cli-mcp-client`, `windsurf-client`…), tried in this order:
+/// Cursor and Windsurf before VS Code, whose name theirs contain (`cursor-vscode`).
 const PARTS: [(&str, ClientKind); 9] = [
     ("claude-code", ClientKind::ClaudeCode),
     ("claude-ai", ClientKind::ClaudeDesktop),
@@ -82,6 +69,8 @@ pub enum OverLimit {
 }
 
 impl ClientKind {
+    /// Every kind: those whose name budget is known first (`KNOWN`), then Windsurf and
+    /// `Unknown`, which take the least of theirs.
     pub const ALL: [ClientKind; 8] = [
         ClientKind::ClaudeCode,
         ClientKind::ClaudeDesktop,
@@ -144,10 +133,9 @@ impl ClientKind {
             end -= 1;
         }
         let name = name[..end].trim().to_ascii_lowercase();
-        EXACT
+        PARTS
             .iter()
-            .find(|(known, _)| *known == name)
-            .or_else(|| PARTS.iter().find(|(part, _)| name.contains(part)))
+            .find(|(part, _)| name.contains(part))
             .map_or(ClientKind::Unknown, |&(_, kind)| kind)
     }
 
@@ -209,15 +197,9 @@ impl ClientKind {
     }
 }
 
-/// The kinds whose budget is known, which `Unknown` and Windsurf take the least of.
-const KNOWN: [ClientKind; 6] = [
-    ClientKind::ClaudeCode,
-    ClientKind::ClaudeDesktop,
-    ClientKind::Cursor,
-    ClientKind::VsCode,
-    ClientKind::Codex,
-    ClientKind::Gemini,
-];
+/// The kinds whose budget is known, which `Unknown` and Windsurf take the least of: the
+/// first six of `ClientKind::ALL`.
+const KNOWN: &[ClientKind] = (&ClientKind::ALL as &[ClientKind]).split_at(6).0;
 
 /// `ClientKind::name_budget` for an entry name of `entry` characters.
 fn budget(kind: ClientKind, entry: usize) -> usize {

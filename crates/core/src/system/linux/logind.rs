@@ -14,12 +14,7 @@ use zbus::zvariant::OwnedFd;
 
 const PATH: &str = "/org/freedesktop/login1";
 const MANAGER: &str = "org.freedesktop.login1.Manager";
-const PREPARE_FOR_SLEEP: Signal = Signal {
-    sender: LOGIND,
-    path: PATH,
-    interface: MANAGER,
-    member: "PrepareForSleep",
-};
+const PREPARE_FOR_SLEEP: Signal = Signal::of(LOGIND, PATH, MANAGER, "PrepareForSleep");
 /// `Inhibit(what, who, why, mode)`, as `systemd-inhibit --list` shows it.
 const INHIBIT: (&str, &str, &str, &str) = (
     "sleep",

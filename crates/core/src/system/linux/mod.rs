@@ -201,6 +201,23 @@ struct Signal {
     member: &'static str,
 }
 
+impl Signal {
+    /// `member` of `interface`, sent by `sender` from `path`.
+    const fn of(
+        sender: &'static str,
+        path: &'static str,
+        interface: &'static str,
+        member: &'static str,
+    ) -> Signal {
+        Signal {
+            sender,
+            path,
+            interface,
+            member,
+        }
+    }
+}
+
 /// The signals `signal` names (with `arg0` when given) on `bus`. The bus matches the
 /// sender's well-known name against its owner of the moment. Match rules and `call`, not
 /// zbus's proxies, on purpose: the proxies' machinery cost the app's core, over its size

@@ -11,18 +11,9 @@ use zbus::zvariant::{OwnedValue, Value};
 
 const PATH: &str = "/org/freedesktop/NetworkManager";
 const PROPERTIES: &str = "org.freedesktop.DBus.Properties";
-const STATE_CHANGED: Signal = Signal {
-    sender: NETWORK_MANAGER,
-    path: PATH,
-    interface: NETWORK_MANAGER,
-    member: "StateChanged",
-};
-const PROPERTIES_CHANGED: Signal = Signal {
-    sender: NETWORK_MANAGER,
-    path: PATH,
-    interface: PROPERTIES,
-    member: "PropertiesChanged",
-};
+const STATE_CHANGED: Signal = Signal::of(NETWORK_MANAGER, PATH, NETWORK_MANAGER, "StateChanged");
+const PROPERTIES_CHANGED: Signal =
+    Signal::of(NETWORK_MANAGER, PATH, PROPERTIES, "PropertiesChanged");
 
 /// `NMState`, as far as remote servers care.
 mod state {
