@@ -59,6 +59,14 @@ die() {
   exit 1
 }
 
+# The display answers before the app is started: once (stop 39's CI) the app's first GTK
+# could not open it ("GTK cannot open the display DISPLAY=:99") just after xvfb-run began.
+for _ in $(seq 100); do
+  xwininfo -root >/dev/null 2>&1 && break
+  sleep 0.1
+done
+xwininfo -root >/dev/null 2>&1 || die "the X display $DISPLAY does not answer after 10 s"
+
 mkdir -p "$OUT" "$ROOT/target/tmp"
 work=$(mktemp -d "$ROOT/target/tmp/screenshot.XXXXXX")
 pids=()
